@@ -53,9 +53,9 @@ def with_specials(shape, dtype=np.float32, seed=0):
   return x
 
 
-def signed_zeros(shape, seed=0):
+def signed_zeros(shape, seed=0, dtype=np.float32):
   rng = np.random.default_rng(seed)
-  return np.where(rng.random(shape) < 0.5, -0.0, 0.0).astype(np.float32)
+  return np.where(rng.random(shape) < 0.5, -0.0, 0.0).astype(dtype)
 
 
 def bf16_close(rtol):
@@ -96,6 +96,8 @@ CASES = [
     Case("max_signed_zeros", rmax((1,)), [signed_zeros((6, 5))], compare=same_bits),
     Case("min_signed_zeros", rmin((1,)), [signed_zeros((6, 5), seed=1)], compare=same_bits),
     Case("max_f16", rmax((0,)), [with_specials((5, 4), np.float16)]),
+    Case("max_f16_signed_zeros", rmax((0,)), [signed_zeros((5, 4), 3, np.float16)],
+         compare=same_bits),
     Case("min_bf16", in_bf16(rmin((0,))), [with_specials((5, 4))], compare=bf16_close(0)),
     Case("max_i8", rmax((0,)), [arg((5, 4), np.int8, -128, 127)]),
     Case("min_u8", rmin((0,)), [arg((5, 4), np.uint8, 0, 255)]),
@@ -161,6 +163,8 @@ X64_CASES = [
     Case("sum_i64_wraps", rsum((0,)), [arg((5, 4), np.int64, -2**62, 2**62)]),
     Case("sum_u64", rsum((0,)), [arg((5, 4), np.uint64, 0, 2**63)]),
     Case("max_f64_nan", rmax((1,)), [with_specials((4, 6), np.float64)]),
+    Case("min_f64_signed_zeros", rmin((1,)), [signed_zeros((6, 5), 2, np.float64)],
+         compare=same_bits),
     Case("argmax_i64_index", argmax(1, np.int64), [with_specials((4, 6), np.float64)]),
     Case("xor_u64", red(lax.reduce_xor_p, (0,)), [arg((5, 4), np.uint64, 0, 2**63)]),
     Case("prod_c128", rprod((0,)), [arg((3, 4), np.complex128)], rtol=1e-12),

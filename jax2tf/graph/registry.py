@@ -11,6 +11,8 @@ from typing import Any, Callable
 
 from jax.extend import core as jax_core
 
+from jax2tf.graph import unsupported
+
 
 @dataclasses.dataclass(frozen=True)
 class Rule:
@@ -48,9 +50,11 @@ def registered_primitives() -> dict:
 
 def missing_rule_error(primitive, params: dict) -> NotImplementedError:
   shown = {k: _short(v) for k, v in params.items()}
+  family = unsupported.family_of(str(primitive))
+  why = f": {family.why}" if family is not None else ""
   return NotImplementedError(
       f"Graph serialization has no rule for the JAX primitive '{primitive}' "
-      f"(parameters {shown}). Use native serialization (the default, "
+      f"(parameters {shown}){why}. Use native serialization (the default, "
       "native_serialization=True) for this function.")
 
 

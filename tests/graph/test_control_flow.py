@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax import lax
+from jax.ad_checkpoint import checkpoint_name
 
 from tests.graph.harness import Case, FLAVOURS, TF_MODES, arg, case_id, run_case
 
@@ -64,6 +65,15 @@ def _nested(x):
                      c + a)
     return inner, jnp.sum(inner)
   return lax.scan(body, jnp.zeros(x.shape[1:], x.dtype), x)
+
+
+def _remat_saving_names(x):
+  # checkpoint_name labels what a remat policy may keep for the backward pass.
+  def body(v):
+    h = checkpoint_name(jnp.sin(v) * 2.0, "h")
+    return jnp.sum(jnp.cos(h) * v)
+  policy = jax.checkpoint_policies.save_only_these_names("h")
+  return jax.checkpoint(body, policy=policy)(x)
 
 
 def _grad_scan(x):
@@ -139,6 +149,7 @@ CASES = [
     # calls
     Case("jit_inner", lambda x: jax.jit(lambda v: v * 2 + 1)(x), [arg((3,))]),
     Case("remat", lambda x: jax.checkpoint(lambda v: jnp.sin(v) * v)(x), [arg((3,))]),
+    Case("remat_named_policy", jax.grad(_remat_saving_names), [arg((4,))], rtol=1e-5),
     Case("custom_jvp", jax.nn.relu, [arg((5,))]),
     Case("custom_vjp", lambda x: _clip_gradient(x) * 2, [arg((5,))]),
 ]

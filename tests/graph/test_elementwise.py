@@ -300,6 +300,14 @@ def _ipow(y):
   return lambda x: lax.integer_pow(x, y)
 
 
+def _log2_inexact(x):
+  # jnp.log2 (a primitive of its own since JAX 0.12) on float and complex
+  # operands; it promotes integers to float, which the table does not compare.
+  if not jnp.issubdtype(x.dtype, jnp.inexact):
+    raise TypeError(f"log2 of {x.dtype}")
+  return jnp.log2(x)
+
+
 UNARY = [
     ("neg", lax.neg, (-3, 3), True), ("sign", lax.sign, (-3, 3), True),
     ("floor", lax.floor, (-3, 3), True), ("ceil", lax.ceil, (-3, 3), True),
@@ -308,6 +316,7 @@ UNARY = [
     ("is_finite", lax.is_finite, (-3, 3), True),
     ("exp", lax.exp, (-3, 3), False), ("exp2", lax.exp2, (-3, 3), False),
     ("log", lax.log, (0.1, 5), False), ("expm1", lax.expm1, (-2, 2), False),
+    ("log2", lambda x: _log2_inexact(x), (0.1, 5), False),
     ("log1p", lax.log1p, (-0.9, 3), False), ("tanh", lax.tanh, (-3, 3), False),
     ("logistic", lax.logistic, (-4, 4), False), ("sin", lax.sin, (-3, 3), False),
     ("cos", lax.cos, (-3, 3), False), ("tan", lax.tan, (-1.2, 1.2), False),
@@ -456,6 +465,34 @@ POLY_CASES = [
          polymorphic_shapes=["(b, _)"]),
 ]
 
+def _horner(x, *coeffs):
+  """lax.polynomial where JAX has it (0.12 on), else the same Horner steps."""
+  if hasattr(lax, "polynomial"):
+    return lax.polynomial(x, coeffs)
+  acc = coeffs[-1]
+  for c in reversed(coeffs[:-1]):
+    acc = acc * x + c
+  return acc
+
+
+_POLY_X = np.array([0.5, -1.5, 2.0, -0.0, np.inf, -np.inf, np.nan, 3.0], np.float32)
+_COEFFS = [np.float32(v) for v in (1.5, -2.0, 0.5, 0.25, -1.0, 3.0, 0.125, -0.5, 2.0, 1.0)]
+
+POLYNOMIAL_CASES = [
+    Case("polynomial_f32", lambda x: _horner(x, *_COEFFS[:3]), [_POLY_X]),
+    # More than 8 coefficients: JAX evaluates them with a scan from zeros.
+    Case("polynomial_f32_long", lambda x: _horner(x, *_COEFFS), [_POLY_X]),
+    Case("polynomial_broadcast_coeffs", _horner,
+         [arg((3, 4)), arg((1, 4), seed=1), arg((3, 1), seed=2), arg((3, 4), seed=3)]),
+    Case("polynomial_i32_wraps", lambda x: _horner(x, np.int32(7), np.int32(-3),
+                                                   np.int32(2**30)),
+         [arg((5,), I32, -9, 9)]),
+    Case("polynomial_bf16", lambda x: _horner(x, *[c.astype(bf16) for c in _COEFFS[:4]]),
+         [arg((6,), bf16)], rtol=1e-2, atol=1e-2),
+    Case("polynomial_poly_shape", lambda x: _horner(x, *_COEFFS[:4]), [arg((3, 2))],
+         polymorphic_shapes=["(b, _)"]),
+]
+
 GRAPH_CASES = [
     Case("graph_sin", lax.sin, [arg((3,))], graph_ops=["Sin"]),
     Case("graph_exp2", lax.exp2, [arg((3,))], graph_ops=["Exp"]),
@@ -473,8 +510,8 @@ GRAPH_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", SEMANTIC_CASES + POLY_CASES + GRAPH_CASES + FAST_TABLE,
-                         ids=case_id)
+@pytest.mark.parametrize("case", SEMANTIC_CASES + POLY_CASES + POLYNOMIAL_CASES + GRAPH_CASES
+                         + FAST_TABLE, ids=case_id)
 @pytest.mark.parametrize("mode", TF_MODES)
 @pytest.mark.parametrize("flavour", FLAVOURS)
 def test_elementwise(case, mode, flavour):

@@ -10,6 +10,7 @@ trailing key-data dimensions.
 """
 
 from jax._src import ad_checkpoint
+from jax._src.lax import eval_jaxpr as lax_eval_jaxpr
 from jax._src.lax import lax as lax_internal
 from jax.extend.core import primitives as core_primitives
 
@@ -27,9 +28,25 @@ def _call(ctx, *args, call_jaxpr, **_):
   return ctx.lower_jaxpr(key_data_jaxpr(call_jaxpr), args)
 
 
+# JAX 0.10's eval_jaxpr primitive, which JAX stages as closed_call; from 0.12
+# on it is call_p itself, ruled above.
+if lax_eval_jaxpr.eval_jaxpr_p not in (core_primitives.call_p, core_primitives.closed_call_p):
+  @register(lax_eval_jaxpr.eval_jaxpr_p)
+  def _eval_jaxpr(ctx, *args, jaxpr):
+    return ctx.lower_jaxpr(key_data_jaxpr(jaxpr), args)
+
+
 @register(ad_checkpoint.remat_p)
 def _remat(ctx, *args, jaxpr, **_):
   return ctx.lower_jaxpr(key_data_jaxpr(jaxpr), args)
+
+
+@register(ad_checkpoint.name_p)
+def _checkpoint_name(ctx, x, *, name):
+  # jax.ad_checkpoint.checkpoint_name: a label for remat policies, the value
+  # passes through.
+  del name
+  return x
 
 
 @register(core_primitives.custom_jvp_call_p, core_primitives.custom_vjp_call_p)

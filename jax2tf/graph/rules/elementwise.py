@@ -214,6 +214,39 @@ if hasattr(lax, "one_minus_square_p"):  # newer JAX: in the VJPs of tanh, asin, 
     return tf.multiply(tf.add(one, x), tf.subtract(one, x))
 
 
+if hasattr(lax, "log2_p"):  # newer JAX: jnp.log2 binds its own primitive
+  @register(lax.log2_p)
+  def _log2(ctx, x, *, accuracy=None):
+    del accuracy
+    # As JAX lowers it: log(x) times 1/log(2) rounded to x's real dtype
+    # (real and imaginary parts scaled separately for complex x).
+    y = _in_f32(tf.math.log, x)
+    if _is_complex(x.dtype):
+      re, im = tf.math.real(y), tf.math.imag(y)
+      scale = _const(1.0 / np.log(2.0), re.dtype)
+      return tf.complex(tf.multiply(re, scale), tf.multiply(im, scale))
+    return tf.multiply(y, _const(1.0 / np.log(2.0), x.dtype))
+
+
+if hasattr(lax, "polynomial_p"):  # newer JAX: lax.polynomial
+  @register(lax.polynomial_p)
+  def _polynomial(ctx, x, *coeffs, unroll=None):
+    # Horner's rule in JAX's order of operations. Past `unroll` terms JAX runs
+    # a scan that starts from zeros, one more multiply-add (so 0 * inf gives NaN
+    # there, as it does here); either way the result broadcasts x and coeffs.
+    threshold = 8 if unroll is None else unroll
+    shape = tf.shape(x)
+    for c in coeffs:
+      shape = tf.broadcast_dynamic_shape(shape, tf.shape(c))
+    if len(coeffs) <= threshold:
+      acc, rest = coeffs[-1], coeffs[:-1]
+    else:
+      acc, rest = tf.zeros(shape, x.dtype), coeffs
+    for c in reversed(rest):
+      acc = tf.add(tf.multiply(acc, x), c)
+    return tf.broadcast_to(acc, shape)
+
+
 @register(lax.pow_p)
 def _pow(ctx, x, y):
   # JAX converts an integer exponent to the base's dtype before HLO power.

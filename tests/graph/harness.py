@@ -117,8 +117,13 @@ def _check_graph(case: Case, flavour: str, f_graph, args):
     assert not xla_ops, f"{case.name}: enable_xla=False emitted {xla_ops}"
 
 
+def concrete_args(case: Case) -> list:
+  """The case's arguments, drawing those given as callables(rng)."""
+  return [a(np.random.default_rng(i)) if callable(a) else a for i, a in enumerate(case.args)]
+
+
 def run_case(case: Case, mode: str, flavour: str):
-  args = [a(np.random.default_rng(i)) if callable(a) else a for i, a in enumerate(case.args)]
+  args = concrete_args(case)
   f_tf = _tf_callable(case, mode, flavour, args)
   if flavour in case.refused:
     try:

@@ -80,7 +80,6 @@ def test_families_do_not_overlap():
 
 
 def test_missing_rule_error_gives_the_family_reason():
-  import jax
   import numpy as np
   import jax2tf
   # A sparse matrix product: the error names the primitive and why.
@@ -94,4 +93,3 @@ def test_missing_rule_error_gives_the_family_reason():
   msg = str(e.value)
   assert "'bcoo_fromdense'" in msg and "jax.experimental.sparse" in msg, msg
   assert "native_serialization=True" in msg, msg
-  del jax

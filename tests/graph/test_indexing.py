@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from jax import lax
 
-from tests.graph.harness import Case, FLAVOURS, TF_MODES, arg, case_id, run_case
+from tests.graph.harness import Case, FLAVOURS, TF_MODES, arg, case_id, concrete_args, run_case
 
 i32 = np.int32
 
@@ -279,7 +279,7 @@ def test_scatter_min_max_complex_is_refused(op):
 def _graph_op_types(case, flavour):
   import tensorflow as tf
   from tests.graph.harness import convert
-  args = [a(np.random.default_rng(i)) if callable(a) else a for i, a in enumerate(case.args)]
+  args = concrete_args(case)
   specs = [tf.TensorSpec(np.shape(a), tf.as_dtype(np.asarray(a).dtype)) for a in args]
   fn = tf.function(convert(case, flavour), autograph=False)
   return {op.type for op in fn.get_concrete_function(*specs).graph.get_operations()}

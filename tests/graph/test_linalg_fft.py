@@ -21,7 +21,7 @@ from jax._src.lax import lax as lax_internal
 
 import jax2tf
 from tests import tf_modes
-from tests.graph.harness import Case, FLAVOURS, TF_MODES, arg, run_case, params
+from tests.graph.harness import Case, FLAVOURS, TF_MODES, arg, concrete_args, run_case, params
 
 C64, C128 = np.complex64, np.complex128
 
@@ -320,7 +320,7 @@ NO_XLA_KERNEL_CASES = [
 def test_no_tf_xla_kernel(case, flavour):
   for mode in ("eager", "graph"):
     run_case(case, mode, flavour)
-  args = [a(np.random.default_rng(i)) if callable(a) else a for i, a in enumerate(case.args)]
+  args = concrete_args(case)
   f = tf_modes.in_mode(jax2tf.convert(case.fun, native_serialization=False,
                                       enable_xla=flavour == "xla"), "compiled")
   with pytest.raises((tf.errors.InvalidArgumentError, tf.errors.UnimplementedError)):
@@ -349,7 +349,7 @@ REFUSED_CASES = [
 
 @pytest.mark.parametrize("case", params(REFUSED_CASES, []))
 def test_refused(case):
-  args = [a(np.random.default_rng(i)) if callable(a) else a for i, a in enumerate(case.args)]
+  args = concrete_args(case)
   try:
     jax.eval_shape(case.fun, *args)
   except TypeError as e:

@@ -18,27 +18,24 @@ from jax2tf.graph.registry import register
 from jax2tf.graph.rules.random import key_data_jaxpr
 
 
-@register(core_primitives.jit_p)
-def _jit(ctx, *args, jaxpr, **_):
-  return ctx.lower_jaxpr(key_data_jaxpr(jaxpr), args)
+# JAX 0.10's eval_jaxpr primitive (JAX stages it as closed_call); from 0.12 on
+# it is call_p itself.
+_EVAL_JAXPR_P = (None if lax_eval_jaxpr.eval_jaxpr_p in (core_primitives.call_p,
+                                                         core_primitives.closed_call_p)
+                 else lax_eval_jaxpr.eval_jaxpr_p)
 
 
-@register(core_primitives.closed_call_p, core_primitives.call_p)
-def _call(ctx, *args, call_jaxpr, **_):
-  return ctx.lower_jaxpr(key_data_jaxpr(call_jaxpr), args)
-
-
-# JAX 0.10's eval_jaxpr primitive, which JAX stages as closed_call; from 0.12
-# on it is call_p itself, ruled above.
-if lax_eval_jaxpr.eval_jaxpr_p not in (core_primitives.call_p, core_primitives.closed_call_p):
-  @register(lax_eval_jaxpr.eval_jaxpr_p)
-  def _eval_jaxpr(ctx, *args, jaxpr):
-    return ctx.lower_jaxpr(key_data_jaxpr(jaxpr), args)
-
-
-@register(ad_checkpoint.remat_p)
-def _remat(ctx, *args, jaxpr, **_):
-  return ctx.lower_jaxpr(key_data_jaxpr(jaxpr), args)
+# Every call-like primitive runs its body in place. A composite is a named
+# group of ops with a reference decomposition; TF has no such grouping, so the
+# decomposition is emitted.
+@register(core_primitives.jit_p, core_primitives.closed_call_p, core_primitives.call_p,
+          _EVAL_JAXPR_P, ad_checkpoint.remat_p, core_primitives.custom_jvp_call_p,
+          core_primitives.custom_vjp_call_p, lax_internal.composite_p)
+def _inline_body(ctx, *args, **params):
+  # The body is `jaxpr` for jit, remat and eval_jaxpr, `call_jaxpr` for the
+  # others (and for composites from JAX 0.12 on).
+  body = params["jaxpr"] if "jaxpr" in params else params["call_jaxpr"]
+  return ctx.lower_jaxpr(key_data_jaxpr(body), args)
 
 
 @register(ad_checkpoint.name_p)
@@ -47,17 +44,3 @@ def _checkpoint_name(ctx, x, *, name):
   # passes through.
   del name
   return x
-
-
-@register(core_primitives.custom_jvp_call_p, core_primitives.custom_vjp_call_p)
-def _custom_derivative_call(ctx, *args, call_jaxpr, **_):
-  return ctx.lower_jaxpr(key_data_jaxpr(call_jaxpr), args)
-
-
-# A composite is a named group of ops with a reference decomposition; TF has
-# no such grouping, so the decomposition is emitted.
-@register(lax_internal.composite_p)
-def _composite(ctx, *args, **params):
-  # JAX 0.10 calls the decomposition `jaxpr`, 0.12 `call_jaxpr`.
-  body = params["jaxpr"] if "jaxpr" in params else params["call_jaxpr"]
-  return ctx.lower_jaxpr(key_data_jaxpr(body), args)

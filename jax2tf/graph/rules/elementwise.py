@@ -55,6 +55,11 @@ _UNSIGNED_OF = {8: tf.uint8, 16: tf.uint16, 32: tf.uint32, 64: tf.uint64}
 _SIGNED_OF = {8: tf.int8, 16: tf.int16, 32: tf.int32, 64: tf.int64}
 
 
+def signed_int_of_width(dtype) -> tf.DType:
+  """The signed integer type as wide as `dtype`, to read its bits with tf.bitcast."""
+  return _SIGNED_OF[_bits(dtype)]
+
+
 def _const(value, dtype) -> tf.Tensor:
   return tf.constant(np.asarray(value).astype(tf.as_dtype(dtype).as_numpy_dtype))
 
@@ -221,11 +226,11 @@ if hasattr(lax, "log2_p"):  # newer JAX: jnp.log2 binds its own primitive
     # As JAX lowers it: log(x) times 1/log(2) rounded to x's real dtype
     # (real and imaginary parts scaled separately for complex x).
     y = _in_f32(tf.math.log, x)
+    re = tf.math.real(y) if _is_complex(x.dtype) else y
+    scale = _const(1.0 / np.log(2.0), re.dtype)
     if _is_complex(x.dtype):
-      re, im = tf.math.real(y), tf.math.imag(y)
-      scale = _const(1.0 / np.log(2.0), re.dtype)
-      return tf.complex(tf.multiply(re, scale), tf.multiply(im, scale))
-    return tf.multiply(y, _const(1.0 / np.log(2.0), x.dtype))
+      return tf.complex(tf.multiply(re, scale), tf.multiply(tf.math.imag(y), scale))
+    return tf.multiply(y, scale)
 
 
 if hasattr(lax, "polynomial_p"):  # newer JAX: lax.polynomial
@@ -235,9 +240,7 @@ if hasattr(lax, "polynomial_p"):  # newer JAX: lax.polynomial
     # a scan that starts from zeros, one more multiply-add (so 0 * inf gives NaN
     # there, as it does here); either way the result broadcasts x and coeffs.
     threshold = 8 if unroll is None else unroll
-    shape = tf.shape(x)
-    for c in coeffs:
-      shape = tf.broadcast_dynamic_shape(shape, tf.shape(c))
+    shape = ctx.shape(ctx.aval_out.shape)
     if len(coeffs) <= threshold:
       acc, rest = coeffs[-1], coeffs[:-1]
     else:
@@ -343,7 +346,7 @@ def _div(ctx, x, y):
   q = tf.truncatediv(x, safe)
   if is_minus_one is not None:
     q = tf.where(is_minus_one, _wrapping_neg(x), q)
-  all_ones = tf.bitcast(_const(-1, _SIGNED_OF[_bits(x.dtype)]), x.dtype)
+  all_ones = tf.bitcast(_const(-1, signed_int_of_width(x.dtype)), x.dtype)
   return tf.where(is_zero, all_ones, q)
 
 
@@ -386,7 +389,7 @@ def _minmax(is_max: bool):
       # XLA orders -0.0 below +0.0; TF returns either operand. Arithmetic on
       # the zeros would be folded away by graph optimizers: test the sign bit.
       both_zero = tf.logical_and(tf.equal(x, 0), tf.equal(y, 0))
-      x_negative = tf.bitcast(x, _SIGNED_OF[_bits(x.dtype)]) < 0
+      x_negative = tf.bitcast(x, signed_int_of_width(x.dtype)) < 0
       zero = tf.where(x_negative, y, x) if is_max else tf.where(x_negative, x, y)
       res = tf.where(both_zero, zero, res)
     # TF returns the other operand when one is NaN; XLA propagates the NaN.
@@ -552,7 +555,7 @@ def _shift_right_logical(ctx, x, y):
 @register(lax.shift_right_arithmetic_p)
 def _shift_right_arithmetic(ctx, x, y):
   out = _shift_out_of_range(y)
-  stype = _SIGNED_OF[_bits(x.dtype)]
+  stype = signed_int_of_width(x.dtype)
   sx, sy = tf.bitcast(x, stype), tf.bitcast(tf.where(out, tf.zeros_like(y), y), stype)
   res = tf.bitwise.right_shift(sx, sy)
   # Shifting by the width or more leaves only copies of the sign bit.

@@ -6,6 +6,7 @@ from jax import lax
 
 from jax2tf.graph.registry import register
 from jax2tf.graph.rules import dot as dot_rules
+from jax2tf.graph.rules import elementwise
 from jax2tf.graph.rules import windows
 
 
@@ -51,7 +52,7 @@ def _extremum(ctx, x, axes, is_max):
     # is looked for: max is +0.0 if any +0.0 is present, min is -0.0 if any
     # -0.0 is. Two passes over the input, where testing each element's sign
     # with comparisons took six.
-    int_type = tf.int64 if wide == tf.float64 else tf.int32
+    int_type = elementwise.signed_int_of_width(wide)
     decisive_zero = 0 if is_max else np.iinfo(int_type.as_numpy_dtype).min
     found = tf.reduce_any(tf.equal(tf.bitcast(xw, int_type), decisive_zero), axes)
     pos = tf.zeros([], wide)

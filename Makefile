@@ -10,11 +10,11 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 PY312 ?= $(shell ls -d $$(pyenv root 2>/dev/null)/versions/3.12.*/bin/python3.12 2>/dev/null | tail -n 1)
 VENV312 ?= .venv312
 
-.PHONY: demo test test-all test-py312 bench bench-quick install clean
+.PHONY: demo test test-all test-py312 bench bench-quick install lint format clean
 
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -c $(CONSTRAINTS) -e ".[cpu,test,bench]"
+	$(PY) -m pip install -q -c $(CONSTRAINTS) -e ".[cpu,test,bench,lint]"
 	touch $@
 
 install: $(VENV)/.installed
@@ -46,6 +46,17 @@ bench: $(VENV)/.installed
 
 bench-quick: $(VENV)/.installed
 	$(PY) -m benchmarks.run --quick
+
+# Lint (ruff), formatting check (ruff format) and types (mypy), as configured in
+# pyproject.toml; `make format` rewrites what the check would flag.
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check jax2tf
+	$(VENV)/bin/mypy
+
+format: $(VENV)/.installed
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format jax2tf
 
 clean:
 	rm -rf $(VENV) $(VENV312) .pytest_cache

@@ -10,7 +10,7 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 PY312 ?= $(shell ls -d $$(pyenv root 2>/dev/null)/versions/3.12.*/bin/python3.12 2>/dev/null | tail -n 1)
 VENV312 ?= .venv312
 
-.PHONY: demo test test-all test-py312 bench bench-quick install lint format clean
+.PHONY: demo test test-all test-py312 test-all-py312 bench bench-quick install lint format clean
 
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -36,8 +36,14 @@ $(VENV312)/.installed: pyproject.toml constraints/py312.txt
 	$(VENV312)/bin/python -m pip install -q -c constraints/py312.txt -e ".[cpu,test]"
 	touch $@
 
+PY312_TESTS ?= tests/native tests/graph tests/spec tests/primitives
+
 test-py312: $(VENV312)/.installed
-	$(VENV312)/bin/python -m pytest -n 2 -q -m "not slow" tests/native tests/graph tests/spec tests/primitives $(PYTEST_ARGS)
+	$(VENV312)/bin/python -m pytest -n 2 -q -m "not slow" $(PY312_TESTS) $(PYTEST_ARGS)
+
+# The exhaustive tier of the same tests on the 3.12 lane.
+test-all-py312: $(VENV312)/.installed
+	$(VENV312)/bin/python -m pytest -n 2 -q $(PY312_TESTS) $(PYTEST_ARGS)
 
 # The full run regenerates docs/benchmarks.md and docs/benchmarks/*.png; the
 # quick one (CI's smoke test) writes only under benchmarks/results/.

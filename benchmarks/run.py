@@ -15,6 +15,7 @@ plots beside them, so the committed report only changes on purpose.
 
 import argparse
 import datetime
+import importlib.metadata
 import json
 import os
 import platform
@@ -36,7 +37,6 @@ SUITES = ("runtime", "hlo", "conversion", "memory", "prng", "call_tf")
 
 
 def environment() -> dict:
-  import jaxlib
   return {
       "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
       "platform": platform.platform(),
@@ -45,7 +45,7 @@ def environment() -> dict:
       "cpu_count": os.cpu_count(),
       "python": platform.python_version(),
       "jax": jax.__version__,
-      "jaxlib": jaxlib.__version__,
+      "jaxlib": importlib.metadata.version("jaxlib"),
       "tensorflow": tf.__version__,
       "jax_backend": jax.default_backend(),
   }

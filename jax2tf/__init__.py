@@ -1,5 +1,18 @@
 """JAX <-> TensorFlow interoperation: a drop-in for ``jax.experimental.jax2tf``."""
 
+try:
+  import tensorflow as _tf  # noqa: F401
+except ModuleNotFoundError as _e:
+  # TensorFlow comes with an extra (tensorflow-cpu and tensorflow cannot be
+  # installed together), so a plain install of the package lacks it.
+  if _e.name != "tensorflow":
+    raise
+  raise ImportError(
+      "jax2tf needs TensorFlow, which is not installed; it comes with an extra of "
+      'this package: pip install "jax2tf[cpu]" (tensorflow-cpu) or '
+      'pip install "jax2tf[gpu]" (tensorflow, for GPUs).') from _e
+del _tf
+
 from jax2tf.api import convert
 from jax2tf.call_tf import call_tf
 from jax2tf.dtypes import dtype_of_val

@@ -13,6 +13,7 @@ import tensorflow as tf
 from jax2tf import gradients
 from jax2tf import tf_dims
 from jax2tf.dtypes import jax_dtype
+from jax2tf.internals import tf_private
 from jax2tf.native import call_module
 from jax2tf.native import exporting
 from jax2tf.native import split
@@ -384,8 +385,7 @@ def _no_results(*args, **kwargs):
 def _in_xla_context() -> bool:
   # True while tracing under tf.function(jit_compile=True), also in nested
   # tf.functions; TF keeps this in its (internal) control-flow utilities.
-  from tensorflow.python.ops import control_flow_util
-  return control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
+  return tf_private.graph_or_parents_in_xla_context(tf.compat.v1.get_default_graph())
 
 
 def _add_conversion_note(e: Exception, name: str, specs, names):

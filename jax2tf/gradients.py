@@ -12,9 +12,9 @@ from typing import Callable, Sequence
 import jax
 import numpy as np
 import tensorflow as tf
-from tensorflow.python.eager import record as tf_record
 
 from jax2tf.dtypes import is_differentiable
+from jax2tf.internals import tf_private
 
 
 def vjp_of(flat_fun: Callable, in_avals: Sequence, out_avals: Sequence):
@@ -47,7 +47,7 @@ def call_with_custom_gradient(primal_call: Callable[[Sequence[tf.Tensor]], list]
   """Calls `primal_call(args)` with a TF gradient given by `vjp_call`."""
   if not out_avals:
     return primal_call(args)
-  if tf.executing_eagerly() and not tf_record.could_possibly_record():
+  if tf.executing_eagerly() and not tf_private.could_possibly_record():
     # No tape or forward accumulator can see this call: the custom-gradient
     # wrapper would only add its (large) eager overhead.
     return primal_call(args)

@@ -21,6 +21,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import jax2tf  # noqa: E402
+from jax2tf.internals import tf_private  # noqa: E402
 
 MODES = {"eager": None, "graph": False, "compiled": True}
 
@@ -55,8 +56,7 @@ def _graph_info(f_tf, specs) -> dict:
   shardings = []
   for n in nodes:
     if n.op == "XlaSharding":
-      from tensorflow.compiler.xla import xla_data_pb2
-      proto = xla_data_pb2.OpSharding.FromString(n.attr["sharding"].s)
+      proto = tf_private.OpSharding.FromString(n.attr["sharding"].s)
       shardings.append({"input": n.input[0].split(":")[0],
                         "tile_dims": list(proto.tile_assignment_dimensions),
                         "replicate_last": bool(proto.replicate_on_last_tile_dim)})
@@ -126,10 +126,9 @@ def check_split_to_logical_devices() -> dict:
 def _expected_tile_sharding(dims) -> bytes:
   # The serialized xla.OpSharding proto of an OTHER (tiled) sharding over
   # devices 0..n-1, built independently of the code under test.
-  from tensorflow.compiler.xla import xla_data_pb2
-  proto = xla_data_pb2.OpSharding(type=xla_data_pb2.OpSharding.OTHER,
-                                  tile_assignment_dimensions=dims,
-                                  tile_assignment_devices=list(range(int(np.prod(dims)))))
+  op_sharding = tf_private.OpSharding
+  proto = op_sharding(type=op_sharding.OTHER, tile_assignment_dimensions=dims,
+                      tile_assignment_devices=list(range(int(np.prod(dims)))))
   return proto.SerializeToString()
 
 

@@ -26,16 +26,16 @@ itself (`has_token_input_output`).
 
 import numpy as np
 import tensorflow as tf
+from jax.extend import mlir as jex_mlir
+from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import func as func_dialect
+from jax.extend.mlir.dialects import stablehlo as hlo
 from jax.interpreters import mlir
-from jax._src.interpreters import mlir as mlir_internal  # merge_mlir_modules
-from jax._src.lib import _jax
-from jax._src.lib.mlir import ir
-from jax._src.lib.mlir.dialects import func as func_dialect
-from jax._src.lib.mlir.dialects import hlo
 
 from jax2tf.call_tf import function_list
 from jax2tf.call_tf.functions import TfFunction, is_static, spec_of
 from jax2tf.call_tf.primitive import call_tf_p
+from jax2tf.internals import jax_private
 
 _TF_DEVICE_TYPE = {"cpu": "CPU", "cuda": "GPU", "rocm": "GPU", "tpu": "TPU"}
 _TF_PLATFORM_NAME = {"cpu": "Host", "cuda": "CUDA", "rocm": "ROCM", "tpu": "TPU"}
@@ -129,7 +129,7 @@ def compile_to_stablehlo(fn: TfFunction, in_avals, device_name: str, platform_na
           "TF with jax2tf.convert, use call_tf_graph=True (with native "
           "serialization only for calls outside lax control flow). "
           f"TensorFlow said: {e}") from e
-  return _jax.mlir.hlo_to_stablehlo(hlo_bytes), captured
+  return jex_mlir.hlo_to_stablehlo(hlo_bytes), captured
 
 
 def _symbolic(ctx) -> bool:
@@ -198,7 +198,7 @@ def _inline_compiled(ctx, args, fn: TfFunction):
   main = [op for op in callee if ir.StringAttr(op.attributes["sym_name"]).value == "main"][0]
   result_types = list(ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).results)
   _check_result_types(ctx, fn, result_types)
-  name = mlir_internal.merge_mlir_modules(
+  name = mlir.merge_mlir_modules(
       ctx.module_context.module, f"call_tf_{_symbol_name(fn.name)}", submodule)
   operands = list(args) + [mlir.ir_constant(np.asarray(c)) for c in captured]
   call = func_dialect.CallOp(result_types, ir.FlatSymbolRefAttr.get(name), operands)
@@ -228,7 +228,8 @@ def _lower_to_tf_function_call(ctx, args, fn: TfFunction, has_side_effects, toke
   if not all(is_static(a) for a in ctx.avals_out):
     # XlaCallModule refines the custom call's result types from these shape
     # operands (stablehlo refine-shapes), before it inlines the TF function.
-    shape_operands = [mlir_internal.eval_dynamic_shape_as_tensor(ctx, a.shape) for a in ctx.avals_out]
+    shape_operands = [jax_private.eval_dynamic_shape_as_tensor(ctx, a.shape)
+                      for a in ctx.avals_out]
   if token is not None:
     # XlaCallModule expects the token first among operands and results.
     operands.insert(0, token)

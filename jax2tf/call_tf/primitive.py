@@ -11,18 +11,19 @@ Transformation rules live in autodiff.py, batching.py and lowering.py.
 """
 
 import jax
-from jax._src import effects as jax_effects  # no public API declares effects yet
 from jax.extend import core as jax_core
+from jax.interpreters import mlir
 
 from jax2tf.call_tf import eager
 from jax2tf.call_tf.functions import TfFunction
+from jax2tf.internals import jax_private
 
 
-class CallTfEffect(jax_effects.Effect):
+class CallTfEffect(jax_core.Effect):
   __str__ = lambda self: "CallTfEffect"
 
 
-class CallTfOrderedEffect(jax_effects.Effect):
+class CallTfOrderedEffect(jax_core.Effect):
   __str__ = lambda self: "CallTfOrderedEffect"
 
 
@@ -30,11 +31,11 @@ call_tf_effect = CallTfEffect()
 call_tf_ordered_effect = CallTfOrderedEffect()
 
 for _effect_type in (CallTfEffect, CallTfOrderedEffect):
-  jax_effects.lowerable_effects.add_type(_effect_type)
-  jax_effects.control_flow_allowed_effects.add_type(_effect_type)
-  jax_effects.remat_allowed_effects.add_type(_effect_type)
-  jax_effects.custom_derivatives_allowed_effects.add_type(_effect_type)
-jax_effects.ordered_effects.add_type(CallTfOrderedEffect)
+  mlir.lowerable_effects.add_type(_effect_type)
+  jax_private.control_flow_allowed_effects.add_type(_effect_type)
+  jax_private.remat_allowed_effects.add_type(_effect_type)
+  jax_private.custom_derivatives_allowed_effects.add_type(_effect_type)
+jax_private.ordered_effects.add_type(CallTfOrderedEffect)
 
 CALL_TF_EFFECT_TYPES = (CallTfEffect, CallTfOrderedEffect)
 

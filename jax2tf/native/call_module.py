@@ -5,9 +5,9 @@ from typing import Sequence
 from jax import export as jax_export
 import numpy as np
 import tensorflow as tf
-from tensorflow.compiler.tf2xla.python import xla as tfxla
 
 from jax2tf import sharding
+from jax2tf.internals import tf_private
 from jax2tf.native.exporting import NativeModule
 
 _TF_PLATFORM_NAMES = {"cpu": "CPU", "cuda": "CUDA", "rocm": "ROCM", "tpu": "TPU"}
@@ -31,7 +31,7 @@ def call_native_module(module: NativeModule, args_flat: Sequence[tf.Tensor]) -> 
     kept = [sharding.annotate(t, module.in_shardings[i] if module.in_shardings else None)
             for t, i in zip(kept, module.kept_var_idx)]
   out_avals = module.out_avals
-  res = tfxla.call_module(
+  res = tf_private.call_module(
       kept,
       version=module.calling_convention_version,
       module=module.serialized,

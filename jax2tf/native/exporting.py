@@ -8,10 +8,10 @@ from typing import Any, Callable, Sequence
 
 import jax
 from jax import export as jax_export
-from jax._src import config as jax_config
 import numpy as np
 
 from jax2tf.call_tf import function_list as call_tf_function_list
+from jax2tf.internals import jax_private
 from jax2tf.native import module_rewrite
 from jax2tf.native import portable_lowering
 from jax2tf.native import shardings
@@ -85,7 +85,7 @@ def export_native(fun_jit: Callable, args_avals: Sequence[Any], kwargs_avals: di
   # every custom call instead, against what TensorFlow executes.
   export_checks = tuple(disabled_checks) + (_ALL_CUSTOM_CALLS,)
   try:
-    with jax_config.jax_export_calling_convention_version(cc_version), \
+    with jax_private.export_calling_convention_version(cc_version), \
         call_tf_function_list.collecting() as called_tf_functions:
       exp = jax_export.export(
           fun_jit, platforms=platforms, disabled_checks=export_checks,

@@ -12,11 +12,11 @@ Finally the module is serialized at the StableHLO version of the consumer.
 
 import re
 
-from jax._src.interpreters import mlir
-from jax._src.lib import _jax
-from jax._src.lib.mlir import ir
-from jax._src.lib.mlir.dialects import func as func_dialect
-from jax._src.lib.mlir.dialects import hlo
+from jax.extend import mlir as jex_mlir
+from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import func as func_dialect
+from jax.extend.mlir.dialects import stablehlo as hlo
+from jax.interpreters import mlir
 
 from jax2tf.native import versions
 from jax2tf.native.versions import ConsumerVersions
@@ -229,7 +229,7 @@ def rewrite_and_serialize(module_text: str, consumer: ConsumerVersions, *,
     _check_custom_calls(module, frozenset(allowed_custom_calls), allow_all_custom_calls)
     text = module.operation.get_asm(enable_debug_info=True)
   try:
-    return _jax.mlir.serialize_portable_artifact(
+    return jex_mlir.serialize_portable_artifact(
         text, consumer.stablehlo_version, use_mixed_serialization)
   except Exception as e:  # the binding raises a plain ValueError/RuntimeError
     newer = _oldest_release_that_reads(text, consumer, use_mixed_serialization)
@@ -268,7 +268,7 @@ def _oldest_release_that_reads(text: str, consumer: ConsumerVersions,
     if v <= floor:
       continue
     try:
-      _jax.mlir.serialize_portable_artifact(
+      jex_mlir.serialize_portable_artifact(
           text, versions.KNOWN_RELEASES[release].stablehlo_version,
           use_mixed_serialization)
     except Exception:  # the same plain error as above, for this version

@@ -11,19 +11,24 @@ which every XLA backend rewrites itself.
 
 import functools
 
-from jax._src import core
-from jax._src.interpreters import mlir
-from jax._src.lax import linalg as lax_linalg
+from jax import export as jax_export
+from jax.core import ShapedArray
+from jax.extend import core as jax_core
+from jax.extend import random as jex_random
+from jax.interpreters import mlir
+from jax.lax import linalg as lax_linalg
 import numpy as np
+
+from jax2tf.internals import jax_private
 
 
 def _default_rule(primitive):
-  entry = mlir._lowerings.get(primitive)
+  entry = jax_private.default_lowerings.get(primitive)
   return None if entry is None else entry.rule
 
 
 def _platform_rule(primitive, platform):
-  entry = mlir._platform_specific_lowerings[platform].get(primitive)
+  entry = jax_private.platform_lowerings[platform].get(primitive)
   return None if entry is None else entry.rule
 
 
@@ -38,14 +43,14 @@ def _platform_rule(primitive, platform):
 _JACOBI_MAX_SIZE = 256
 _PERTURBATION_LIMIT = 1e-3  # largest |E_ij| used
 
-_raw_jacobi_eigh_p = core.Primitive("jax2tf_raw_jacobi_eigh")
+_raw_jacobi_eigh_p = jax_core.Primitive("jax2tf_raw_jacobi_eigh")
 _raw_jacobi_eigh_p.multiple_results = True
 
 
 @_raw_jacobi_eigh_p.def_abstract_eval
 def _raw_jacobi_eigh_abstract_eval(a, *, lower):
-  return (core.ShapedArray(a.shape, a.dtype),
-          core.ShapedArray(a.shape[:-1], np.finfo(a.dtype).dtype))
+  return (ShapedArray(a.shape, a.dtype),
+          ShapedArray(a.shape[:-1], np.finfo(a.dtype).dtype))
 
 
 def _refined_eigh(a, *, lower, sort_eigenvalues):
@@ -90,7 +95,7 @@ def _eigh_rule(tpu_rule):
     n = aval.shape[-1] if aval.shape else 0
     whole = subset_by_index is None or tuple(subset_by_index) == (0, n)
     # Batch dimensions may be symbolic: the refinement only broadcasts over them.
-    if (np.finfo(aval.dtype).bits == 64 and whole and core.is_constant_shape(aval.shape[-2:])
+    if (np.finfo(aval.dtype).bits == 64 and whole and _is_static(aval.shape[-2:])
         and 0 < n <= _JACOBI_MAX_SIZE):
       return mlir.lower_fun(
           functools.partial(_refined_eigh, lower=lower, sort_eigenvalues=sort_eigenvalues),
@@ -103,26 +108,22 @@ def _eigh_rule(tpu_rule):
 @functools.lru_cache(maxsize=None)
 def portable_lowering_rules() -> tuple:
   """(primitive, rule) pairs for `jax.export.export(_override_lowering_rules=...)`."""
-  # Importing registers the TPU (pure JAX) eigh and svd lowerings.
-  import jax._src.tpu.linalg.eigh  # noqa: F401
-  import jax._src.tpu.linalg.svd  # noqa: F401
+  # Importing these modules registers the TPU (pure JAX) eigh and svd lowerings.
+  _ = (jax_private.tpu_eigh_lowerings, jax_private.tpu_svd_lowerings)
   rules = []
+  # threefry2x32: GPUs would otherwise call jaxlib's cu_threefry kernel.
   for p in (lax_linalg.cholesky_p, lax_linalg.triangular_solve_p, lax_linalg.lu_p,
-            lax_linalg.lu_pivots_to_permutation_p, lax_linalg.geqrf_p,
-            lax_linalg.householder_product_p, lax_linalg.svd_p,
-            getattr(lax_linalg, "ormqr_p", None),
-            getattr(lax_linalg, "tridiagonal_solve_p", None)):
-    rule = None if p is None else _default_rule(p)
+            lax_linalg.lu_pivots_to_permutation_p, jax_private.geqrf_p,
+            lax_linalg.householder_product_p, lax_linalg.svd_p, lax_linalg.ormqr_p,
+            lax_linalg.tridiagonal_solve_p, jex_random.threefry2x32_p):
+    rule = _default_rule(p)
     if rule is not None:
       rules.append((p, rule))
   eigh_rule = _platform_rule(lax_linalg.eigh_p, "tpu")
   if eigh_rule is not None:
     rules.append((lax_linalg.eigh_p, _eigh_rule(eigh_rule)))
-  try:
-    from jax._src.random import threefry2x32 as threefry
-    rule = _default_rule(threefry.threefry2x32_p)
-    if rule is not None:  # GPUs would otherwise call jaxlib's cu_threefry kernel
-      rules.append((threefry.threefry2x32_p, rule))
-  except ImportError:
-    pass
   return tuple(rules)
+
+
+def _is_static(shape) -> bool:
+  return not any(jax_export.is_symbolic_dim(d) for d in shape)

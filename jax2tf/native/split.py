@@ -29,7 +29,6 @@ from typing import Any, Callable, Sequence
 
 import jax
 from jax import export as jax_export
-from jax._src.export import shape_poly  # solve_dim_vars: the variables' names
 from jax.extend import core as jax_core
 import numpy as np
 import tensorflow as tf
@@ -37,6 +36,7 @@ import tensorflow as tf
 from jax2tf import tf_dims
 from jax2tf.call_tf.functions import TfFunction, spec_of
 from jax2tf.call_tf.primitive import call_tf_p
+from jax2tf.internals import jax_private
 from jax2tf.native import call_module
 from jax2tf.native.exporting import NativeModule
 
@@ -240,7 +240,7 @@ class _Builder:
     """Each dimension variable of the function -> that variable as a dimension."""
     if not tf_dims.is_polymorphic(self.in_avals):
       return {}
-    solution, _, _ = shape_poly.solve_dim_vars(self.in_avals, self.in_tree)
+    solution, _, _ = jax_private.solve_dim_vars(self.in_avals, self.in_tree)
     scope = next(d.scope for a in self.in_avals for d in a.shape
                  if jax_export.is_symbolic_dim(d))
     return {name: jax_export.symbolic_shape(name, scope=scope)[0] for name in solution}

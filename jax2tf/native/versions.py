@@ -10,8 +10,10 @@ import dataclasses
 import functools
 import os
 
+import jax
 from jax import export as jax_export
-from jax._src import config as jax_config
+
+from jax2tf.internals import tf_private
 
 TARGET_ENV_VAR = "JAX2TF_TARGET_TF_VERSION"
 
@@ -41,11 +43,9 @@ KNOWN_RELEASES: dict[str, ConsumerVersions] = {
 @functools.lru_cache(maxsize=None)
 def installed_tensorflow() -> ConsumerVersions:
   import tensorflow as tf
-  from tensorflow.compiler.tf2xla.python import xla as tfxla
-  from tensorflow.compiler.mlir.stablehlo import stablehlo as tf_stablehlo
   return ConsumerVersions(f"the installed TensorFlow {tf.__version__}",
-                          int(tfxla.call_module_maximum_supported_version()),
-                          str(tf_stablehlo.get_current_version()))
+                          int(tf_private.call_module_maximum_supported_version()),
+                          str(tf_private.stablehlo_current_version()))
 
 
 def consumer(target_tf_version: str | None) -> ConsumerVersions:
@@ -72,7 +72,7 @@ def parse_version(v: str) -> tuple[int, ...]:
 
 def calling_convention_version(target: ConsumerVersions) -> int:
   """JAX's configured calling convention, lowered to what the consumer reads."""
-  wanted = int(jax_config.jax_export_calling_convention_version.value)
+  wanted = int(jax.config.jax_export_calling_convention_version)
   chosen = min(wanted, target.calling_convention_max)
   lowest = jax_export.minimum_supported_calling_convention_version
   if chosen < lowest:

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.experimental import io_callback
-from jax._src.lib.mlir import ir
+from jax.extend.mlir import ir
 import numpy as np
 import pytest
 import tensorflow as tf

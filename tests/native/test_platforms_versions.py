@@ -6,14 +6,14 @@ import warnings
 
 import jax
 import jax.numpy as jnp
-from jax._src import config as jax_config
+from jax.extend.mlir import ir
+from jax.interpreters import mlir
 import numpy as np
 import pytest
 import tensorflow as tf
-from tensorflow.compiler.mlir.stablehlo import stablehlo as tf_stablehlo
-from tensorflow.compiler.tf2xla.python import xla as tfxla
 
 import jax2tf
+from jax2tf.internals import jax_private, tf_private
 from jax2tf.native import exporting
 from tests.tf_modes import TF_MODES, in_mode
 
@@ -94,7 +94,7 @@ def default_module():
 
 def test_module_at_tf_stablehlo_version(default_module):
   module, _ = default_module
-  tf_version = str(tf_stablehlo.get_current_version())
+  tf_version = str(tf_private.stablehlo_current_version())
   assert module.stablehlo_version == tf_version
   # The portable artifact carries its producer version in its header.
   assert module.serialized.startswith(b"ML\xefR")
@@ -104,9 +104,7 @@ def test_module_at_tf_stablehlo_version(default_module):
 def test_module_deserializes_with_tf_stablehlo(default_module):
   module, _ = default_module
   # TF's reader gives back (current-version) MLIR bytecode of the module.
-  bytecode = tf_stablehlo.deserialize_portable_artifact_str(module.serialized)
-  from jax._src.interpreters import mlir
-  from jax._src.lib.mlir import ir
+  bytecode = tf_private.stablehlo_deserialize_portable_artifact_str(module.serialized)
   with mlir.make_ir_context():
     text = str(ir.Module.parse(bytecode))
   assert "stablehlo.cosine" in text and "func.func public @main" in text
@@ -114,14 +112,14 @@ def test_module_deserializes_with_tf_stablehlo(default_module):
 
 def test_calling_convention_within_tf_maximum(default_module):
   module, f = default_module
-  tf_max = int(tfxla.call_module_maximum_supported_version())
+  tf_max = int(tf_private.call_module_maximum_supported_version())
   assert 9 <= module.calling_convention_version <= tf_max
   op = xla_call_module_op(f, tf.TensorSpec([3], tf.float32))
   assert op.get_attr("version") == module.calling_convention_version
 
 
 def test_calling_convention_follows_jax_setting():
-  with jax_config.jax_export_calling_convention_version(9):
+  with jax_private.export_calling_convention_version(9):
     f = jax2tf.convert(jnp.sin)
     np.testing.assert_allclose(f(X).numpy(), jnp.sin(X), rtol=1e-6)
     assert only_module(f).calling_convention_version == 9
@@ -131,9 +129,9 @@ def test_calling_convention_follows_jax_setting():
 
 def test_calling_convention_above_tf_maximum_is_lowered():
   # JAX may be newer than TF; the module is made for TF, never above its max.
-  tf_max = int(tfxla.call_module_maximum_supported_version())
+  tf_max = int(tf_private.call_module_maximum_supported_version())
   jax_max = jax.export.maximum_supported_calling_convention_version
-  with jax_config.jax_export_calling_convention_version(jax_max):
+  with jax_private.export_calling_convention_version(jax_max):
     f = jax2tf.convert(jnp.sin)
     f(X)
     assert only_module(f).calling_convention_version == min(jax_max, tf_max)
@@ -221,7 +219,7 @@ def test_target_tf_217_is_what_tf_217_reads():
   from jax2tf.native import versions
   assert versions.consumer("2.17") == versions.KNOWN_RELEASES["2.17"]
   assert versions.consumer("2.17.1") == versions.KNOWN_RELEASES["2.17"]
-  assert versions.consumer("2.17").stablehlo_version != str(tf_stablehlo.get_current_version())
+  assert versions.consumer("2.17").stablehlo_version != str(tf_private.stablehlo_current_version())
 
 
 def test_target_tf_215_refused_naming_versions():

@@ -1,0 +1,117 @@
+"""What pyproject.toml promises: declared dependencies, and the TF extras."""
+
+import ast
+import importlib.metadata
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tomllib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+CONSTRAINTS = ("constraints/py311.txt", "constraints/py312.txt")
+
+
+def _normalized(name: str) -> str:
+  return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _split_requirement(requirement: str) -> tuple[str, str]:
+  """("name", "version specifier") of a PEP 508 requirement without markers."""
+  match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*([^;]*)", requirement)
+  return _normalized(match.group(1)), match.group(3).strip()
+
+
+def _declared() -> dict[str, str]:
+  """Every declared distribution (dependencies and extras) -> its specifier."""
+  project = PYPROJECT["project"]
+  requirements = list(project["dependencies"])
+  for extra in project.get("optional-dependencies", {}).values():
+    requirements += extra
+  return dict(_split_requirement(r) for r in requirements)
+
+
+def _top_level_imports() -> dict[str, str]:
+  """Top-level module imported by jax2tf/ -> one file importing it."""
+  found = {}
+  for path in sorted((ROOT / "jax2tf").rglob("*.py")):
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+      if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+      elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        names = [node.module]
+      else:
+        continue
+      for name in names:
+        found.setdefault(name.split(".")[0], path.relative_to(ROOT).as_posix())
+  return found
+
+
+def test_third_party_imports_are_declared():
+  declared = _declared()
+  providers = importlib.metadata.packages_distributions()
+  third_party = {m: f for m, f in _top_level_imports().items()
+                 if m not in sys.stdlib_module_names and m != "jax2tf"}
+  assert {"jax", "numpy", "tensorflow", "ml_dtypes"} <= set(third_party)
+  undeclared = {}
+  for module, where in sorted(third_party.items()):
+    distributions = {_normalized(d) for d in providers.get(module, ())}
+    if not distributions & set(declared):
+      undeclared[module] = (where, sorted(distributions))
+  assert not undeclared, (
+      "Modules imported by jax2tf/ whose distribution is neither in [project] "
+      "dependencies nor in an extra of pyproject.toml (module: (importing file, "
+      f"installed distributions)): {undeclared}. Declare them with a version range.")
+
+
+def test_declared_dependencies_have_version_ranges():
+  unbounded = [name for name, specifier in _declared().items()
+               if not re.search(r"[<>=~]", specifier)]
+  assert not unbounded, f"dependencies of pyproject.toml without a version range: {unbounded}"
+
+
+@pytest.mark.parametrize("constraints", CONSTRAINTS)
+def test_dependencies_pinned_in_constraints(constraints):
+  pinned = {_normalized(line.split("==")[0]) for line in
+            (ROOT / constraints).read_text().splitlines() if "==" in line}
+  required = [_split_requirement(r)[0] for r in PYPROJECT["project"]["dependencies"]]
+  missing = [name for name in required if name not in pinned]
+  assert not missing, f"{constraints} pins no version of {missing}"
+
+
+_IMPORT_WITHOUT_TF = """
+import json, sys
+
+class _NoTensorFlow:
+  def find_spec(self, name, path=None, target=None):
+    if name == "tensorflow" or name.startswith("tensorflow."):
+      raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+    return None
+
+sys.meta_path.insert(0, _NoTensorFlow())
+try:
+  import jax2tf
+except ImportError as e:
+  print(json.dumps({"type": type(e).__name__, "message": str(e)}))
+else:
+  print(json.dumps({"type": None, "message": "import jax2tf succeeded"}))
+"""
+
+
+@pytest.mark.subprocess
+def test_import_without_tensorflow_names_the_extras():
+  env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+      [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+  proc = subprocess.run([sys.executable, "-c", _IMPORT_WITHOUT_TF], env=env, cwd=ROOT,
+                        capture_output=True, text=True, timeout=300)
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  result = json.loads(proc.stdout.strip().splitlines()[-1])
+  assert result["type"] == "ImportError", result
+  assert 'pip install "jax2tf[cpu]"' in result["message"], result
+  assert 'pip install "jax2tf[gpu]"' in result["message"], result
+  assert "TensorFlow" in result["message"], result

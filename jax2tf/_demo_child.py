@@ -11,9 +11,10 @@ import sys
 # Poisoning the module cache makes any `import jax` fail, so the run proves the
 # SavedModel needs only TensorFlow.
 for _name in ("jax", "jaxlib"):
-  sys.modules[_name] = None
+  sys.modules[_name] = None  # type: ignore[assignment]
 
 import json  # noqa: E402
+from typing import Any  # noqa: E402
 import os  # noqa: E402
 import time  # noqa: E402
 
@@ -30,7 +31,7 @@ def run_model(name: str, model_dir: str, io_dir: str) -> dict:
   restored = tf.saved_model.load(model_dir)
   load_s = time.perf_counter() - t0
 
-  report = {"load_s": load_s, "calls": {}}
+  report: dict[str, Any] = {"load_s": load_s, "calls": {}}
   inputs = sorted((f for f in os.listdir(io_dir) if f.startswith("in_")),
                   key=lambda f: int(f[3:-4]))
   for fname in inputs:
@@ -55,7 +56,7 @@ def main(io_dir: str, models: list[str]) -> None:
     jax_importable = True
   except ImportError:
     jax_importable = False
-  report = {"jax_importable": jax_importable, "models": {}}
+  report: dict[str, Any] = {"jax_importable": jax_importable, "models": {}}
   for pair in models:
     name, model_dir = pair.split("=", 1)
     report["models"][name] = run_model(name, model_dir, io_dir)

@@ -69,10 +69,10 @@ def convert(fun_jax: Callable, *,
   def converted_fun_tf(*args, **kwargs):
     return converted(args, kwargs)
 
-  converted_fun_tf._jax2tf_converted = converted  # for introspection and tests
+  converted_fun_tf._jax2tf_converted = converted  # type: ignore[attr-defined]  # for introspection and tests
   signature = _tf_signature(fun_jax)
   if signature is not None:
-    converted_fun_tf.__signature__ = signature
+    converted_fun_tf.__signature__ = signature  # type: ignore[attr-defined]
   return converted_fun_tf
 
 
@@ -294,7 +294,7 @@ class _Lowered:
     self.flat_fun = flat_fun
     self.options = options
     self.name = name
-    self._vjp = None
+    self._vjp: _Lowered | None = None
     # The arguments are checked against the specs before the lowered
     # computation sees them, with the spec's message. Native modules check
     # inside XlaCallModule too, but only after refining the whole module, which

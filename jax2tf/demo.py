@@ -92,7 +92,7 @@ def graph_ops(concrete_fn) -> list[str]:
 
 def describe_graph(concrete_fn) -> dict:
   ops = graph_ops(concrete_fn)
-  counts = {}
+  counts: dict[str, int] = {}
   for op in ops:
     if op not in ("Placeholder", "Identity", "NoOp", "Const", "ReadVariableOp", "EnsureShape"):
       counts[op] = counts.get(op, 0) + 1

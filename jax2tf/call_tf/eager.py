@@ -39,7 +39,7 @@ class _TfDlpack:
     return self._device
 
 
-def _tf_device(t: tf.Tensor) -> tuple:
+def _tf_device(t: tf.Tensor) -> tuple | None:
   spec = tf.DeviceSpec.from_string(t.backing_device or t.device or "")
   kind = (spec.device_type or "CPU").upper()
   index = spec.device_index or 0

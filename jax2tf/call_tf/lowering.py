@@ -246,7 +246,7 @@ def _lower_to_tf_function_call(ctx, args, fn: TfFunction, has_side_effects, toke
   op.attributes["tf.backend_config"] = ir.DictAttr.get(config)
   if shape_operands:
     first = len(operands)
-    op.attributes["indices_of_shape_operands"] = ir.DenseIntElementsAttr.get(
+    op.attributes["indices_of_shape_operands"] = ir.DenseIntElementsAttr.get(  # type: ignore[call-overload]
         np.arange(first, first + len(shape_operands), dtype=np.int64),
         type=ir.RankedTensorType.get([len(shape_operands)], ir.IntegerType.get_signless(64)))
   results = list(op.results)

@@ -10,6 +10,8 @@ Parameters of an equation:
 Transformation rules live in autodiff.py, batching.py and lowering.py.
 """
 
+from typing import Any
+
 import jax
 from jax.extend import core as jax_core
 from jax.interpreters import mlir
@@ -30,12 +32,14 @@ class CallTfOrderedEffect(jax_core.Effect):
 call_tf_effect = CallTfEffect()
 call_tf_ordered_effect = CallTfOrderedEffect()
 
+_EFFECT_SETS: list[Any] = [
+    mlir.lowerable_effects, jax_private.control_flow_allowed_effects,
+    jax_private.remat_allowed_effects, jax_private.custom_derivatives_allowed_effects]
 for _effect_type in (CallTfEffect, CallTfOrderedEffect):
-  mlir.lowerable_effects.add_type(_effect_type)
-  jax_private.control_flow_allowed_effects.add_type(_effect_type)
-  jax_private.remat_allowed_effects.add_type(_effect_type)
-  jax_private.custom_derivatives_allowed_effects.add_type(_effect_type)
-jax_private.ordered_effects.add_type(CallTfOrderedEffect)
+  for _effects in _EFFECT_SETS:
+    _effects.add_type(_effect_type)
+_ordered_effects: Any = jax_private.ordered_effects
+_ordered_effects.add_type(CallTfOrderedEffect)
 
 CALL_TF_EFFECT_TYPES = (CallTfEffect, CallTfOrderedEffect)
 

@@ -14,7 +14,7 @@ _TF_PLATFORM_NAMES = {"cpu": "CPU", "cuda": "CUDA", "rocm": "ROCM", "tpu": "TPU"
 
 
 def _static_or_none(shape) -> list[int | None]:
-  return [d if isinstance(d, (int, np.integer)) else None for d in shape]
+  return [int(d) if isinstance(d, (int, np.integer)) else None for d in shape]
 
 
 def tf_out_shape(aval) -> tf.TensorShape:

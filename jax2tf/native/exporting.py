@@ -88,7 +88,7 @@ def export_native(fun_jit: Callable, args_avals: Sequence[Any], kwargs_avals: di
     with jax_private.export_calling_convention_version(cc_version), \
         call_tf_function_list.collecting() as called_tf_functions:
       exp = jax_export.export(
-          fun_jit, platforms=platforms, disabled_checks=export_checks,
+          fun_jit,  # type: ignore[arg-type]  # a jax.jit-wrapped function platforms=platforms, disabled_checks=export_checks,
           _override_lowering_rules=portable_lowering.portable_lowering_rules(),
       )(*args_avals, **kwargs_avals)
   except (ValueError, NotImplementedError) as e:
@@ -125,7 +125,7 @@ def export_native(fun_jit: Callable, args_avals: Sequence[Any], kwargs_avals: di
       nr_devices=exp.nr_devices,
       stablehlo_version=consumer.stablehlo_version,
       # Calling convention 10 is the first to carry the partitioner choice.
-      use_shardy_partitioner=bool(jax.config.jax_use_shardy_partitioner)
+      use_shardy_partitioner=bool(getattr(jax.config, "jax_use_shardy_partitioner"))
       and exp.calling_convention_version >= 10,
       in_shardings=shardings.argument_shardings(exp),
       out_shardings=shardings.result_shardings(exp),

@@ -227,7 +227,7 @@ def rewrite_and_serialize(module_text: str, consumer: ConsumerVersions, *,
     _propagate_nan_in_min_max(module)
     _propagate_nan_in_clamp(module)
     _check_custom_calls(module, frozenset(allowed_custom_calls), allow_all_custom_calls)
-    text = module.operation.get_asm(enable_debug_info=True)
+    text = str(module.operation.get_asm(enable_debug_info=True))
   try:
     return jex_mlir.serialize_portable_artifact(
         text, consumer.stablehlo_version, use_mixed_serialization)

@@ -183,7 +183,9 @@ def _is_var(a) -> bool:
 def _free_and_defined(eqns) -> tuple[list, set]:
   """The variables `eqns` read from outside (in order of first use), and those
   they define."""
-  free, seen, defined = [], set(), set()
+  free: list = []
+  seen: set = set()
+  defined: set = set()
   for eqn in eqns:
     for a in eqn.invars:
       if _is_var(a) and a not in defined and a not in seen:
@@ -299,7 +301,8 @@ class _Builder:
   def build(self) -> SplitModule:
     groups = self._groups()
     n_parts = sum(isinstance(g, list) for g, _ in groups)
-    steps, k = [], 0
+    steps: list[_Part | _TfCall] = []
+    k = 0
     for g, needed in groups:
       if isinstance(g, list):
         k += 1
@@ -373,6 +376,7 @@ def call_split_module(module: SplitModule, args_flat: Sequence[tf.Tensor]) -> li
     if isinstance(step, _Part):
       if step.carriers and dims is None:
         dims = tf_dims.bind_dimension_variables(module.in_avals, module.in_tree, args_flat)
+      assert dims is not None
       ins += [tf.zeros(tf.stack([dims[c], 0]), tf.int32) for c in step.carriers]
       outs = call_module.call_native_module(step.module, ins)
     else:

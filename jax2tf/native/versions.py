@@ -72,7 +72,7 @@ def parse_version(v: str) -> tuple[int, ...]:
 
 def calling_convention_version(target: ConsumerVersions) -> int:
   """JAX's configured calling convention, lowered to what the consumer reads."""
-  wanted = int(jax.config.jax_export_calling_convention_version)
+  wanted = int(getattr(jax.config, "jax_export_calling_convention_version"))
   chosen = min(wanted, target.calling_convention_max)
   lowest = jax_export.minimum_supported_calling_convention_version
   if chosen < lowest:

@@ -71,7 +71,7 @@ def spec_for_each_leaf(polymorphic_shapes: Any, args_tree: Any,
           "polymorphic_shapes: each shape spec must be a str, a PolyShape or None, "
           f"got {s!r} of type {type(s).__name__}")
   try:
-    subtrees = spec_def.flatten_up_to(args_tree)
+    subtrees = spec_def.flatten_up_to(args_tree)  # type: ignore[attr-defined]  # not in jax's stubs
   except (ValueError, TypeError) as e:
     raise ValueError(
         f"polymorphic_shapes must be a pytree prefix of {describe}: got "

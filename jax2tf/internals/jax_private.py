@@ -4,8 +4,10 @@ Use them as attributes: `jax_private.solve_dim_vars(...)`, or
 `from jax2tf.internals.jax_private import solve_dim_vars`. Each is imported on
 first use from the path in `REGISTRY`; tests/test_internals.py imports all of
 them on every supported JAX (0.10 and 0.12), so a release that moves one fails
-there, naming it. Where a symbol lives at different paths in different
-releases, its entry lists them (see jax2tf/internals/__init__.py).
+there, naming it. Version differences are handled here and only here: a
+symbol that lives at different paths in different releases gets a tuple of
+paths, newest first (see jax2tf/internals/__init__.py); on jax 0.10.2 and 0.12
+every entry below still has a single path.
 
 Where a public alias exists on every supported release, use it instead (e.g.
 `jax.extend.core.primitives`, `jax.lax.linalg`, `jax.interpreters.mlir`,
@@ -40,15 +42,17 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
     "tpu_eigh_lowerings": "jax._src.tpu.linalg.eigh:",
     "tpu_svd_lowerings": "jax._src.tpu.linalg.svd:",
 
-    # -- primitives absent from `jax.extend.core.primitives` and `jax.lax`.
-    "geqrf_p": "jax._src.lax.linalg:geqrf_p",
+    # -- primitives that need a rule (or a portable lowering) but are in
+    # neither `jax.extend.core.primitives` nor `jax.lax` on jax 0.10 and 0.12.
+    "geqrf_p": "jax._src.lax.linalg:geqrf_p",  # jax.lax.linalg exposes qr only
     "ragged_dot_general_p": "jax._src.lax.lax:ragged_dot_general_p",
-    "composite_p": "jax._src.lax.lax:composite_p",
-    "empty_p": "jax._src.lax.lax:empty_p",
-    "platform_index_p": "jax._src.lax.control_flow:platform_index_p",
+    "composite_p": "jax._src.lax.lax:composite_p",  # public: lax.composite only
+    "empty_p": "jax._src.lax.lax:empty_p",  # only its sibling empty2_p is public
+    "platform_index_p": "jax._src.lax.control_flow:platform_index_p",  # lax.platform_dependent
+    # 0.12 has it as primitives.call_p, 0.10 has no public name for it.
     "eval_jaxpr_p": "jax._src.lax.eval_jaxpr:eval_jaxpr_p",
     "layout_constraint_p": "jax._src.pjit:layout_constraint_p",
-    "reshard_p": "jax._src.pjit:reshard_p",
+    "reshard_p": "jax._src.pjit:reshard_p",  # public: jax.sharding.reshard only
     "dim_as_value_p": "jax._src.export.shape_poly:dim_as_value_p",
     # Key-array primitives: only random_{bits,fold_in,seed,split}_p are public.
     "random_wrap_p": "jax._src.random.prng:random_wrap_p",
@@ -57,8 +61,8 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
     "random_clone_p": "jax._src.random.core:random_clone_p",
 
     # -- other internals.
-    # The gamma sampler behind random_gamma_p, to expand the primitive into
-    # JAX ops; `jax.random.gamma` takes a key, not the primitive's operands.
+    # The sampler JAX lowers random_gamma_p with, traced to expand the
+    # primitive into JAX ops; tracing `jax.random.gamma` binds the primitive.
     "gamma_impl": "jax._src.random.core:_gamma_impl",
     # The physical aval of a key array (its key data); jax.random exposes the
     # conversion of values (key_data) but not of avals.

@@ -36,7 +36,7 @@ $(VENV312)/.installed: pyproject.toml constraints/py312.txt
 	$(VENV312)/bin/python -m pip install -q -c constraints/py312.txt -e ".[cpu,test]"
 	touch $@
 
-PY312_TESTS ?= tests/native tests/graph tests/spec tests/primitives
+PY312_TESTS ?= tests/native tests/graph tests/spec tests/primitives tests/test_internals.py tests/test_packaging.py
 
 test-py312: $(VENV312)/.installed
 	$(VENV312)/bin/python -m pytest -n 2 -q -m "not slow" $(PY312_TESTS) $(PYTEST_ARGS)

@@ -4,7 +4,7 @@ from jax import export
 import numpy as np
 import tensorflow as tf
 
-TF_MODES = ("eager", "graph", "compiled")
+from jax2tf.testing.case import TF_MODES  # noqa: F401  (the one definition of the modes)
 
 
 def in_mode(f_tf, mode: str):

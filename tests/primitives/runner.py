@@ -1,12 +1,16 @@
-"""Runs one case of cases.py: converted with one serialization, in one TF mode.
+"""Runs one case in one column: converted with one serialization, executed in one TF mode.
 
-The converted function must give what `jax.jit(f)` gives on the same inputs
-(NaN at the same positions), or, where the case lists a refusal for the
-serialization, conversion must fail naming the primitive and the alternative.
+In a column where the case is neither refused nor gapped, the converted
+function must give what `jax.jit(case.fun)` gives on the same arguments
+(jax2tf.testing.compare), and in the "graph" TF mode a graph serialization's
+graph must hold no XlaCallModule, no Xla* op where the serialization allows
+none, and every op the case names. Where the case is refused, conversion must
+fail naming the primitive and a remedy; where it has a gap without tolerance,
+the column must fail with the gap's error, so that a fix shows up.
 """
 
 import contextlib
-import zlib
+import re
 
 import jax
 import numpy as np
@@ -14,111 +18,135 @@ import pytest
 import tensorflow as tf
 
 import jax2tf
-from jax2tf.native.module_rewrite import UnsupportedCustomCallError
+from jax2tf.testing import case as case_lib
+from jax2tf.testing import compare
 from tests import tf_modes
-from tests.primitives import cases as pc
 
 
 def x64(enabled: bool):
   return jax.enable_x64(True) if enabled else contextlib.nullcontext()
 
 
-def make_args(case):
-  rng = np.random.default_rng(zlib.crc32(case.name.encode()))
-  return [a.make(rng) for a in case.args]
-
-
-def _comparable(x):
-  x = np.asarray(x)
-  if x.dtype.kind == "V" or x.dtype.name in ("bfloat16", "float16") or "float8" in x.dtype.name:
-    return x.astype(np.float32)
-  return x
-
-
-def assert_same(jax_out, tf_out, tol, case_name):
-  j_leaves, j_tree = jax.tree_util.tree_flatten(jax_out)
-  t_leaves = jax.tree_util.tree_leaves(tf_out)
-  assert len(j_leaves) == len(t_leaves), (j_tree, tf_out)
-  for i, (j, t) in enumerate(zip(j_leaves, t_leaves)):
-    j, t = np.asarray(j), np.asarray(t)
-    what = f"{case_name}: result {i}"
-    assert j.shape == t.shape, f"{what}: shape {t.shape} != JAX {j.shape}"
-    assert np.dtype(j.dtype) == np.dtype(t.dtype), f"{what}: dtype {t.dtype} != JAX {j.dtype}"
-    rtol, atol = tol or pc.DEFAULT_TOL.get(np.dtype(j.dtype), (2e-5, 2e-6))
-    j, t = _comparable(j), _comparable(t)
-    if j.dtype.kind in "fc":
-      # Same NaN positions, same infinities, then closeness elsewhere.
-      np.testing.assert_array_equal(np.isnan(t), np.isnan(j), err_msg=f"{what}: NaN positions")
-      np.testing.assert_allclose(t, j, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
-    else:
-      np.testing.assert_array_equal(t, j, err_msg=what)
-
-
-def convert(fun, serialization: str):
+def convert(case, serialization: str):
   # A plain positional wrapper: tf.function reads the signature that
   # convert's functools.wraps exposes, and would pass the defaults of
   # keyword parameters (jnp.sum's axis, ...) as extra arguments.
-  wrapped = lambda *xs: fun(*xs)
-  if serialization == "native":
-    return jax2tf.convert(wrapped, native_serialization=True)
-  return jax2tf.convert(wrapped, native_serialization=False,
-                        enable_xla=(serialization == "graph"))
+  fun = case.fun
+  wrapped = lambda *xs: fun(*xs)  # noqa: E731
+  return jax2tf.convert(wrapped, polymorphic_shapes=case.polymorphic_shapes,
+                        **case_lib.serialization(serialization).options)
 
 
-# Per worker: the converted function (whose lowering is cached inside it) and
-# JAX's result, shared by the three modes of a case.
-_PREPARED: dict = {}
+# Per worker: arguments, JAX's result and the converted functions (whose
+# lowerings are cached inside them), shared by the columns of a case.
+_ARGS: dict = {}
+_JAX: dict = {}
+_CONVERTED: dict = {}
 
 
-def _prepare(case, serialization):
-  key = (case.name, serialization)
-  if key not in _PREPARED:
-    args = make_args(case)
-    jax_key = (case.name, "jax")
-    if jax_key not in _PREPARED:
-      _PREPARED[jax_key] = None if len(case.refuse) == len(pc.SERIALIZATIONS) else \
-          jax.tree_util.tree_map(np.asarray, jax.jit(case.fun)(*args))
-    _PREPARED[key] = (args, convert(case.fun, serialization), _PREPARED[jax_key])
-  return _PREPARED[key]
+def _args(case):
+  if case.id not in _ARGS:
+    _ARGS[case.id] = case.make_args()
+  return _ARGS[case.id]
 
 
-def _check_refusal(case, serialization, refusal, f_tf, mode, tf_args):
-  if serialization == "native":
-    with pytest.raises(UnsupportedCustomCallError) as info:
-      tf_modes.run_in_mode(f_tf, mode, *tf_args)
-    remedies = ("native_serialization=False",)
+def _jax_result(case):
+  if case.id not in _JAX:
+    out = jax.jit(case.fun)(*_args(case))
+    _JAX[case.id] = jax.tree_util.tree_map(np.asarray, out)
+  return _JAX[case.id]
+
+
+def _converted(case, serialization):
+  key = (case.id, serialization)
+  if key not in _CONVERTED:
+    _CONVERTED[key] = convert(case, serialization)
+  return _CONVERTED[key]
+
+
+def _in_mode(case, f_tf, mode, args):
+  if mode == "eager":
+    return f_tf
+  # A polymorphic case is traced with unknown dimensions, so that its
+  # dimension values are computed by TF ops at run time.
+  signature = (None if case.polymorphic_shapes is None
+               else tf_modes.tensor_specs(args, case.polymorphic_shapes))
+  return tf.function(f_tf, autograph=False, input_signature=signature,
+                     jit_compile=(mode == "compiled"))
+
+
+def _jax_rejects(case, args):
+  """JAX's own error when it cannot even trace the function, else None."""
+  try:
+    jax.eval_shape(case.fun, *args)
+  except Exception as e:  # pylint: disable=broad-except
+    return e
+  return None
+
+
+def _check_refusal(case, serialization, refusal, f_mode, tf_args, args):
+  jax_error = _jax_rejects(case, args)
+  if jax_error is not None:
+    # Some JAX versions refuse already when tracing; conversion must then
+    # fail with JAX's own error.
+    first_line = str(jax_error).splitlines()[0]
+    with pytest.raises(type(jax_error), match=re.escape(first_line)):
+      f_mode(*tf_args)
+    return
+  with pytest.raises(NotImplementedError) as info:
+    f_mode(*tf_args)
+  message = str(info.value)
+  assert refusal.primitive in message, (
+      f"{case.id}: the refusal under {serialization} names no '{refusal.primitive}': {message}")
+  remedies = case_lib.serialization(serialization).remedies
+  assert any(r in message for r in remedies), (
+      f"{case.id}: the refusal under {serialization} proposes none of {remedies}: {message}")
+
+
+def _check_graph(case, ser, f_graph, tf_args):
+  concrete = (f_graph.get_concrete_function() if case.polymorphic_shapes is not None
+              else f_graph.get_concrete_function(*tf_args))
+  ops = tf_modes.graph_op_types(concrete)
+  assert "XlaCallModule" not in ops, f"{case.id}: {ser.name} serialization emitted XlaCallModule"
+  missing = set(case.graph_ops) - ops
+  assert not missing, f"{case.id}: the graph lacks {sorted(missing)}; it has {sorted(ops)}"
+  if not ser.xla_ops:
+    xla_ops = sorted(op for op in ops if op.startswith("Xla"))
+    assert not xla_ops, f"{case.id}: {ser.name} emitted {xla_ops}"
+
+
+def _run_and_compare(case, ser, mode, f_mode, tf_args, args, tol, exact):
+  actual = tf_modes.to_numpy(f_mode(*tf_args))
+  expected = _jax_result(case)
+  where = f"{case.id} [{ser.name}, {mode}]"
+  if case.compare is not None:
+    case.compare(args, expected, actual, tol or (1e-5, 1e-5))
   else:
-    with pytest.raises(NotImplementedError) as info:
-      tf_modes.run_in_mode(f_tf, mode, *tf_args)
-    # A primitive without a graph rule points at native serialization; one
-    # whose rule needs XLA ops, at enable_xla=True.
-    remedies = ("native serialization",) if serialization == "graph" else (
-        "native serialization", "enable_xla=True")
-  msg = str(info.value)
-  assert refusal.primitive in msg, msg
-  assert any(r in msg for r in remedies), msg
+    compare.assert_same(expected, actual, tol=tol, exact=exact, where=where)
+  if mode == "graph" and ser.graph:
+    _check_graph(case, ser, f_mode, tf_args)
 
 
 def run(case, serialization: str, mode: str):
+  ser = case_lib.serialization(serialization)
   with x64(case.x64):
-    args, f_tf, jax_out = _prepare(case, serialization)
+    args = _args(case)
+    f_mode = _in_mode(case, _converted(case, serialization), mode, args)
     # TF tensors, as a TF caller would pass them (also the only way to pass
-    # bfloat16, which numpy does not know natively).
+    # bfloat16, which NumPy does not know natively).
     tf_args = [tf.constant(a) for a in args]
     refusal = case.refusal(serialization)
     if refusal is not None:
-      _check_refusal(case, serialization, refusal, f_tf, mode, tf_args)
+      _check_refusal(case, serialization, refusal, f_mode, tf_args, args)
       return
     gap = case.gap(serialization, mode)
     if gap is not None and gap.tol is None:
       # A known failure: pinned, so that a fix makes this test fail and the
-      # table gets updated.
+      # case gets updated.
       with pytest.raises(Exception, match=gap.error):
-        tf_modes.run_in_mode(f_tf, mode, *tf_args)
+        _run_and_compare(case, ser, mode, f_mode, tf_args, args, case.tol, case.exact)
       return
-    tol = gap.tol if gap is not None else case.tol
-    tf_out = tf_modes.to_numpy(tf_modes.run_in_mode(f_tf, mode, *tf_args))
-    if case.compare is not None:
-      case.compare(args, jax_out, tf_out, tol or (1e-5, 1e-5))
+    if gap is not None:
+      _run_and_compare(case, ser, mode, f_mode, tf_args, args, gap.tol, False)
     else:
-      assert_same(jax_out, tf_out, tol, case.name)
+      _run_and_compare(case, ser, mode, f_mode, tf_args, args, case.tol, case.exact)

@@ -1,9 +1,10 @@
-"""Every case of cases.py, converted with each serialization, in each TF mode.
+"""Every case declared beside a rule family, in every column (serialization x TF mode).
 
 See runner.py for what a case checks; docs/primitive_coverage.md (written by
-`python -m tests.primitives.coverage_doc`) lists the cases and refusals.
+`python -m jax2tf.testing.coverage_doc`) lists the cases, refusals and gaps.
 """
 
+import ast
 import pathlib
 
 import jax
@@ -12,55 +13,75 @@ import pytest
 import tensorflow as tf
 
 import jax2tf
+from jax2tf.graph import rules
+from jax2tf.testing import case as case_lib
+from jax2tf.testing import collect
+from jax2tf.testing import coverage_doc
 from tests import tf_modes
-from tests.primitives import cases as pc
-from tests.primitives import coverage_doc
 from tests.primitives import runner
+
+CASES = collect.all_cases()
+_ROOT = pathlib.Path(__file__).parents[2]
 
 
 def _params(cases):
-  return [pytest.param(c, id=c.name) for c in cases]
+  return [pytest.param(c, id=c.id, marks=[pytest.mark.slow] if c.slow else []) for c in cases]
 
 
-@pytest.mark.parametrize("mode", tf_modes.TF_MODES)
-@pytest.mark.parametrize("serialization", pc.SERIALIZATIONS)
-@pytest.mark.parametrize("case", _params(pc.fast_cases()))
-def test_primitive(case, serialization, mode):
-  runner.run(case, serialization, mode)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("mode", tf_modes.TF_MODES)
-@pytest.mark.parametrize("serialization", pc.SERIALIZATIONS)
-@pytest.mark.parametrize("case", _params(pc.slow_cases()))
-def test_primitive_slow(case, serialization, mode):
+@pytest.mark.parametrize("mode", case_lib.TF_MODES)
+@pytest.mark.parametrize("serialization", case_lib.SERIALIZATION_NAMES)
+@pytest.mark.parametrize("case", _params(CASES))
+def test_case(case, serialization, mode):
   runner.run(case, serialization, mode)
 
 
 def test_coverage_page_is_current():
-  path = pathlib.Path(__file__).parents[2] / "docs" / "primitive_coverage.md"
+  path = _ROOT / "docs" / "primitive_coverage.md"
   assert path.read_text() == coverage_doc.render(), (
-      "docs/primitive_coverage.md is out of date: run "
-      "`python -m tests.primitives.coverage_doc`")
+      "docs/primitive_coverage.md is out of date: run `python -m jax2tf.testing.coverage_doc`")
 
 
 def test_case_table_is_consistent():
-  for c in pc.CASES:
-    assert callable(c.fun), c.name
+  for c in CASES:
+    assert callable(c.fun), c.id
     for refusal in c.refuse.values():
-      assert refusal.reason and refusal.primitive, c.name
-    if c.refuse:
-      assert c.compare is None or len(c.refuse) < len(pc.SERIALIZATIONS), c.name
+      assert refusal.reason and refusal.primitive, c.id
+    for (s, m), gap in c.gaps.items():
+      assert gap.why, c.id
+      assert c.refusal(s) is None, f"{c.id}: a gap in {s}, where the case is refused"
 
 
-@pytest.mark.parametrize("mode", tf_modes.TF_MODES)
-@pytest.mark.parametrize("serialization", pc.SERIALIZATIONS)
+def test_every_rule_module_is_a_family_with_cases():
+  rules_dir = pathlib.Path(rules.__file__).parent
+  modules = {p.stem for p in rules_dir.glob("*.py")} - {"__init__"}
+  families = {m for m in modules if not m.endswith("_cases")}
+  assert families == set(rules.FAMILIES), (
+      "jax2tf/graph/rules/__init__.py's FAMILIES must list every rule module: "
+      f"missing {sorted(families - set(rules.FAMILIES))}, "
+      f"extra {sorted(set(rules.FAMILIES) - families)}")
+  assert {m for m in modules if m.endswith("_cases")} == {f"{f}_cases" for f in families}
+
+
+@pytest.mark.parametrize("family", rules.FAMILIES)
+def test_family_points_at_its_cases_and_never_imports_them(family):
+  source = (pathlib.Path(rules.__file__).parent / f"{family}.py").read_text()
+  tree = ast.parse(source)
+  assert f"Cases: {family}_cases.py" in (ast.get_docstring(tree) or ""), (
+      f"the docstring of rules/{family}.py should say 'Cases: {family}_cases.py'")
+  imported = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+  imported |= {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+               for a in n.names}
+  assert not any(name.endswith("_cases") for name in imported), (
+      f"rules/{family}.py imports test cases: {sorted(imported)}")
+
+
+@pytest.mark.parametrize("mode", case_lib.TF_MODES)
+@pytest.mark.parametrize("serialization", case_lib.SERIALIZATION_NAMES)
 def test_clamp_nan_with_polymorphic_shape(serialization, mode):
   # NaN-propagating clamp must also hold for dynamic shapes.
-  f = lambda lo, x, hi: jax.lax.clamp(lo, x, hi)
+  f = lambda lo, x, hi: jax.lax.clamp(lo, x, hi)  # noqa: E731
   f_tf = jax2tf.convert(f, polymorphic_shapes=[None, "(b,)", None],
-                        native_serialization=(serialization == "native"),
-                        enable_xla=(serialization != "graph_no_xla"))
+                        **case_lib.serialization(serialization).options)
   for x in (np.array([np.nan, 0.5, 3.0, -3.0], np.float32), np.array([2.0], np.float32)):
     for lo, hi in ((-1.0, 1.0), (np.nan, 1.0), (-1.0, np.nan)):
       args = (np.float32(lo), x, np.float32(hi))

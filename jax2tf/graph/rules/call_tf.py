@@ -15,6 +15,8 @@ The derivative and vmap forms of a call are TF functions too
 (jax2tf/call_tf/functions.py). `ordered=True` needs nothing more: the ops are
 created in program order, and inside a tf.function TF's automatic control
 dependencies run stateful ops (and calls of stateful functions) in that order.
+
+Cases: call_tf_cases.py
 """
 
 from jax2tf.call_tf.primitive import call_tf_p

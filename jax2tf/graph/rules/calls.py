@@ -7,6 +7,8 @@ the primal computation.
 A body that handles PRNG key arrays is first rewritten to work on key data
 (rules/random.py), so that structural primitives applied to keys see the
 trailing key-data dimensions.
+
+Cases: calls_cases.py
 """
 
 from jax._src import ad_checkpoint

@@ -4,6 +4,8 @@ Branches and loop bodies are sub-jaxprs lowered inside TF's functional
 control flow (If/Case/While ops in graphs). Loop-carried values keep the
 shapes of their avals: a symbolic dimension becomes an unknown (None) TF
 dimension in the loop's shape invariants, every constant one stays fixed.
+
+Cases: control_flow_cases.py
 """
 
 import numpy as np

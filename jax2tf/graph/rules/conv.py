@@ -14,6 +14,8 @@ formulation for float and complex operands:
   - complex operands: four real convolutions.
 Integer convolutions use XlaConv (enable_xla=True) and are refused otherwise:
 TF's integer Conv kernels are missing for most types and ranks.
+
+Cases: conv_cases.py
 """
 
 import numpy as np

@@ -17,6 +17,8 @@ Two recurring concerns:
   of float16/bfloat16 are evaluated in float32 and rounded once, as XLA does.
 * Denormal floats: TF's CPU kernels run with flush-to-zero, so float results
   that are or come from denormals can differ from XLA's; no rule corrects this.
+
+Cases: elementwise_cases.py
 """
 
 import ml_dtypes

@@ -5,6 +5,8 @@ gathers clamp start indices so the whole window is in bounds, FILL_OR_DROP gathe
 return `fill_value` for windows that are not, and scatters drop such windows (CLIP
 scatters clamp). TF's gather/scatter kernels fail (CPU) or zero-fill (GPU) instead,
 so every rule here first makes its indices in-bounds, the way JAX would.
+
+Cases: indexing_cases.py
 """
 
 import math

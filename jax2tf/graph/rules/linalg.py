@@ -24,6 +24,8 @@ TF has no XLA kernel for Eig, for complex Svd with vectors (singular values
 alone go through the real form) nor for TridiagonalSolve with perturbed
 pivots, so those fail under tf.function(jit_compile=True); XLA's Svd and SelfAdjointEig are iterative
 with float32-level tolerances, also for float64 (about 1e-7 relative).
+
+Cases: linalg_cases.py
 """
 
 import numpy as np

@@ -11,6 +11,8 @@ functions to a jaxpr and lower it, so the bits follow whatever JAX computes
 (including configuration such as `jax_threefry_partitionable`) and only the
 primitives underneath (threefry2x32, iota_2x32_shape, rng_bit_generator and
 ordinary lax operations) need TF code of their own.
+
+Cases: random_cases.py
 """
 
 import functools

@@ -1,4 +1,7 @@
-"""Reductions over axes: sums, products, extrema, logical and bitwise folds, argmax/argmin."""
+"""Reductions over axes: sums, products, extrema, logical and bitwise folds, argmax/argmin.
+
+Cases: reductions_cases.py
+"""
 
 import numpy as np
 import tensorflow as tf

@@ -3,6 +3,8 @@
 TF values carry no device placement, so device transfers and layout hints are
 identities. A sharding constraint becomes an XlaSharding annotation when the
 graph may be compiled by XLA (enable_xla=True), where it guides SPMD partitioning.
+
+Cases: sharding_cases.py
 """
 
 import tensorflow as tf

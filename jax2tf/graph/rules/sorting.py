@@ -6,6 +6,8 @@ operands gives every order JAX uses, NaNs included:
   - sort: -0.0 == +0.0 and every NaN after +inf (stable among themselves);
   - top_k: IEEE total order (-NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < NaN).
 Ascending order is TopKV2 of the bitwise complement of the key (no overflow).
+
+Cases: sorting_cases.py
 """
 
 import numpy as np

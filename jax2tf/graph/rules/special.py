@@ -5,6 +5,8 @@ Lgamma, Digamma, BesselI0e/I1e, Igamma, Igammac, IgammaGradA, Polygamma, Zeta,
 Betainc). XLA evaluates them in float32 for those types and rounds once, so the
 rules do the same everywhere, which keeps eager, graph and compiled TF alike.
 All rules are ordinary TF ops and work with enable_xla=False.
+
+Cases: special_cases.py
 """
 
 import jax

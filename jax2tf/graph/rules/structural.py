@@ -1,4 +1,7 @@
-"""Shapes and layouts: reshapes, broadcasts, transposes, slices, concatenation, padding."""
+"""Shapes and layouts: reshapes, broadcasts, transposes, slices, concatenation, padding.
+
+Cases: structural_cases.py
+"""
 
 import tensorflow as tf
 from jax import lax

@@ -4,6 +4,8 @@ Pooling becomes MaxPool / AvgPool where those are exact. Everything else is
 a reduction over the window's strided slices of the padded operand (one
 StridedSlice per window position), which has XLA's semantics for any window,
 stride, dilation and padding, with ordinary TF ops only.
+
+Cases: windows_cases.py
 """
 
 import itertools

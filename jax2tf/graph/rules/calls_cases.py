@@ -1,0 +1,68 @@
+"""Cases of the calls family (calls.py): jit, remat, custom_jvp/vjp and composite bodies inlined."""
+
+import functools
+
+import jax
+from jax import lax
+from jax.ad_checkpoint import checkpoint_name
+import jax.numpy as jnp
+
+from jax2tf.testing.case import A, Cases, case, rand
+
+CASES = Cases()
+
+
+@jax.custom_jvp
+def _softplus(x):
+  return jnp.logaddexp(x, 0.0)
+
+
+_softplus.defjvp(lambda p, t: (_softplus(p[0]), t[0] * jax.nn.sigmoid(p[0])))
+
+
+@jax.custom_vjp
+def _clip_grad(x):
+  return jnp.sin(x)
+
+
+_clip_grad.defvjp(lambda x: (jnp.sin(x), jnp.cos(x)), lambda c, g: (jnp.clip(g * c, -1, 1),))
+
+
+@functools.partial(lax.composite, name="jax2tf_test.softplus")
+def _composite_softplus(x):
+  return jnp.log1p(jnp.exp(x))
+
+
+CASES.add("custom_jvp", _softplus, A(5))
+CASES.add("custom_vjp", _clip_grad, A(5))
+CASES.add("grad_custom_jvp", jax.grad(lambda x: _softplus(x).sum()), A(5))
+CASES.add("grad_custom_vjp", jax.grad(lambda x: _clip_grad(x * 3).sum()), A(5))
+CASES.add("nn_softmax", jax.nn.softmax, A(2, 6), tol=(1e-5, 1e-6))
+# Native modules carry it as stablehlo.composite, which the converter inlines.
+CASES.add("composite", lambda x: _composite_softplus(x) * 2., A(6))
+
+
+@jax.custom_vjp
+def _clip_gradient(x):
+  return x
+
+
+_clip_gradient.defvjp(lambda x: (x, None), lambda _, g: (jnp.clip(g, -1, 1),))
+
+
+def _remat_saving_names(x):
+  # checkpoint_name labels what a remat policy may keep for the backward pass.
+  def body(v):
+    h = checkpoint_name(jnp.sin(v) * 2.0, "h")
+    return jnp.sum(jnp.cos(h) * v)
+  policy = jax.checkpoint_policies.save_only_these_names("h")
+  return jax.checkpoint(body, policy=policy)(x)
+
+
+CASES += [
+    case("jit_inner", lambda x: jax.jit(lambda v: v * 2 + 1)(x), rand((3,))),
+    case("remat", lambda x: jax.checkpoint(lambda v: jnp.sin(v) * v)(x), rand((3,))),
+    case("remat_named_policy", jax.grad(_remat_saving_names), rand((4,)), tol=(1e-5, 1e-6)),
+    case("custom_jvp_relu", jax.nn.relu, rand((5,)), exact=True),
+    case("custom_vjp_clip_gradient", lambda x: _clip_gradient(x) * 2, rand((5,)), exact=True),
+]

@@ -1,0 +1,203 @@
+"""Cases of the reductions family (reductions.py): sums, products, extrema, folds, argmax/argmin.
+
+Extrema and arg-extrema are exact; NaN, infinities, ties and signed zeros are
+sprinkled in where they decide the result.
+"""
+
+import jax
+from jax import lax
+import jax.numpy as jnp
+import numpy as np
+
+from jax2tf.testing.case import (A, BF16, BOOL, C128, C64, Cases, F16, F64, I16, I32, I64, I8,
+                                 U16, U32, U64, U8, V, case, dtype_name, fast_representatives,
+                                 gaps, rand, refused)
+
+CASES = Cases()
+
+# Native serialization: the module is JAX's, but TF's own XLA runs it.
+NATIVE_SIGNED_ZERO_EXTREMA = gaps(
+    "TF's XLA runtime, which executes the native module, reduces max over {-0.0, +0.0} to "
+    "-0.0 and min to +0.0 where JAX's gives +0.0 and -0.0", ["native"],
+    error="signs of zero differ")
+
+# ---------------------------------------------------------------------------
+# Random operands.
+for _n, _f in [("sum", jnp.sum), ("max", jnp.max), ("min", jnp.min), ("prod", jnp.prod),
+               ("argmax", jnp.argmax), ("argmin", jnp.argmin)]:
+  _exact = _n not in ("sum", "prod")
+  CASES.add(f"reduce_{_n}", lambda x, _f=_f: _f(x, axis=1), A(4, 7, lo=-2, hi=2),
+            tol=None if _exact else (1e-5, 1e-5), exact=_exact)
+  CASES.add(f"reduce_{_n}_nan", lambda x, _f=_f: _f(x, axis=0),
+            A(7, 3, specials=(1.0, np.nan, 2.0)), exact=_exact)
+  CASES.add(f"reduce_{_n}_int8", lambda x, _f=_f: _f(x, axis=0), A(4, 5, dtype=I8, lo=-5, hi=5),
+            slow=True)
+  CASES.add(f"reduce_{_n}_bfloat16", lambda x, _f=_f: _f(x, axis=0), A(4, 5, dtype=BF16),
+            exact=_exact, slow=True)
+CASES.add("reduce_and", lambda x: jnp.all(x, axis=1), A(3, 4, dtype=BOOL))
+CASES.add("reduce_or", lambda x: jnp.any(x, axis=1), A(3, 4, dtype=BOOL))
+CASES.add("reduce_xor", lambda x: lax.reduce_xor(x, (1,)), A(3, 4, dtype=U8, lo=0, hi=255))
+CASES.add("reduce_max_uint32", lambda x: jnp.max(x), A(3, 4, dtype=U32, lo=0, hi=10**9),
+          slow=True)
+CASES.add("reduce_sum_all_float64", jnp.sum, A(10, 10, dtype=F64), tol=(1e-12, 1e-12),
+          slow=True)
+CASES.add("argmax_ties_int32", lambda x: jnp.argmax(x, axis=1),
+          V(np.array([[1, 3, 3], [2, 2, 2]]), I32))
+CASES.add("reduce_multi_operand", lambda x, y: lax.reduce(
+    (x, y), (np.float32(-np.inf), np.int32(0)),
+    lambda a, b: (lax.max(a[0], b[0]), lax.add(a[1], b[1])), (1,)),
+          A(3, 5), A(3, 5, dtype=I32),
+          refuse=refused("reduce", "a reduction with a custom body needs XlaVariadicReduce",
+                         "graph_no_xla"))
+for _dt in (I8, I16, I32, U8, U16, U32, I64, U64):
+  CASES.add(f"sum_{dtype_name(_dt)}", lambda x: jnp.sum(x, axis=1, dtype=x.dtype),
+            A(3, 40, dtype=_dt, lo=-100 if np.dtype(_dt).kind == "i" else 0, hi=100),
+            slow=True)
+CASES.add("logsumexp_nan", jax.nn.logsumexp, A(5, specials=(np.nan,)))
+CASES[:] = fast_representatives(CASES, ["reduce_max_bfloat16"])
+
+
+# ---------------------------------------------------------------------------
+# Fixed operands: every reduction on every dtype, at its corners.
+
+def red(prim, axes, **params):
+  return lambda x: prim.bind(x, axes=tuple(axes), **params)
+
+
+def rsum(axes):
+  return lambda x: lax.reduce_sum(x, axes)
+
+
+def rmax(axes):
+  return lambda x: lax.reduce_max(x, axes)
+
+
+def rmin(axes):
+  return lambda x: lax.reduce_min(x, axes)
+
+
+def rprod(axes):
+  return lambda x: lax.reduce_prod(x, axes)
+
+
+def argmax(axis, index_dtype=np.int32):
+  return lambda x: lax.argmax(x, axis, index_dtype)
+
+
+def argmin(axis, index_dtype=np.int32):
+  return lambda x: lax.argmin(x, axis, index_dtype)
+
+
+def in_bf16(f):
+  """`f` on a bfloat16 copy of its float32 argument (cast inside the function)."""
+  return lambda x: f(x.astype(BF16))
+
+
+def with_specials(shape, dtype=np.float32, seed=0):
+  """Random values with NaNs, infinities, ties and signed zeros sprinkled in."""
+  x = rand(shape, dtype, seed=seed).round().astype(dtype)
+  flat = x.reshape(-1)
+  rng = np.random.default_rng(seed + 7)
+  for v in (np.nan, np.inf, -np.inf, 0.0, -0.0, -0.0):
+    flat[rng.integers(0, flat.size)] = v
+  return x
+
+
+def signed_zeros(shape, seed=0, dtype=np.float32):
+  rng = np.random.default_rng(seed)
+  return np.where(rng.random(shape) < 0.5, -0.0, 0.0).astype(dtype)
+
+
+def _exact(name, fun, *args, **kw):
+  return case(name, fun, *args, exact=True, **kw)
+
+
+x34 = rand((3, 4, 5))
+_VARIADIC_REFUSED = refused("reduce", "a multi-operand reduction body needs XlaVariadicReduceV2",
+                            "graph_no_xla")
+
+CASES += [
+    case("sum_f32", rsum((0, 2)), x34, tol=(1e-5, 1e-6), graph_ops=["Sum"]),
+    case("sum_all_f32", rsum((0, 1, 2)), x34, tol=(1e-5, 1e-6), slow=True),
+    _exact("sum_f16_accumulates_wide", rsum((0,)), np.ones((4096,), F16)),
+    # JAX's bfloat16 sums round after every step while the rule rounds once.
+    case("sum_bf16", in_bf16(rsum((1,))), x34, tol=(2e-2, 2e-2)),
+    case("sum_i8_wraps", rsum((1,)), rand((3, 40), I8, -128, 127)),
+    case("sum_u8_wraps", rsum((1,)), rand((3, 40), U8, 0, 255), slow=True),
+    case("sum_i16", rsum((0,)), rand((30, 4), I16, -30000, 30000), slow=True),
+    case("sum_u16", rsum((0,)), rand((30, 4), U16, 0, 65535), slow=True),
+    case("sum_i32_wraps", rsum((0,)), rand((30, 4), I32, -2**31, 2**31 - 1), slow=True),
+    case("sum_u32_wraps", rsum((0,)), rand((30, 4), U32, 0, 2**32 - 1), slow=True),
+    case("sum_c64", rsum((1,)), rand((3, 4), C64), tol=(1e-5, 1e-6), slow=True),
+    case("prod_f32", rprod((1,)), x34, tol=(1e-5, 1e-6)),
+    case("prod_i32_wraps", rprod((0,)), rand((12, 3), I32, -1000, 1000), slow=True),
+    case("prod_u8", rprod((0,)), rand((5, 3), U8, 0, 255), slow=True),
+    case("prod_c64", rprod((0,)), rand((3, 4), C64), tol=(1e-5, 1e-6), slow=True),
+    _exact("max_f32", rmax((1,)), x34, graph_ops=["Max"]),
+    _exact("max_nan_inf_f32", rmax((1,)), with_specials((4, 6))),
+    _exact("min_nan_inf_f32", rmin((0,)), with_specials((4, 6), seed=1), slow=True),
+    _exact("max_signed_zeros", rmax((1,)), signed_zeros((6, 5)),
+           gaps=NATIVE_SIGNED_ZERO_EXTREMA),
+    _exact("min_signed_zeros", rmin((1,)), signed_zeros((6, 5), seed=1),
+           gaps=NATIVE_SIGNED_ZERO_EXTREMA),
+    _exact("max_f16", rmax((0,)), with_specials((5, 4), F16), slow=True),
+    _exact("max_f16_signed_zeros", rmax((0,)), signed_zeros((5, 4), 3, F16),
+           gaps=NATIVE_SIGNED_ZERO_EXTREMA),
+    _exact("min_bf16", in_bf16(rmin((0,))), with_specials((5, 4))),
+    _exact("max_i8", rmax((0,)), rand((5, 4), I8, -128, 127), slow=True),
+    _exact("min_u8", rmin((0,)), rand((5, 4), U8, 0, 255), slow=True),
+    _exact("max_u32", rmax((0,)), rand((5, 4), U32, 0, 2**32 - 1), slow=True),
+    _exact("min_i16", rmin((1,)), rand((5, 4), I16, -999, 999), slow=True),
+    _exact("reduce_max_bool", rmax((1,)), rand((5, 4), BOOL)),
+    _exact("reduce_min_bool", rmin((1,)), rand((5, 4), BOOL), slow=True),
+    _exact("reduce_and_bool", red(lax.reduce_and_p, (1,)), rand((5, 4), BOOL)),
+    _exact("reduce_or_bool_axis0", red(lax.reduce_or_p, (0,)), rand((5, 4), BOOL), slow=True),
+    _exact("reduce_xor_bool", red(lax.reduce_xor_p, (0, 1)), rand((5, 4), BOOL)),
+    _exact("and_i32", red(lax.reduce_and_p, (1,)), rand((5, 4), I32, -2**31, 2**31 - 1),
+           slow=True),
+    _exact("or_u8", red(lax.reduce_or_p, (0,)), rand((5, 4), U8, 0, 255), slow=True),
+    _exact("xor_i16", red(lax.reduce_xor_p, (0,)), rand((5, 4), I16, -2**15, 2**15 - 1),
+           slow=True),
+    _exact("argmax_f32", argmax(1), x34, graph_ops=["ArgMax"]),
+    _exact("argmin_f32_i64_index", argmin(0, np.int32), x34, slow=True),
+    _exact("argmax_ties_nan", argmax(1), with_specials((4, 8))),
+    _exact("argmin_ties_nan", argmin(1), with_specials((4, 8), seed=2)),
+    _exact("argmax_signed_zeros", argmax(1), signed_zeros((4, 8))),
+    _exact("argmax_int_ties", argmax(0), rand((9, 5), I32, 0, 2)),
+    _exact("argmin_u8_ties", argmin(1), rand((5, 9), U8, 0, 2), slow=True),
+    _exact("argmax_bool", argmax(1), rand((5, 9), BOOL), slow=True),
+    _exact("argmax_f16", argmax(0), with_specials((6, 4), F16), slow=True),
+    _exact("argmin_bf16", in_bf16(argmin(1)), with_specials((4, 6)), slow=True),
+    _exact("argmax_i8_index_i16", argmax(1, np.int16), rand((4, 6), I8), slow=True),
+    case("reduce_add_init", lambda x: lax.reduce(x, np.float32(2.5), lax.add, (1,)), x34,
+         tol=(1e-5, 1e-6)),
+    _exact("reduce_max_init", lambda x: lax.reduce(x, np.float32(0.5), lax.max, (0, 2)),
+           with_specials((3, 4, 5))),
+    case("reduce_mul_i32", lambda x: lax.reduce(x, np.int32(3), lax.mul, (0,)),
+         rand((4, 3), I32), slow=True),
+    case("reduce_or_bool", lambda x: lax.reduce(x, True, lax.bitwise_or, (0,)),
+         rand((4, 3), BOOL), slow=True),
+    _exact("reduce_variadic_argmax",
+           lambda x, i: lax.reduce((x, i), (np.float32(-np.inf), np.int32(0)),
+                                   lambda a, b: (lax.max(a[0], b[0]),
+                                                 lax.max(a[1], b[1])), (1,)),
+           x34, rand((3, 4, 5), I32, 0, 9, seed=1), refuse=_VARIADIC_REFUSED),
+    case("poly_sum_symbolic_axis", rsum((1,)), x34, polymorphic_shapes=["(3, b, 5)"],
+         tol=(1e-5, 1e-6)),
+    _exact("poly_max_symbolic_axis", rmax((0, 1)), with_specials((3, 4, 5)),
+           polymorphic_shapes=["(a, b, 5)"]),
+    _exact("poly_argmax_symbolic_axis", argmax(1), with_specials((3, 8)),
+           polymorphic_shapes=["(a, b)"]),
+    _exact("poly_xor_int", red(lax.reduce_xor_p, (1,)), rand((3, 7), I8, -128, 127),
+           polymorphic_shapes=["(a, b)"], slow=True),
+    # 64-bit dtypes
+    case("sum_f64", rsum((0,)), rand((5, 4), F64), tol=(1e-12, 1e-6)),
+    case("sum_i64_wraps", rsum((0,)), rand((5, 4), I64, -2**62, 2**62)),
+    case("sum_u64", rsum((0,)), rand((5, 4), U64, 0, 2**63), slow=True),
+    _exact("max_f64_nan", rmax((1,)), with_specials((4, 6), F64), slow=True),
+    _exact("min_f64_signed_zeros", rmin((1,)), signed_zeros((6, 5), 2, F64),
+           gaps=NATIVE_SIGNED_ZERO_EXTREMA),
+    _exact("argmax_i64_index", argmax(1, np.int64), with_specials((4, 6), F64)),
+    _exact("xor_u64", red(lax.reduce_xor_p, (0,)), rand((5, 4), U64, 0, 2**63), slow=True),
+    case("prod_c128", rprod((0,)), rand((3, 4), C128), tol=(1e-12, 1e-6), slow=True),
+]

@@ -1,0 +1,28 @@
+"""Cases of the sharding family (sharding.py): placement is an identity, or an annotation.
+
+That the constraint becomes an XlaSharding annotation only with enable_xla=True
+is checked by tests/graph/test_structural.py.
+"""
+
+import jax
+from jax import lax
+
+from jax2tf.testing.case import Cases, case, gaps, rand
+
+
+def _single():
+  return jax.sharding.SingleDeviceSharding(jax.devices()[0])
+
+
+CASES = Cases([
+    case("device_put", lambda x: jax.device_put(x) * 2, rand((2, 3)), exact=True),
+    case("device_put_many", lambda x, y: jax.device_put((x, y)), rand((2, 3)), rand((3,)),
+         exact=True),
+    case("sharding_constraint", lambda x: lax.with_sharding_constraint(x, _single()) * 2,
+         rand((2, 3)), exact=True),
+    case("sharding_constraint_poly", lambda x: lax.with_sharding_constraint(x, _single()),
+         rand((4, 3)), exact=True, polymorphic_shapes=["(b, _)"],
+         gaps=gaps("TF's XlaCallModule cannot refine the symbolic shape through the Sharding "
+                   "custom call: 'Module has dynamic shapes'", ["native"],
+                   error="has dynamic shapes")),
+])

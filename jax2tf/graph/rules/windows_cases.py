@@ -1,0 +1,256 @@
+"""Cases of the windows family (windows.py): pooling, select_and_*_add, cumulative ops.
+
+Windowed maxima and minima, and the selections of their gradients, are exact;
+sums and products get a tolerance.
+"""
+
+import jax
+from jax import lax
+import jax.numpy as jnp
+import numpy as np
+
+from jax2tf.testing.case import (A, BF16, BOOL, Cases, F16, F64, I16, I32, I64, I8, U32, U64,
+                                 U8, case, gaps, rand, refused)
+
+CASES = Cases()
+
+# ---------------------------------------------------------------------------
+# Random operands.
+_GENERIC_REFUSED = refused("reduce_window", "a window reduction with a custom body needs "
+                           "XlaReduceWindow", "graph_no_xla")
+CASES += [
+    case("reduce_window_sum", lambda x: lax.reduce_window(
+        x, np.float32(0), lax.add, (2, 3), (1, 2), "VALID"), A(6, 7), tol=(1e-5, 1e-5)),
+    case("reduce_window_max_padded_dilated", lambda x: lax.reduce_window(
+        x, -np.inf, lax.max, (2, 2), (1, 1), ((1, 0), (0, 2)), window_dilation=(1, 2)),
+         A(5, 6), exact=True),
+    case("reduce_window_min_int32", lambda x: lax.reduce_window(
+        x, np.int32(2**31 - 1), lax.min, (3,), (2,), "SAME"), A(9, dtype=I32, lo=-50, hi=50)),
+    case("reduce_window_generic", lambda x: lax.reduce_window(
+        x, np.float32(1), lambda a, b: a * b + 0.5, (2,), (1,), "VALID"), A(6, lo=0.5, hi=1.5),
+         tol=(1e-5, 1e-5), refuse=_GENERIC_REFUSED),
+    case("max_pool", lambda x: lax.reduce_window(
+        x, -np.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"), A(2, 8, 8, 3), exact=True),
+    case("avg_pool", lambda x: lax.reduce_window(
+        x, 0.0, lax.add, (1, 2, 2, 1), (1, 2, 2, 1), "VALID") / 4.0, A(2, 8, 8, 3),
+         tol=(1e-5, 1e-6)),
+    case("max_pool_nan", lambda x: lax.reduce_window(x, -np.inf, lax.max, (2,), (2,), "VALID"),
+         A(8, specials=(1.0, np.nan, np.nan, 0.0)), exact=True),
+    # The max-pool gradient is select_and_scatter_add.
+    case("max_pool_grad", jax.grad(lambda x: jnp.sum(lax.reduce_window(
+        x, -np.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME") ** 2)), A(2, 6, 6, 3)),
+]
+for _n, _f in [("cumsum", lax.cumsum), ("cumprod", lax.cumprod), ("cummax", lax.cummax),
+               ("cummin", lax.cummin), ("cumlogsumexp", lax.cumlogsumexp)]:
+  _exact = _n in ("cummax", "cummin")
+  _tol = None if _exact else (1e-5, 1e-5)
+  CASES.add(_n, lambda x, _f=_f: _f(x, axis=1), A(3, 9, lo=-1.5, hi=1.5), tol=_tol,
+            exact=_exact)
+  CASES.add(f"{_n}_reverse", lambda x, _f=_f: _f(x, axis=0, reverse=True),
+            A(9, 2, lo=-1.5, hi=1.5), tol=_tol, exact=_exact, slow=True)
+  if _n != "cumlogsumexp":
+    CASES.add(f"{_n}_int32", lambda x, _f=_f: _f(x, axis=0), A(10, dtype=I32, lo=-5, hi=5),
+              slow=_n != "cumsum")
+CASES.add("cumsum_long", lambda x: jnp.cumsum(x), A(300, lo=0, hi=1), tol=(1e-5, 1e-5),
+          slow=True)
+CASES.add("cumsum_float16", lambda x: jnp.cumsum(x), A(12, dtype=F16, lo=0, hi=1),
+          tol=(1e-2, 1e-2), slow=True)
+
+
+# ---------------------------------------------------------------------------
+# Fixed operands: every window parameter, dtype and NaN placement.
+
+def in_bf16(f):
+  """`f` on bfloat16 copies of its float32 arguments (cast inside the function)."""
+  return lambda *xs: f(*[x.astype(BF16) for x in xs])
+
+
+def with_specials(shape, dtype=np.float32, seed=0):
+  x = rand(shape, dtype, seed=seed).round().astype(dtype)
+  flat = x.reshape(-1)
+  rng = np.random.default_rng(seed + 7)
+  for v in (np.nan, np.inf, -np.inf, 0.0, -0.0, -0.0, -np.nan):
+    flat[rng.integers(0, flat.size)] = v
+  return x
+
+
+def rw(init, op, window, strides=None, padding="VALID", base=None, wdil=None):
+  strides = strides or (1,) * len(window)
+  return lambda x: lax.reduce_window(x, init(x.dtype) if callable(init) else init, op, window,
+                                     strides, padding, base, wdil)
+
+
+def _exact(name, fun, *args, **kw):
+  return case(name, fun, *args, exact=True, **kw)
+
+
+# NumPy inits (not jnp) let JAX recognise the monoid and emit reduce_window_{max,min,sum}.
+def NEG_INF(dt):
+  return np.array(-np.inf if jnp.issubdtype(dt, jnp.floating) else jnp.iinfo(dt).min, dt)
+
+
+def POS_INF(dt):
+  return np.array(np.inf if jnp.issubdtype(dt, jnp.floating) else jnp.iinfo(dt).max, dt)
+
+
+def ZERO(dt):
+  return np.array(0, dt)
+
+
+def GENERIC_ZERO(dt):
+  return jnp.array(0, dt)    # a traced init: the generic reduce_window
+
+
+def GENERIC_NEG_INF(dt):
+  return jnp.array(-jnp.inf, dt)
+
+
+img = rand((2, 7, 8, 3))
+CASES += [
+    _exact("maxpool_valid", rw(NEG_INF, lax.max, (1, 2, 2, 1), (1, 2, 2, 1)), img,
+           graph_ops=["MaxPool"]),
+    _exact("maxpool_same", rw(NEG_INF, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"), img,
+           graph_ops=["MaxPool"]),
+    _exact("maxpool_nan", rw(NEG_INF, lax.max, (1, 2, 2, 1), (1, 1, 1, 1), "SAME"),
+           with_specials((2, 5, 5, 2)), slow=True,
+           gaps={**gaps("TF's MaxPool gives -0.0 for a window holding -0.0 and +0.0 (no "
+                        "larger value), JAX +0.0", ["graph"], error="signs of zero differ"),
+                 **gaps("TF's XLA runtime, which executes the native module, gives -0.0 "
+                        "for a window holding -0.0 and +0.0, JAX's +0.0", ["native"],
+                        error="signs of zero differ")}),
+    case("sumpool_same", rw(ZERO, lax.add, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"), img,
+         tol=(1e-5, 1e-5), graph_ops=["AvgPool"]),
+    _exact("minpool_nchw", rw(POS_INF, lax.min, (1, 1, 3, 2), (1, 1, 2, 1),
+                              ((0, 0), (0, 0), (1, 1), (0, 1))),
+           with_specials((2, 3, 6, 5)), slow=True,
+           gaps=gaps("a window min over -0.0 and +0.0 gives +0.0 where JAX gives -0.0 (eager "
+                     "and tf.function; jit_compile is right)", ["graph"], ["eager", "graph"],
+                     error="signs of zero differ")),
+    _exact("max_window_dilation", rw(NEG_INF, lax.max, (2, 2), (1, 2), "VALID", None, (2, 3)),
+           rand((9, 10)), slow=True),
+    _exact("max_base_dilation", rw(NEG_INF, lax.max, (2, 3), (1, 2), ((1, 0), (2, 1)), (2, 2)),
+           rand((5, 6))),
+    case("sum_base_window_dilation_i32",
+         rw(ZERO, lax.add, (3, 2), (2, 1), ((1, 2), (0, 1)), (2, 1), (1, 2)),
+         rand((5, 6), I32, -100, 100)),
+    case("window_sum_i8_wraps", rw(ZERO, lax.add, (4,), (1,)), rand((20,), I8, -128, 127),
+         slow=True),
+    _exact("window_max_u8", rw(NEG_INF, lax.max, (3, 3), (2, 1), "SAME"),
+           rand((6, 7), U8, 0, 255), slow=True),
+    _exact("window_max_f16", rw(NEG_INF, lax.max, (2, 2), (1, 1), "SAME"),
+           with_specials((4, 5), F16), slow=True),
+    case("window_sum_bf16", in_bf16(rw(ZERO, lax.add, (2, 2), (1, 1))), rand((4, 5)),
+         tol=(2e-2, 2e-2), slow=True),
+    _exact("window_max_bool", rw(False, lax.max, (2,), (1,), "SAME"), rand((7,), BOOL),
+           slow=True),
+    _exact("generic_max_is_maxpool",
+           rw(GENERIC_NEG_INF, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "SAME"), img,
+           graph_ops=["MaxPool"]),
+    case("generic_sum_i32", rw(GENERIC_ZERO, lax.add, (2, 2), (1, 2), "SAME"),
+         rand((4, 5), I32), slow=True),
+    case("reduce_window_mul_init1",
+         rw(lambda dt: jnp.array(1, dt), lax.mul, (2, 2), (1, 2), "SAME"), rand((4, 5)),
+         tol=(1e-5, 1e-6), slow=True),
+    case("reduce_window_add_init",
+         rw(lambda dt: jnp.array(1.5, dt), lax.add, (2, 2), (1, 1), ((1, 0), (0, 1))),
+         rand((4, 5)), tol=(1e-5, 1e-6), slow=True,
+         refuse=refused("reduce_window", "how often XLA folds a non-identity init in is "
+                        "unspecified", "graph_no_xla")),
+    case("reduce_window_custom_body", rw(ZERO, lambda a, b: a + 2 * b, (2,), (1,)), rand((6,)),
+         refuse=refused("reduce_window", "a body that is no single monoid op needs "
+                        "XlaReduceWindow", "graph_no_xla")),
+    _exact("poly_maxpool_batch", rw(NEG_INF, lax.max, (1, 2, 2, 1), (1, 2, 2, 1)), img,
+           polymorphic_shapes=["(b, 7, 8, 3)"], graph_ops=["MaxPool"]),
+    _exact("poly_pool_spatial_same", rw(NEG_INF, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"),
+           rand((2, 7, 7, 3)), polymorphic_shapes=["(_, b, b, _)"]),
+    case("poly_sum_window_spatial", rw(ZERO, lax.add, (1, 2, 2, 1), (1, 1, 2, 1), "SAME"),
+         rand((2, 6, 6, 3)), polymorphic_shapes=["(_, b, b, _)"], tol=(1e-5, 1e-5), slow=True),
+    _exact("maxpool_f64", rw(NEG_INF, lax.max, (2, 2), (1, 1), "SAME"),
+           with_specials((4, 5), F64)),
+]
+
+
+def maxpool_grad(window, strides, padding):
+  def f(x, ct):
+    return jax.vjp(lambda y: lax.reduce_window(y, -jnp.inf, lax.max, window, strides, padding),
+                   x)[1](ct)[0]
+  return f
+
+
+def minpool_grad(window, strides, padding):
+  def f(x, ct):
+    return jax.vjp(lambda y: lax.reduce_window(y, jnp.inf, lax.min, window, strides, padding),
+                   x)[1](ct)[0]
+  return f
+
+
+def maxpool_jvp(window, strides, padding):
+  def f(x, t):
+    return jax.jvp(lambda y: lax.reduce_window(y, -jnp.inf, lax.max, window, strides, padding),
+                   (x,), (t,))[1]
+  return f
+
+
+def ties(shape, seed=0):
+  return rand(shape, np.float32, -2, 2, seed=seed).round()
+
+
+CASES += [
+    case("select_scatter_maxpool_grad", maxpool_grad((1, 2, 2, 1), (1, 2, 2, 1), "VALID"),
+         ties((2, 6, 6, 2)), rand((2, 3, 3, 2), seed=1), tol=(1e-5, 1e-6)),
+    case("select_scatter_overlapping_same", maxpool_grad((1, 3, 3, 1), (1, 2, 1, 1), "SAME"),
+         ties((2, 5, 6, 2)), rand((2, 3, 6, 2), seed=1), tol=(1e-5, 1e-5)),
+    case("select_scatter_min_grad", minpool_grad((3, 2), (1, 2), ((1, 1), (0, 1))),
+         ties((5, 6)), rand((5, 3), seed=1), tol=(1e-5, 1e-5), slow=True),
+    # Among equal maxima XLA's choice of tangent depends on its evaluation
+    # order (not always the first); the rule takes the first, so no ties here.
+    _exact("select_gather_maxpool_jvp", maxpool_jvp((1, 2, 2, 1), (1, 1, 1, 1), "SAME"),
+           rand((2, 5, 5, 2)), rand((2, 5, 5, 2), seed=1)),
+    _exact("select_gather_strided_dilated", maxpool_jvp((2, 3), (2, 1), ((1, 0), (1, 1))),
+           rand((7, 6)), rand((7, 6), seed=1), slow=True),
+    case("poly_select_scatter", maxpool_grad((1, 2, 2, 1), (1, 2, 2, 1), "SAME"),
+         ties((2, 8, 8, 2)), rand((2, 4, 4, 2), seed=1),
+         polymorphic_shapes=["(b, 2*h, 2*h, 2)", "(b, h, h, 2)"], tol=(1e-5, 1e-6)),
+]
+
+
+def cum(prim, axis=0, reverse=False):
+  return lambda x: prim.bind(x, axis=axis, reverse=reverse)
+
+
+CASES += [
+    case("cumsum_f32", cum(lax.cumsum_p, 1), rand((3, 9)), tol=(1e-5, 1e-5),
+         graph_ops=["Cumsum"]),
+    case("cumsum_reverse_5x3", cum(lax.cumsum_p, 0, True), rand((5, 3)), tol=(1e-5, 1e-5),
+         slow=True),
+    _exact("cumsum_f16_wide", cum(lax.cumsum_p), np.ones((4096,), F16)),
+    case("cumsum_i8_wraps", cum(lax.cumsum_p), rand((40,), I8, -128, 127), slow=True),
+    case("cumsum_u32", cum(lax.cumsum_p), rand((40,), U32, 0, 2**32 - 1)),
+    case("cumprod_f32", cum(lax.cumprod_p, 1, True), rand((3, 6), low=0.5, high=1.5),
+         tol=(1e-5, 1e-6), slow=True),
+    case("cumprod_i16_wraps", cum(lax.cumprod_p), rand((12,), I16, -99, 99), slow=True),
+    _exact("cummax_nan", cum(lax.cummax_p, 1), with_specials((3, 9))),
+    _exact("cummin_reverse_nan", cum(lax.cummin_p, 0, True), with_specials((9, 3), seed=1)),
+    _exact("cummax_i32", cum(lax.cummax_p, 0), rand((17,), I32, -2**31, 2**31 - 1), slow=True),
+    _exact("cummin_u8", cum(lax.cummin_p, 0, True), rand((17,), U8, 0, 255), slow=True),
+    _exact("cummax_f16", cum(lax.cummax_p, 0), with_specials((9,), F16), slow=True),
+    case("cumlogsumexp_3x7", cum(lax.cumlogsumexp_p, 1), rand((3, 7)), tol=(1e-5, 1e-6)),
+    case("cumlogsumexp_reverse_f16", cum(lax.cumlogsumexp_p, 0, True), rand((7,), F16),
+         tol=(1e-2, 1e-2), slow=True),
+    case("cumsum_c64", cum(lax.cumsum_p), rand((6,), np.complex64), tol=(1e-5, 1e-5),
+         slow=True),
+    case("poly_cumsum", cum(lax.cumsum_p, 1), rand((3, 9)), polymorphic_shapes=["(a, b)"],
+         tol=(1e-5, 1e-5)),
+    _exact("poly_cummax", cum(lax.cummax_p, 0, True), with_specials((11, 2)),
+           polymorphic_shapes=["(b, _)"],
+           gaps={**gaps("TF's XLA runtime, which executes the native module, keeps -0.0 as "
+                        "the running max after a +0.0 where JAX's gives +0.0", ["native"],
+                        error="signs of zero differ"),
+                 **gaps("under jit_compile with an unknown length, TF's XLA keeps -0.0 as the "
+                        "running max after a +0.0 where JAX gives +0.0", ["graph"],
+                        ["compiled"], error="signs of zero differ")}),
+    case("associative_cumsum_axis0", lambda x: jnp.cumsum(x, axis=0), rand((4, 3))),
+    # 64-bit dtypes
+    _exact("cummax_i64", cum(lax.cummax_p, 0), rand((17,), I64, -2**62, 2**62)),
+    case("cumsum_u64", cum(lax.cumsum_p, 0), rand((17,), U64, 0, 2**63), slow=True),
+]

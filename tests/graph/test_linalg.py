@@ -1,0 +1,46 @@
+"""Linear algebra under graph serialization (rules/linalg.py), beyond its cases.
+
+The family's cases are in jax2tf/graph/rules/linalg_cases.py.
+"""
+
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+import numpy as np
+import pytest
+from jax import lax
+
+import jax2tf
+from tests import tf_modes
+from tests.tf_modes import TF_MODES
+
+FLAVOURS = ("xla", "no_xla")
+
+
+def test_refusal_names_primitive_and_reason():
+  f = jax2tf.convert(lambda x: jsl.qr(x, pivoting=True), native_serialization=False)
+  with pytest.raises(NotImplementedError, match=r"'qr'.*column-pivoted.*native serialization"):
+    f(np.eye(3, dtype=np.float32))
+
+
+def _spd(n):
+  x = np.random.default_rng(0).uniform(-3, 3, (n, n)).astype(np.float32)
+  return (x @ x.T + n * np.eye(n)).astype(np.float32)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_subset_by_index(flavour):
+  # JAX's CPU lowering has no subset_by_index; the rules slice the full
+  # decomposition, checked against NumPy.
+  x = _spd(6)
+
+  def f(x):
+    v, w = lax.linalg.eigh(x, subset_by_index=(2, 5))
+    s = lax.linalg.svd(x[:, :4], full_matrices=False, compute_uv=False, subset_by_index=(1, 3))
+    return (v * w) @ jnp.conj(jnp.swapaxes(v, -1, -2)), w, s
+  g = jax2tf.convert(f, native_serialization=False, enable_xla=flavour == "xla")
+  for mode in TF_MODES:
+    proj, w, s = tf_modes.to_numpy(tf_modes.run_in_mode(g, mode, x))
+    ew, ev = np.linalg.eigh(x.astype(np.float64))
+    np.testing.assert_allclose(w, ew[2:5], rtol=1e-4)
+    np.testing.assert_allclose(proj, (ev[:, 2:5] * ew[2:5]) @ ev[:, 2:5].T, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(s, np.linalg.svd(x[:, :4], compute_uv=False)[1:3], rtol=1e-4)

@@ -1,9 +1,54 @@
-"""Sharding annotations on TF values."""
+"""Sharding annotations on TF values: the one place that builds xla.OpSharding
+protos from JAX shardings and wraps tensors in XlaSharding ops.
+
+Three users: the public `split_to_logical_devices`; native serialization,
+which annotates the arguments and results of XlaCallModule with the shardings
+the exported module declares (jax2tf/native/shardings.py reads them); and
+graph serialization's rule for sharding constraints
+(jax2tf/graph/rules/sharding.py).
+"""
+
+from typing import Any, Sequence
 
 import numpy as np
 import tensorflow as tf
 from tensorflow.compiler.xla import xla_data_pb2
 from tensorflow.python.compiler.xla.experimental import xla_sharding
+
+
+def op_sharding(sharding: Any, ndim: int) -> xla_data_pb2.OpSharding | None:
+  """A JAX sharding, or an HloSharding, as an `xla.OpSharding` for an array of
+  rank `ndim`; None for None and for shardings without an HLO form."""
+  serialized = serialized_op_sharding(sharding, ndim)
+  return None if serialized is None else xla_data_pb2.OpSharding.FromString(serialized)
+
+
+def serialized_op_sharding(sharding: Any, ndim: int) -> bytes | None:
+  """`op_sharding`, serialized."""
+  if sharding is None:
+    return None
+  to_hlo = getattr(sharding, "_to_xla_hlo_sharding", None)
+  if to_hlo is not None:   # a JAX Sharding
+    sharding = to_hlo(ndim)
+  elif not hasattr(sharding, "to_proto"):   # neither a Sharding nor an HloSharding
+    return None
+  return sharding.to_proto().SerializeToString()
+
+
+def annotate(tensor: tf.Tensor, sharding: xla_data_pb2.OpSharding | bytes | None, *,
+             unspecified_dims: Sequence[int] | None = None) -> tf.Tensor:
+  """Wraps `tensor` in an XlaSharding op carrying `sharding` (an OpSharding or
+  its serialization); `unspecified_dims` are left to the partitioner.
+
+  Graph-only, like every XlaSharding op; None (unspecified) leaves the tensor
+  as it is.
+  """
+  if sharding is None:
+    return tensor
+  if isinstance(sharding, bytes):
+    sharding = xla_data_pb2.OpSharding.FromString(sharding)
+  return xla_sharding.Sharding(proto=sharding).apply_to_tensor(
+      tensor, use_sharding_op=True, unspecified_dims=list(unspecified_dims or []) or None)
 
 
 def split_to_logical_devices(tensor: tf.Tensor, partition_dimensions: list[int]) -> tf.Tensor:
@@ -35,15 +80,3 @@ def split_to_logical_devices(tensor: tf.Tensor, partition_dimensions: list[int])
   num_devices = int(np.prod(partition_dimensions))
   tile_assignment = np.arange(num_devices).reshape(partition_dimensions)
   return xla_sharding.tile(tensor, tile_assignment, use_sharding_op=True)
-
-
-def annotate(tensor: tf.Tensor, op_sharding: bytes | None) -> tf.Tensor:
-  """Wraps `tensor` in an XlaSharding op carrying a serialized xla.OpSharding.
-
-  Graph-only, like every XlaSharding op; `None` (unspecified) leaves the
-  tensor as it is.
-  """
-  if op_sharding is None:
-    return tensor
-  proto = xla_data_pb2.OpSharding.FromString(op_sharding)
-  return xla_sharding.Sharding(proto).apply_to_tensor(tensor, use_sharding_op=True)

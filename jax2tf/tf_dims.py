@@ -5,6 +5,16 @@ lowered computation runs (otherwise TF reports a failed shape refinement, or an
 op deep inside the graph fails, instead of the spec's message); graph
 serialization also binds the dimension variables to values derived from
 `tf.shape` of the arguments.
+
+Where this lives: it is the TensorFlow half of shape polymorphism, and every
+lowering uses it. api.py checks argument shapes with it for both lowerings;
+graph serialization binds the dimension variables (graph/lowering.py) and
+evaluates dimensions with `TFDimArithmetic` (graph/context.py); native
+serialization binds them too, for the extra dimension arguments of a program
+split around TF calls (native/split.py). jax2tf/shapes/ must stay free of
+TensorFlow, and native/ never imports graph/, so neither package can hold it:
+it sits beside api.py as one module that all three import, and it imports
+nothing of theirs (only jax2tf.shapes, below all of them).
 """
 
 from typing import Sequence

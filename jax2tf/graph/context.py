@@ -55,4 +55,5 @@ class RuleContext:
     return self.avals_out[0]
 
   def tf_dtype(self, aval=None) -> tf.DType:
-    return tf.as_dtype(np.dtype((aval or self.aval_out).dtype))
+    """The TF dtype of `aval`, by default of the only output."""
+    return tf.as_dtype(np.dtype((self.aval_out if aval is None else aval).dtype))

@@ -32,12 +32,28 @@ def register(*primitives, no_xla=True):
         continue
       old = _RULES.get(p)
       # Some JAX versions alias primitives (one object under two names), and a
-      # module re-imported after a failed import registers its rules again.
-      if old is not None and (old.module, old.fn.__qualname__) != (fn.__module__, fn.__qualname__):
-        raise ValueError(f"primitive {p} already has a rule in {old.module}")
+      # module re-imported after a failed import registers its rules again:
+      # both register the same source function, which is allowed. Two lambdas
+      # of one module share a qualified name, hence the code location.
+      if old is not None and _source(old.fn) != _source(fn):
+        raise ValueError(
+            f"primitive {p} already has a rule ({_describe(old.fn)}); refusing a second "
+            f"one ({_describe(fn)})")
       _RULES[p] = Rule(fn, no_xla, fn.__module__)
     return fn
   return wrap
+
+
+def _source(fn) -> tuple:
+  """Where `fn` was defined: the same for every import of one definition."""
+  code = getattr(fn, "__code__", None)
+  return (getattr(fn, "__module__", None), getattr(fn, "__qualname__", repr(fn)),
+          getattr(code, "co_filename", None), getattr(code, "co_firstlineno", None))
+
+
+def _describe(fn) -> str:
+  module, name, filename, line = _source(fn)
+  return f"{module}.{name} at {filename}:{line}"
 
 
 def rule_for(primitive) -> Rule | None:

@@ -2,18 +2,13 @@
 
 XlaCallModule carries the shardings inside its module, but TF's own SPMD
 partitioner (TPU serving) reads them from XlaSharding ops around the call, so
-they are also kept here as serialized `xla.OpSharding` protos.
+they are also kept here as serialized `xla.OpSharding` protos (built by
+jax2tf/sharding.py, which also wraps the tensors).
 """
 
 from typing import Any, Sequence
 
-
-def _proto_bytes(sharding: Any, ndim: int) -> bytes | None:
-  if sharding is None:
-    return None
-  if hasattr(sharding, "_to_xla_hlo_sharding"):   # a JAX Sharding
-    sharding = sharding._to_xla_hlo_sharding(ndim)
-  return sharding.to_proto().SerializeToString()   # an HloSharding
+from jax2tf import sharding as tf_sharding
 
 
 def _declared(exp, named_field: str, hlo_field: str, avals: Sequence[Any]) -> tuple:
@@ -23,7 +18,8 @@ def _declared(exp, named_field: str, hlo_field: str, avals: Sequence[Any]) -> tu
     shardings = getattr(exp, hlo_field, None)
   if shardings is None:
     return (None,) * len(avals)
-  return tuple(_proto_bytes(s, len(a.shape)) for s, a in zip(shardings, avals))
+  return tuple(tf_sharding.serialized_op_sharding(s, len(a.shape))
+               for s, a in zip(shardings, avals))
 
 
 def argument_shardings(exp) -> tuple:

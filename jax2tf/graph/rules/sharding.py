@@ -8,13 +8,14 @@ Cases: sharding_cases.py
 """
 
 import tensorflow as tf
-from jax._src import dispatch
-from jax._src import pjit
+from jax._src import pjit  # reshard_p, layout_constraint_p: no public alias
+from jax.extend.core import primitives as core_primitives
 
+from jax2tf import sharding as tf_sharding
 from jax2tf.graph.registry import register
 
 
-@register(dispatch.device_put_p)
+@register(core_primitives.device_put_p)
 def _device_put(ctx, *xs, devices, srcs, copy_semantics):
   del devices, srcs, copy_semantics  # placement only; the values are unchanged
   return [tf.identity(x) for x in xs]
@@ -32,24 +33,11 @@ def _layout_constraint(ctx, x, **_):
   return tf.identity(x)
 
 
-@register(pjit.sharding_constraint_p)
+@register(core_primitives.sharding_constraint_p)
 def _sharding_constraint(ctx, x, *, sharding, layout, context_mesh, unconstrained_dims):
   del layout, context_mesh
   if not ctx.enable_xla or tf.executing_eagerly():
     return tf.identity(x)
-  proto = _op_sharding(sharding, len(ctx.avals_in[0].shape))
-  if proto is None:
-    return tf.identity(x)
-  from tensorflow.python.compiler.xla.experimental import xla_sharding
-  return xla_sharding.Sharding(proto=proto).apply_to_tensor(
-      tf.identity(x), use_sharding_op=True,
-      unspecified_dims=sorted(unconstrained_dims) or None)
-
-
-def _op_sharding(sharding, ndim):
-  """JAX's sharding as TF's OpSharding proto, or None when it has no HLO form."""
-  to_hlo = getattr(sharding, "_to_xla_hlo_sharding", None)
-  if to_hlo is None:
-    return None
-  from tensorflow.compiler.xla import xla_data_pb2
-  return xla_data_pb2.OpSharding.FromString(to_hlo(ndim).to_proto().SerializeToString())
+  proto = tf_sharding.op_sharding(sharding, len(ctx.avals_in[0].shape))
+  return tf_sharding.annotate(tf.identity(x), proto,
+                              unspecified_dims=sorted(unconstrained_dims))

@@ -1,0 +1,68 @@
+"""The graph lowering's shared machinery: the rule registry's guard and the rule
+context."""
+
+import jax
+import numpy as np
+import pytest
+import tensorflow as tf
+from jax.extend import core as jax_core
+
+from jax2tf.graph import registry
+from jax2tf.graph.context import RuleContext
+
+
+# -- the registry's guard against two rules for one primitive -----------------------
+
+@pytest.fixture
+def empty_registry(monkeypatch):
+  monkeypatch.setattr(registry, "_RULES", {})
+
+
+def _functions(source: str, filename: str) -> dict:
+  namespace = {"__name__": "tests.graph.fake_rules"}
+  exec(compile(source, filename, "exec"), namespace)  # pylint: disable=exec-used
+  return namespace
+
+
+def test_two_lambdas_of_one_module_for_one_primitive_are_refused(empty_registry):
+  prim = jax_core.Primitive("test_two_lambdas")
+  fns = _functions("first = lambda ctx, x: x\nsecond = lambda ctx, x: -x\n", "/fake/rules.py")
+  registry.register(prim)(fns["first"])
+  with pytest.raises(ValueError, match="already has a rule"):
+    registry.register(prim)(fns["second"])
+  assert registry.rule_for(prim).fn is fns["first"]
+
+
+def test_a_module_imported_again_registers_its_rules_again(empty_registry):
+  # What a re-import after a failed import does: the same definitions, new objects.
+  prim = jax_core.Primitive("test_reimport")
+  source = "rule = lambda ctx, x: x\n"
+  first, again = _functions(source, "/fake/rules.py"), _functions(source, "/fake/rules.py")
+  registry.register(prim)(first["rule"])
+  registry.register(prim)(again["rule"])
+  assert registry.rule_for(prim).fn is again["rule"]
+
+
+def test_the_same_function_for_aliased_primitives(empty_registry):
+  prim = jax_core.Primitive("test_alias")
+
+  def rule(ctx, x):
+    return x
+  registry.register(prim, prim)(rule)
+  assert registry.rule_for(prim).fn is rule
+
+
+# -- the rule context ------------------------------------------------------------------
+
+class _FalsyAval:
+  """An aval-like value whose truth value is False (as a length-0 sequence is)."""
+  dtype = np.dtype(np.int32)
+
+  def __bool__(self):
+    return False
+
+
+def test_tf_dtype_of_a_given_aval_even_if_falsy():
+  ctx = RuleContext(None, [], [jax.core.ShapedArray((), np.float32)], env=None)
+  assert ctx.tf_dtype() == tf.float32
+  assert ctx.tf_dtype(_FalsyAval()) == tf.int32

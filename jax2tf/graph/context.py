@@ -6,6 +6,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import tensorflow as tf
 
+from jax2tf.graph import semantics
 from jax2tf.shapes import dim_eval
 from jax2tf.tf_dims import TFDimArithmetic
 
@@ -41,10 +42,7 @@ class RuleContext:
 
   def shape(self, shape) -> list[int] | tf.Tensor:
     """A shape as a list of ints when static, else a 1-D int32 TF tensor."""
-    dims = [self.dim(d) for d in shape]
-    if all(isinstance(d, int) for d in dims):
-      return dims
-    return tf.stack([tf.constant(d, tf.int32) if isinstance(d, int) else d for d in dims])
+    return semantics.stack_dims([self.dim(d) for d in shape])
 
   def is_static(self, shape) -> bool:
     return all(dim_eval.is_constant(d) for d in shape)

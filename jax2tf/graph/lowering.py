@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from jax2tf.graph import interpreter
 from jax2tf.graph import rules  # noqa: F401  (registers every rule family)
-from jax2tf.graph.rules import random as random_rules
+from jax2tf.graph import key_data
 from jax2tf import tf_dims
 from jax2tf.shapes import dim_eval
 
@@ -29,11 +29,11 @@ def trace_graph(fun_jit: Callable, args_avals: Sequence, kwargs_avals: dict, *,
   traced = fun_jit.trace(*args_avals, **kwargs_avals)
   in_tree = jax.tree_util.tree_structure((tuple(args_avals), dict(kwargs_avals)))
   closed = traced.jaxpr
-  if not any(random_rules.is_key(v.aval)
+  if not any(key_data.is_key(v.aval)
              for v in (*closed.jaxpr.invars, *closed.jaxpr.outvars)):
     # Primitives applied to PRNG key arrays (slicing a split key, ...) are
     # lowered on the keys' uint32 data.
-    closed = random_rules.key_data_jaxpr(closed)
+    closed = key_data.key_data_jaxpr(closed)
   return GraphModule(
       closed_jaxpr=closed,
       in_avals=tuple(v.aval for v in closed.jaxpr.invars),

@@ -17,7 +17,7 @@ from jax.extend.core import primitives as core_primitives
 
 from jax2tf.graph import registry
 from jax2tf.graph.registry import register
-from jax2tf.graph.rules.random import key_data_jaxpr
+from jax2tf.graph.key_data import key_data_jaxpr
 from jax2tf.shapes import dim_eval
 
 

@@ -23,8 +23,8 @@ import tensorflow as tf
 from jax import lax
 
 from jax2tf.graph.registry import register
-from jax2tf.graph.rules import dot as dot_rules
-from jax2tf.graph.rules import windows
+from jax2tf.graph import semantics as sem
+from jax2tf.graph import windowing
 
 
 def _is_int(dtype) -> bool:
@@ -54,7 +54,7 @@ def _conv(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
   rhs_perm = [*rhs_spec[2:], rhs_spec[1], rhs_spec[0]]
   lhs_shape = [ctx.avals_in[0].shape[i] for i in lhs_perm]
   rhs_shape = [ctx.avals_in[1].shape[i] for i in rhs_perm]
-  dt = dot_rules.compute_dtype(out_dtype)
+  dt = sem.compute_dtype(out_dtype)
   x = _transpose(tf.cast(lhs, dt), lhs_perm)
   w = _transpose(tf.cast(rhs, dt), rhs_perm)
   conv = _Conv(ctx, lhs_shape, rhs_shape, list(window_strides), list(padding),
@@ -130,7 +130,7 @@ class _Conv:
     ctx = self.ctx
     c = self.groups
     m = self.rhs_shape[-1] // c
-    x, shape = windows.pad_or_crop(ctx, x, self.lhs_shape, self._pads())
+    x, shape = windowing.pad_or_crop(ctx, x, self.lhs_shape, self._pads())
     if self.nsp == 1:
       x = tf.expand_dims(x, 1)
       w = tf.expand_dims(w, 0)
@@ -156,7 +156,7 @@ class _Conv:
     if self.nsp == 2 and _all_one(self.strides) and _all_one(self.rhs_dilation) \
         and all(isinstance(k, int) for k in self.rhs_shape[:2]):
       return self._transposed(x, w)
-    x, shape = windows.dilate(self.ctx, x, self.lhs_shape, [1, *self.lhs_dilation, 1], 0)
+    x, shape = windowing.dilate(self.ctx, x, self.lhs_shape, [1, *self.lhs_dilation, 1], 0)
     return self._plain(x, w, shape)
 
   def _transposed(self, x, w):
@@ -173,13 +173,13 @@ class _Conv:
     full = [n, (h - 1) * sh + kh, (wd - 1) * sw + kw, o]
     res = tf.nn.conv2d_transpose(x, filt, ctx.shape(full), [1, sh, sw, 1], "VALID")
     (lo_h, hi_h), (lo_w, hi_w) = self.padding
-    res, _ = windows.pad_or_crop(ctx, res, full, [
+    res, _ = windowing.pad_or_crop(ctx, res, full, [
         (0, 0), (lo_h - (kh - 1), hi_h - (kh - 1)), (lo_w - (kw - 1), hi_w - (kw - 1)), (0, 0)])
     return res
 
   def _plain(self, x, w, shape=None):
     ctx = self.ctx
-    x, _ = windows.pad_or_crop(ctx, x, self.lhs_shape if shape is None else shape, self._pads())
+    x, _ = windowing.pad_or_crop(ctx, x, self.lhs_shape if shape is None else shape, self._pads())
     strides, dil = self.strides, self.rhs_dilation
     both = any(s > 1 for s in strides) and any(d > 1 for d in dil)
     conv_strides = [1] * self.nsp if both else strides
@@ -209,13 +209,12 @@ def _xla_conv(ctx, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation
       kernel_spatial_dimensions=list(rhs_spec[2:]),
       output_batch_dimension=out_spec[0], output_feature_dimension=out_spec[1],
       output_spatial_dimensions=list(out_spec[2:]))
-  compute = dot_rules.compute_dtype(ctx.aval_out.dtype)
+  compute = sem.compute_dtype(ctx.aval_out.dtype)
   pads = [[ctx.dim(lo), ctx.dim(hi)] for lo, hi in padding]
   if not all(isinstance(p, int) for pair in pads for p in pair):
-    pads = tf.reshape(tf.stack([tf.constant(p, tf.int32) if isinstance(p, int) else p
-                                for pair in pads for p in pair]), [-1, 2])
+    pads = tf.reshape(sem.stack_dims([p for pair in pads for p in pair]), [-1, 2])
   res = tfxla.conv(tf.cast(lhs, compute), tf.cast(rhs, compute), list(window_strides), pads,
                    list(lhs_dilation), list(rhs_dilation), dnums,
                    feature_group_count=feature_group_count,
                    batch_group_count=batch_group_count, preferred_element_type=compute)
-  return dot_rules.cast_result(res, ctx.aval_out.dtype)
+  return sem.cast_result(res, ctx.aval_out.dtype)

@@ -9,43 +9,13 @@ Cases: dot_cases.py
 
 import string
 
-import numpy as np
 import tensorflow as tf
 from jax import lax
 from jax._src.lax import lax as lax_internal  # ragged_dot_general_p is not public
 
 from jax2tf.graph import registry
+from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
-
-# Integer results wrap modulo 2**bits; computing in a wider (or same-width
-# signed) integer type and casting back keeps exactly those low bits.
-_INT_COMPUTE = {
-    np.dtype(np.int8): tf.int32, np.dtype(np.uint8): tf.int32,
-    np.dtype(np.int16): tf.int32, np.dtype(np.uint16): tf.int32,
-    np.dtype(np.int32): tf.int32, np.dtype(np.uint32): tf.int32,
-    np.dtype(np.int64): tf.int64, np.dtype(np.uint64): tf.int64,
-}
-
-
-def compute_dtype(out_dtype) -> tf.DType:
-  """The TF dtype a contraction producing `out_dtype` runs in."""
-  out_dtype = np.dtype(out_dtype)
-  if out_dtype == np.bool_:
-    return tf.int32
-  if out_dtype in _INT_COMPUTE:
-    return _INT_COMPUTE[out_dtype]
-  # JAX (XLA on CPU) accumulates 16-bit floats in float32 and rounds once.
-  if out_dtype.name in ("float16", "bfloat16"):
-    return tf.float32
-  return tf.as_dtype(out_dtype)
-
-
-def cast_result(res, out_dtype):
-  out_dtype = np.dtype(out_dtype)
-  if out_dtype == np.bool_:
-    return tf.not_equal(res, 0)
-  return tf.cast(res, tf.as_dtype(out_dtype))
-
 
 def _matmul_flags(lhs_rank, rhs_rank, lhs_contract, rhs_contract, lhs_batch, rhs_batch):
   """(transpose_a, transpose_b) when MatMul/BatchMatMul computes this dot, else None."""
@@ -85,7 +55,7 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision,
   del precision, out_sharding, preferred_element_type  # the result aval has the dtype
   (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
   out_dtype = ctx.aval_out.dtype
-  dt = compute_dtype(out_dtype)
+  dt = sem.compute_dtype(out_dtype)
   lhs, rhs = tf.cast(lhs, dt), tf.cast(rhs, dt)
   lhs_rank, rhs_rank = len(ctx.avals_in[0].shape), len(ctx.avals_in[1].shape)
   dims = (lhs_rank, rhs_rank, lhs_contract, rhs_contract, lhs_batch, rhs_batch)
@@ -96,7 +66,7 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision,
     res = tf.multiply(lhs, rhs)
   else:
     res = tf.einsum(_einsum_spec(*dims), lhs, rhs)
-  return cast_result(res, out_dtype)
+  return sem.cast_result(res, out_dtype)
 
 
 # lax.ragged_dot: rows of `lhs` fall into consecutive groups of the given
@@ -119,7 +89,7 @@ def _ragged_dot_general(ctx, lhs, rhs, group_sizes, *, ragged_dot_dimension_numb
                             group_offset=group_offset),
         "only lax.ragged_dot's layout (lhs [m, k] ragged in m, rhs [g, k, n]) is supported")
   out_dtype = ctx.aval_out.dtype
-  dt = compute_dtype(out_dtype)
+  dt = sem.compute_dtype(out_dtype)
   lhs, rhs = tf.cast(lhs, dt), tf.cast(rhs, dt)
   ends = tf.cumsum(tf.cast(group_sizes, tf.int32))
   rows = tf.range(tf.shape(lhs)[0], dtype=tf.int32)
@@ -128,4 +98,4 @@ def _ragged_dot_general(ctx, lhs, rhs, group_sizes, *, ragged_dot_dimension_numb
   group = tf.minimum(group, tf.shape(ends)[0] - 1)
   res = tf.einsum("mk,mkn->mn", lhs, tf.gather(rhs, group))
   res = tf.where(in_a_group[:, None], res, tf.zeros_like(res))
-  return cast_result(res, out_dtype)
+  return sem.cast_result(res, out_dtype)

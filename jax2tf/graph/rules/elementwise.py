@@ -28,86 +28,8 @@ from jax import lax
 from jax._src import ad_util
 from jax._src.lax import lax as lax_internal
 
+from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
-
-_SMALL_FLOATS = (tf.float16, tf.bfloat16)
-
-
-def _is_float(dtype) -> bool:
-  return tf.as_dtype(dtype).is_floating
-
-
-def _is_complex(dtype) -> bool:
-  return tf.as_dtype(dtype).is_complex
-
-
-def _is_unsigned(dtype) -> bool:
-  return tf.as_dtype(dtype).is_unsigned
-
-
-def _is_int(dtype) -> bool:
-  return tf.as_dtype(dtype).is_integer
-
-
-def _bits(dtype) -> int:
-  return tf.as_dtype(dtype).size * 8
-
-
-_UNSIGNED_OF = {8: tf.uint8, 16: tf.uint16, 32: tf.uint32, 64: tf.uint64}
-_SIGNED_OF = {8: tf.int8, 16: tf.int16, 32: tf.int32, 64: tf.int64}
-
-
-def signed_int_of_width(dtype) -> tf.DType:
-  """The signed integer type as wide as `dtype`, to read its bits with tf.bitcast."""
-  return _SIGNED_OF[_bits(dtype)]
-
-
-def _const(value, dtype) -> tf.Tensor:
-  return tf.constant(np.asarray(value).astype(tf.as_dtype(dtype).as_numpy_dtype))
-
-
-def _in_f32(fn, *xs):
-  """fn on float32 copies of float16/bfloat16 operands, cast back.
-
-  Used where the TF CPU kernel lacks the narrow type; XLA also evaluates these
-  functions in float32 for narrow types and rounds the result once.
-  """
-  dtype = xs[0].dtype
-  if dtype not in _SMALL_FLOATS:
-    return fn(*xs)
-  return tf.cast(fn(*[tf.cast(x, tf.float32) for x in xs]), dtype)
-
-
-def _static_value(x):
-  """The value of a small constant operand (a jaxpr literal), else None."""
-  if x.shape.num_elements() is None or x.shape.num_elements() > 16:
-    return None
-  try:
-    return tf.get_static_value(x)
-  except (TypeError, ValueError):
-    return None
-
-
-def _may_be_nan(x) -> bool:
-  if not (_is_float(x.dtype) or _is_complex(x.dtype)):
-    return False
-  v = _static_value(x)
-  wide = np.complex128 if _is_complex(x.dtype) else np.float64
-  return v is None or bool(np.isnan(np.asarray(v, wide)).any())
-
-
-def _is_positive_zero(x) -> bool:
-  v = _static_value(x)
-  if v is None:
-    return False
-  v = np.asarray(v, np.float64)
-  return bool((v == 0).all() and not np.signbit(v).any()) and x.shape.rank == 0
-
-
-def _may_be_zero(x) -> bool:
-  v = _static_value(x)
-  return v is None or bool((np.asarray(v, np.float64) == 0).any())
-
 
 # ---------------------------------------------------------------------------
 # Unary float math that TF has for every dtype JAX accepts.
@@ -120,7 +42,7 @@ def _math_with_accuracy(tf_fn):
     # `accuracy` is a hint about acceptable approximation error; TF's kernels
     # have one implementation each, the most accurate one.
     del accuracy
-    return _in_f32(tf_fn, x)
+    return sem.in_f32(tf_fn, x)
   return rule
 
 
@@ -138,7 +60,7 @@ for _p, _fn in [
     (lax.sinh_p, tf.sinh), (lax.cosh_p, tf.cosh), (lax.asinh_p, tf.asinh),
     (lax.acosh_p, tf.acosh), (lax.atanh_p, tf.atanh),
 ]:
-  register(_p)(lambda ctx, x, _fn=_fn: _in_f32(_fn, x))
+  register(_p)(lambda ctx, x, _fn=_fn: sem.in_f32(_fn, x))
 
 for _p, _fn in [
     (lax.floor_p, tf.floor), (lax.ceil_p, tf.math.ceil),
@@ -151,7 +73,7 @@ for _p, _fn in [
 def _exp2(ctx, x, *, accuracy=None):
   del accuracy
   # JAX lowers exp2 as exp(log(2) * x) with log(2) rounded to x's dtype.
-  return _in_f32(tf.exp, tf.multiply(_const(np.log(2.0), x.dtype), x))
+  return sem.in_f32(tf.exp, tf.multiply(sem.const(np.log(2.0), x.dtype), x))
 
 
 @register(lax.cbrt_p)
@@ -160,15 +82,15 @@ def _cbrt(ctx, x, *, accuracy=None):
 
   def cbrt(v):
     a = tf.abs(v)
-    y = tf.pow(a, _const(1.0 / 3.0, v.dtype))
+    y = tf.pow(a, sem.const(1.0 / 3.0, v.dtype))
     # pow with a rounded exponent 1/3 loses accuracy for large |log a|; one
     # Newton step (written so that nothing overflows) restores it.
-    refined = y + (a / (y * y) - y) / _const(3.0, v.dtype)
+    refined = y + (a / (y * y) - y) / sem.const(3.0, v.dtype)
     regular = tf.logical_and(tf.math.is_finite(a), tf.not_equal(a, 0))
     y = tf.where(regular, refined, y)
     # Selecting on v == 0 keeps the sign of -0.0.
     return tf.where(tf.equal(v, 0), v, tf.where(v < 0, -y, y))
-  return _in_f32(cbrt, x)
+  return sem.in_f32(cbrt, x)
 
 
 @register(lax.round_p)
@@ -179,22 +101,22 @@ def _round(ctx, x, *, rounding_method):
   # (0.49999997 + 0.5 == 1.0 in float32); the fractional part is exact.
   trunc = tf.where(x < 0, tf.math.ceil(x), tf.floor(x))
   frac = tf.abs(x - trunc)
-  step = tf.where(x < 0, _const(-1, x.dtype), _const(1, x.dtype))
-  return tf.where(frac >= _const(0.5, x.dtype), trunc + step, trunc)
+  step = tf.where(x < 0, sem.const(-1, x.dtype), sem.const(1, x.dtype))
+  return tf.where(frac >= sem.const(0.5, x.dtype), trunc + step, trunc)
 
 
 @register(lax.neg_p)
 def _neg(ctx, x):
-  if _is_unsigned(x.dtype):
+  if sem.is_unsigned(x.dtype):
     return _twos_complement_neg(x)   # there is no unsigned Neg kernel
   return tf.negative(x)
 
 
 @register(lax.sign_p)
 def _sign(ctx, x):
-  if _is_unsigned(x.dtype):
+  if sem.is_unsigned(x.dtype):
     return tf.cast(tf.not_equal(x, 0), x.dtype)
-  if _is_float(x.dtype):
+  if sem.is_float(x.dtype):
     # sign(+-0) is +-0 and sign(NaN) is NaN in JAX; TF's eager kernel gives +0.
     keep = tf.logical_or(tf.equal(x, 0), tf.math.is_nan(x))
     return tf.where(keep, x, tf.sign(x))
@@ -203,7 +125,7 @@ def _sign(ctx, x):
 
 @register(lax.abs_p)
 def _abs(ctx, x):
-  if _is_unsigned(x.dtype):
+  if sem.is_unsigned(x.dtype):
     return x
   return tf.abs(x)   # complex -> its real dtype, as in JAX
 
@@ -227,10 +149,10 @@ if hasattr(lax, "log2_p"):  # newer JAX: jnp.log2 binds its own primitive
     del accuracy
     # As JAX lowers it: log(x) times 1/log(2) rounded to x's real dtype
     # (real and imaginary parts scaled separately for complex x).
-    y = _in_f32(tf.math.log, x)
-    re = tf.math.real(y) if _is_complex(x.dtype) else y
-    scale = _const(1.0 / np.log(2.0), re.dtype)
-    if _is_complex(x.dtype):
+    y = sem.in_f32(tf.math.log, x)
+    re = tf.math.real(y) if sem.is_complex(x.dtype) else y
+    scale = sem.const(1.0 / np.log(2.0), re.dtype)
+    if sem.is_complex(x.dtype):
       return tf.complex(tf.multiply(re, scale), tf.multiply(tf.math.imag(y), scale))
     return tf.multiply(y, scale)
 
@@ -257,7 +179,7 @@ def _pow(ctx, x, y):
   # JAX converts an integer exponent to the base's dtype before HLO power.
   if y.dtype != x.dtype:
     y = tf.cast(y, x.dtype)
-  return _in_f32(tf.pow, x, y)
+  return sem.in_f32(tf.pow, x, y)
 
 
 @register(lax.integer_pow_p)
@@ -280,11 +202,11 @@ def _integer_pow(ctx, x, *, y):
 
 @register(lax.atan2_p)
 def _atan2(ctx, x, y):
-  if _is_complex(x.dtype):
+  if sem.is_complex(x.dtype):
     # StableHLO's complex atan2: -i log((y + i x) / sqrt(y^2 + x^2)).
-    i = _const(1j, x.dtype)
+    i = sem.const(1j, x.dtype)
     return -i * tf.math.log((y + i * x) / tf.sqrt(y * y + x * x))
-  return _in_f32(tf.math.atan2, x, y)   # lax.atan2(x, y) is atan(x / y): TF's Atan2(y, x)
+  return sem.in_f32(tf.math.atan2, x, y)   # lax.atan2(x, y) is atan(x / y): TF's Atan2(y, x)
 
 
 # ---------------------------------------------------------------------------
@@ -318,7 +240,7 @@ def _mul(ctx, x, y, *, out_dtype=None):
 def _safe_int_divisor(x, y):
   """(divisor with 0 and -1 replaced by 1, y == 0, y == -1 or None)."""
   is_zero = tf.equal(y, 0)
-  if _is_unsigned(y.dtype):
+  if sem.is_unsigned(y.dtype):
     return tf.where(is_zero, tf.ones_like(y), y), is_zero, None
   is_minus_one = tf.equal(y, -1)
   # Division by -1 is done apart: TF's kernel traps on INT_MIN / -1.
@@ -334,13 +256,13 @@ def _twos_complement_neg(x):
 
 def _wrapping_neg(x):
   # INT_MIN negates to itself, as in XLA, without relying on signed overflow.
-  u = tf.bitcast(x, _UNSIGNED_OF[_bits(x.dtype)])
+  u = tf.bitcast(x, sem.unsigned_int_of_width(x.dtype))
   return tf.bitcast(_twos_complement_neg(u), x.dtype)
 
 
 @register(lax.div_p)
 def _div(ctx, x, y):
-  if not _is_int(x.dtype):
+  if not sem.is_int(x.dtype):
     return tf.math.truediv(x, y)
   # XLA: integer division rounds toward zero, x / 0 is -1 (all bits set) and
   # INT_MIN / -1 wraps to INT_MIN. TF's kernel fails on 0 and traps on -1.
@@ -348,15 +270,15 @@ def _div(ctx, x, y):
   q = tf.truncatediv(x, safe)
   if is_minus_one is not None:
     q = tf.where(is_minus_one, _wrapping_neg(x), q)
-  all_ones = tf.bitcast(_const(-1, signed_int_of_width(x.dtype)), x.dtype)
+  all_ones = tf.bitcast(sem.const(-1, sem.signed_int_of_width(x.dtype)), x.dtype)
   return tf.where(is_zero, all_ones, q)
 
 
 @register(lax.rem_p)
 def _rem(ctx, x, y):
-  if _is_float(x.dtype):
+  if sem.is_float(x.dtype):
     # fmod is exact, so computing a float16/bfloat16 one in float32 is too.
-    return _in_f32(tf.truncatemod, x, y)
+    return sem.in_f32(tf.truncatemod, x, y)
   # XLA: the remainder takes the sign of x, x % 0 is x, INT_MIN % -1 is 0.
   safe, is_zero, _ = _safe_int_divisor(x, y)
   if x.dtype in (tf.int32, tf.int64):
@@ -366,56 +288,19 @@ def _rem(ctx, x, y):
   return tf.where(is_zero, x, r)
 
 
-def _minmax(is_max: bool):
-  tf_fn = tf.maximum if is_max else tf.minimum
-
-  def rule(ctx, x, y):
-    if x.dtype == tf.bool:
-      return tf.logical_or(x, y) if is_max else tf.logical_and(x, y)
-    if _is_complex(x.dtype):
-      # Lexicographic on (real, imag), as XLA compares complex numbers.
-      rx, ry, ix, iy = tf.math.real(x), tf.math.real(y), tf.math.imag(x), tf.math.imag(y)
-      if is_max:
-        pick_x = tf.logical_or(rx > ry, tf.logical_and(tf.equal(rx, ry), ix > iy))
-      else:
-        pick_x = tf.logical_or(rx < ry, tf.logical_and(tf.equal(rx, ry), ix < iy))
-      return tf.where(pick_x, x, y)
-    if not _is_float(x.dtype):
-      return tf_fn(x, y)
-    if is_max and _is_positive_zero(y):
-      # max(x, 0.0), i.e. relu: TF's Relu propagates NaN like XLA; only its
-      # relu(-0.0) == -0.0 needs correcting.
-      return tf.where(tf.equal(x, 0), tf.zeros_like(x), tf.nn.relu(x))
-    res = tf_fn(x, y)
-    if _may_be_zero(x) and _may_be_zero(y):
-      # XLA orders -0.0 below +0.0; TF returns either operand. Arithmetic on
-      # the zeros would be folded away by graph optimizers: test the sign bit.
-      both_zero = tf.logical_and(tf.equal(x, 0), tf.equal(y, 0))
-      x_negative = tf.bitcast(x, signed_int_of_width(x.dtype)) < 0
-      zero = tf.where(x_negative, y, x) if is_max else tf.where(x_negative, x, y)
-      res = tf.where(both_zero, zero, res)
-    # TF returns the other operand when one is NaN; XLA propagates the NaN.
-    if _may_be_nan(y):
-      res = tf.where(tf.math.is_nan(y), y, res)
-    if _may_be_nan(x):
-      res = tf.where(tf.math.is_nan(x), x, res)
-    return res
-  return rule
-
-
-register(lax.max_p)(_minmax(True))
-register(lax.min_p)(_minmax(False))
+register(lax.max_p)(lambda ctx, x, y: sem.maximum(x, y))
+register(lax.min_p)(lambda ctx, x, y: sem.minimum(x, y))
 
 
 @register(lax.clamp_p)
 def _clamp(ctx, lo, x, hi):
   # clamp(lo, x, hi) == min(max(x, lo), hi), NaN-propagating like XLA.
-  return _minmax(False)(ctx, _minmax(True)(ctx, x, lo), hi)
+  return sem.minimum(sem.maximum(x, lo), hi)
 
 
 @register(lax.nextafter_p)
 def _nextafter(ctx, x, y):
-  if x.dtype not in _SMALL_FLOATS:
+  if x.dtype not in sem.SMALL_FLOATS:
     return tf.math.nextafter(x, y)
   # No NextAfter kernel for 16-bit floats, and rounding a float32 result would
   # not give the 16-bit neighbour: step the bit pattern directly.
@@ -423,8 +308,8 @@ def _nextafter(ctx, x, y):
   away_from_zero = tf.equal(y > x, x > 0)
   stepped = tf.where(away_from_zero, bits + 1, bits - 1)
   # From +-0 the neighbour is the smallest subnormal with y's sign.
-  sign_of_y = tf.bitwise.bitwise_and(tf.bitcast(y, tf.uint16), _const(0x8000, tf.uint16))
-  from_zero = tf.bitwise.bitwise_or(sign_of_y, _const(1, tf.uint16))
+  sign_of_y = tf.bitwise.bitwise_and(tf.bitcast(y, tf.uint16), sem.const(0x8000, tf.uint16))
+  from_zero = tf.bitwise.bitwise_or(sign_of_y, sem.const(1, tf.uint16))
   stepped = tf.where(tf.equal(x, 0), from_zero, stepped)
   res = tf.bitcast(stepped, x.dtype)
   res = tf.where(tf.equal(x, y), y, res)
@@ -448,7 +333,7 @@ def _imag(ctx, x):
 @register(lax.conj_p)
 def _conj(ctx, x, *, input_dtype):
   del input_dtype   # the operand's dtype, also available from x
-  if not _is_complex(x.dtype):
+  if not sem.is_complex(x.dtype):
     return convert_to(x, ctx.tf_dtype())   # conj of a real array is complex in JAX
   return tf.math.conj(x)
 
@@ -483,18 +368,11 @@ for _p, _fn, _ordered in [
 # < NaN, NaNs ordered by payload, i.e. the order of the sign-magnitude bit
 # patterns. Reading the bits as a signed integer and flipping the magnitude
 # bits of negative numbers gives an integer with that order.
-_TOTAL_ORDER_INT = {tf.float16: tf.int16, tf.bfloat16: tf.int16,
-                    tf.float32: tf.int32, tf.float64: tf.int64}
-
-
 def _total_order_keys(x) -> list:
   if x.dtype.is_complex:
     return _total_order_keys(tf.math.real(x)) + _total_order_keys(tf.math.imag(x))
-  if x.dtype in _TOTAL_ORDER_INT:
-    int_dt = _TOTAL_ORDER_INT[x.dtype]
-    bits = tf.bitcast(x, int_dt)
-    magnitude = tf.constant(np.iinfo(int_dt.as_numpy_dtype).max, int_dt)
-    return [tf.where(bits < 0, tf.bitwise.bitwise_xor(bits, magnitude), bits)]
+  if x.dtype.is_floating:
+    return [sem.float_order_key(x, total_order=True)]
   if x.dtype == tf.bool:
     return [tf.cast(x, tf.uint8)]
   return [x]
@@ -532,8 +410,8 @@ def _not(ctx, x):
 
 def _shift_out_of_range(y):
   # Shift amounts are read as unsigned: negative ones are out of range too.
-  too_big = y >= _bits(y.dtype)
-  if _is_unsigned(y.dtype):
+  too_big = y >= sem.bit_width(y.dtype)
+  if sem.is_unsigned(y.dtype):
     return too_big
   return tf.logical_or(too_big, y < 0)
 
@@ -548,7 +426,7 @@ def _shift_left(ctx, x, y):
 @register(lax.shift_right_logical_p)
 def _shift_right_logical(ctx, x, y):
   out = _shift_out_of_range(y)
-  utype = _UNSIGNED_OF[_bits(x.dtype)]
+  utype = sem.unsigned_int_of_width(x.dtype)
   ux, uy = tf.bitcast(x, utype), tf.bitcast(tf.where(out, tf.zeros_like(y), y), utype)
   res = tf.bitcast(tf.bitwise.right_shift(ux, uy), x.dtype)
   return tf.where(out, tf.zeros_like(res), res)
@@ -557,11 +435,11 @@ def _shift_right_logical(ctx, x, y):
 @register(lax.shift_right_arithmetic_p)
 def _shift_right_arithmetic(ctx, x, y):
   out = _shift_out_of_range(y)
-  stype = signed_int_of_width(x.dtype)
+  stype = sem.signed_int_of_width(x.dtype)
   sx, sy = tf.bitcast(x, stype), tf.bitcast(tf.where(out, tf.zeros_like(y), y), stype)
   res = tf.bitwise.right_shift(sx, sy)
   # Shifting by the width or more leaves only copies of the sign bit.
-  fill = tf.bitwise.right_shift(sx, _const(_bits(x.dtype) - 1, stype))
+  fill = tf.bitwise.right_shift(sx, sem.const(sem.bit_width(x.dtype) - 1, stype))
   return tf.bitcast(tf.where(out, fill, res), x.dtype)
 
 
@@ -574,11 +452,11 @@ def _population_count(ctx, x):
 def _clz(ctx, x):
   # Smear the highest set bit into every lower position; the leading zeros are
   # the bits left unset.
-  bits = _bits(x.dtype)
-  u = tf.bitcast(x, _UNSIGNED_OF[bits])
+  bits = sem.bit_width(x.dtype)
+  u = tf.bitcast(x, sem.unsigned_int_of_width(x.dtype))
   shift = 1
   while shift < bits:
-    u = tf.bitwise.bitwise_or(u, tf.bitwise.right_shift(u, _const(shift, u.dtype)))
+    u = tf.bitwise.bitwise_or(u, tf.bitwise.right_shift(u, sem.const(shift, u.dtype)))
     shift *= 2
   ones = tf.cast(tf.raw_ops.PopulationCount(x=u), tf.int32)
   return tf.cast(bits - ones, x.dtype)
@@ -596,23 +474,23 @@ def _float_to_int(x, target: tf.DType):
   # info.max + 1 and info.min are 0 or powers of two: exact in any float type
   # whose range holds them, +-inf otherwise, so the comparisons are exact.
   with np.errstate(over="ignore"):
-    above = x >= _const(float(info.max) + 1.0, x.dtype)
-    below = x <= _const(float(info.min), x.dtype)
+    above = x >= sem.const(float(info.max) + 1.0, x.dtype)
+    below = x <= sem.const(float(info.min), x.dtype)
   bad = tf.logical_or(tf.logical_or(above, below), tf.math.is_nan(x))
   res = tf.cast(tf.where(bad, tf.zeros_like(x), x), target)
-  res = tf.where(below, _const(info.min, target), res)
-  return tf.where(above, _const(info.max, target), res)
+  res = tf.where(below, sem.const(info.min, target), res)
+  return tf.where(above, sem.const(info.max, target), res)
 
 
 def convert_to(x, target: tf.DType) -> tf.Tensor:
   """`x` converted to `target` as lax.convert_element_type does."""
   if x.dtype == target:
     return x
-  if _is_complex(x.dtype) and not target.is_complex:
+  if sem.is_complex(x.dtype) and not target.is_complex:
     x = tf.math.real(x)   # JAX drops the imaginary part
   if target == tf.bool:
     return tf.not_equal(x, tf.zeros_like(x))
-  if _is_float(x.dtype) and target.is_integer:
+  if sem.is_float(x.dtype) and target.is_integer:
     return _float_to_int(x, target)
   if target.is_complex and x.dtype in (tf.bfloat16, tf.float16, tf.bool):
     x = tf.cast(x, tf.float32)   # no direct Cast kernel
@@ -639,11 +517,11 @@ def _bitcast_convert_type(ctx, x, *, new_dtype):
 def _reduce_precision(ctx, x, *, exponent_bits, mantissa_bits):
   finfo = ml_dtypes.finfo(x.dtype.as_numpy_dtype)
   src_mant, src_exp = int(finfo.nmant), int(finfo.nexp)
-  utype = _UNSIGNED_OF[_bits(x.dtype)]
+  utype = sem.unsigned_int_of_width(x.dtype)
   u = tf.bitcast(x, utype)
 
   def c(v):
-    return _const(v, utype)
+    return sem.const(v, utype)
 
   if mantissa_bits < src_mant:
     # Round the mantissa to nearest, ties to even, on the bit pattern: a carry
@@ -657,7 +535,7 @@ def _reduce_precision(ctx, x, *, exponent_bits, mantissa_bits):
   if exponent_bits < src_exp:
     # Out-of-range exponents become +-inf (overflow) or +-0 (underflow: the
     # narrow format is taken without subnormals, as XLA does).
-    sign_mask = c(1 << (_bits(x.dtype) - 1))
+    sign_mask = c(1 << (sem.bit_width(x.dtype) - 1))
     exp_mask = c(((1 << src_exp) - 1) << src_mant)
     src_bias = (1 << (src_exp - 1)) - 1
     new_bias = (1 << (exponent_bits - 1)) - 1
@@ -680,7 +558,7 @@ def _select_n(ctx, which, *cases):
   # Out-of-range selectors are undefined in JAX; this picks the last case.
   res = cases[-1]
   for i in range(len(cases) - 2, -1, -1):
-    res = tf.where(tf.equal(which, _const(i, which.dtype)), cases[i], res)
+    res = tf.where(tf.equal(which, sem.const(i, which.dtype)), cases[i], res)
   return res
 
 

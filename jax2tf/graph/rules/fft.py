@@ -12,6 +12,7 @@ Cases: fft_cases.py
 import tensorflow as tf
 from jax._src.lax import fft as lax_fft
 
+from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 
 _FftType = lax_fft.FftType
@@ -36,9 +37,6 @@ def _fft(ctx, x, *, fft_type, fft_lengths):
   if fft_type in _COMPLEX:
     return _COMPLEX[fft_type][rank - 1](x)
   lengths = [ctx.dim(d) for d in fft_lengths]
-  if all(isinstance(d, int) for d in lengths):
-    lengths = tf.constant(lengths, tf.int32)
-  else:
-    lengths = tf.stack([tf.constant(d, tf.int32) if isinstance(d, int) else d for d in lengths])
+  lengths = sem.stack_dims(lengths)
   out = _REAL[fft_type][rank - 1](x, fft_length=lengths)
   return tf.cast(out, ctx.tf_dtype()) if out.dtype != ctx.tf_dtype() else out

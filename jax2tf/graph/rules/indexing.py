@@ -26,12 +26,6 @@ def _tensor(v, dtype=tf.int32):
   return tf.cast(v, dtype) if isinstance(v, tf.Tensor) else tf.constant(v, dtype)
 
 
-def _stack_dims(values):
-  if all(isinstance(v, int) for v in values):
-    return list(values)
-  return tf.stack([_tensor(v) for v in values])
-
-
 def _is_one(d) -> bool:
   return dim_eval.is_constant(d) and int(d) == 1
 

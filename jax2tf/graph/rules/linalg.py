@@ -34,6 +34,7 @@ from jax._src.lax import linalg as lax_linalg
 from jax._src.lax.control_flow import solves as lax_solves
 
 from jax2tf.graph import registry
+from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 
 _LAPACK_DTYPES = (tf.float32, tf.float64, tf.complex64, tf.complex128)
@@ -129,7 +130,7 @@ def _solve_left(a, b, lower, transpose, conjugate):
 def _triangular_solve(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a,
                       unit_diagonal):
   out_dtype = b.dtype
-  if a.dtype in (tf.float16, tf.bfloat16):
+  if a.dtype in sem.SMALL_FLOATS:
     a, b = tf.cast(a, tf.float32), tf.cast(b, tf.float32)
   # The other triangle (and, with unit_diagonal, the diagonal) is never read.
   a = tf.linalg.band_part(a, -1, 0) if lower else tf.linalg.band_part(a, 0, -1)
@@ -444,7 +445,7 @@ def _tridiagonal_solve(ctx, dl, d, du, b, *, perturb_singular=False, **params):
 def _symmetric_product(ctx, a, c, *, alpha, beta):
   dtype = a.dtype
   # JAX's CPU lowering is this matmul, in float32 for 16-bit floats.
-  wide = tf.float32 if dtype in (tf.float16, tf.bfloat16) else dtype
+  wide = sem.widened(dtype)
   a, c = tf.cast(a, wide), tf.cast(c, wide)
   res = (tf.constant(alpha, wide) * tf.linalg.matmul(a, a, transpose_b=True)
          + tf.constant(beta, wide) * c)

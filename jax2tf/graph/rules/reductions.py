@@ -7,10 +7,10 @@ import numpy as np
 import tensorflow as tf
 from jax import lax
 
+from jax2tf.graph import registry
+from jax2tf.graph import semantics as sem
+from jax2tf.graph import windowing
 from jax2tf.graph.registry import register
-from jax2tf.graph.rules import dot as dot_rules
-from jax2tf.graph.rules import elementwise
-from jax2tf.graph.rules import windows
 
 
 def _axes(axes):
@@ -21,52 +21,26 @@ def _axes(axes):
 def _reduce_sum(ctx, x, *, axes, out_sharding=None):
   del out_sharding  # no TF meaning
   # 16-bit floats accumulate in float32 (as XLA on CPU does); integers wrap.
-  dt = dot_rules.compute_dtype(ctx.aval_out.dtype)
+  dt = sem.compute_dtype(ctx.aval_out.dtype)
   return tf.cast(tf.reduce_sum(tf.cast(x, dt), _axes(axes)), x.dtype)
 
 
 @register(lax.reduce_prod_p)
 def _reduce_prod(ctx, x, *, axes, out_sharding=None):
   del out_sharding
-  dt = dot_rules.compute_dtype(ctx.aval_out.dtype)
+  dt = sem.compute_dtype(ctx.aval_out.dtype)
   return tf.cast(tf.reduce_prod(tf.cast(x, dt), _axes(axes)), x.dtype)
 
 
-def _is_float(dtype) -> bool:
-  return np.dtype(dtype).kind == "f" or np.dtype(dtype).name == "bfloat16"
-
-
 def _extremum(ctx, x, axes, is_max):
-  axes = _axes(axes)
-  if x.dtype == tf.bool:
-    return (tf.reduce_any if is_max else tf.reduce_all)(x, axes)
   dtype = np.dtype(ctx.aval_out.dtype)
   if dtype.kind == "c":
-    raise NotImplementedError(
-        f"reduce_{'max' if is_max else 'min'} of {dtype} has no graph-serialization "
-        "rule; use native serialization.")
-  wide = tf.float32 if dtype.name in ("float16", "bfloat16") else x.dtype
-  xw = tf.cast(x, wide)
-  res = (tf.reduce_max if is_max else tf.reduce_min)(xw, axes)
-  if _is_float(dtype):
-    # XLA's max/min order -0.0 below +0.0; TF's kernels return whichever zero
-    # they meet. The sign is read from the bits (no arithmetic on the zeros,
-    # which graph optimizers fold), and only the zero that decides the answer
-    # is looked for: max is +0.0 if any +0.0 is present, min is -0.0 if any
-    # -0.0 is. Two passes over the input, where testing each element's sign
-    # with comparisons took six.
-    int_type = elementwise.signed_int_of_width(wide)
-    decisive_zero = 0 if is_max else np.iinfo(int_type.as_numpy_dtype).min
-    found = tf.reduce_any(tf.equal(tf.bitcast(xw, int_type), decisive_zero), axes)
-    pos = tf.zeros([], wide)
-    # Negated, not tf.constant(-0.0): eager TF caches constants by value, and -0.0 == 0.0.
-    neg = tf.negative(pos)
-    signed_zero = tf.where(found, pos, neg) if is_max else tf.where(found, neg, pos)
-    res = tf.where(tf.equal(res, 0), signed_zero, res)
-    # TF's own kernels propagate NaN, but under jit_compile TF's XLA reduces
-    # with its fast min/max, which drops it.
-    res = tf.where(tf.reduce_any(tf.math.is_nan(xw), axes), tf.constant(np.nan, wide), res)
-  return tf.cast(res, x.dtype)
+    # XLA orders complex numbers lexicographically; TF's reductions have no
+    # complex max/min.
+    raise registry.unsupported_params_error(
+        ctx.primitive, {"axes": tuple(axes), "operand dtype": dtype.name},
+        "TF has no max/min reduction of complex numbers")
+  return sem.reduce_extremum(x, _axes(axes), is_max)
 
 
 @register(lax.reduce_max_p)
@@ -125,10 +99,10 @@ def _arg_extremum(ctx, x, axes, index_dtype, is_max):
   out = tf.as_dtype(np.dtype(index_dtype))
   tf_out = out if out in (tf.int32, tf.int64) else tf.int64
   if dtype == np.bool_ or dtype.name in ("float16", "bfloat16") or dtype.itemsize == 1:
-    x = tf.cast(x, tf.float32 if _is_float(dtype) else tf.int32)
+    x = tf.cast(x, tf.float32 if sem.is_float(dtype) else tf.int32)
   # ArgMax/ArgMin return the first index among ties, as JAX does.
   res = (tf.math.argmax if is_max else tf.math.argmin)(x, axis, output_type=tf_out)
-  if _is_float(dtype):
+  if sem.is_float(dtype):
     # JAX picks the first NaN, for argmin too.
     nan = tf.math.is_nan(x)
     first_nan = tf.math.argmax(tf.cast(nan, tf.int32), axis, output_type=tf_out)
@@ -149,7 +123,7 @@ def _argmin(ctx, x, *, axes, index_dtype):
 # ----------------------------------------------------------- generic reduce ---
 
 def _reduce_no_xla(ctx, *, jaxpr, dimensions, **_):
-  return len(ctx.avals_in) == 2 and windows.recognise_body(jaxpr) is not None
+  return len(ctx.avals_in) == 2 and windowing.recognise_body(jaxpr) is not None
 
 
 _REDUCERS = {"sum": tf.reduce_sum, "prod": tf.reduce_prod}
@@ -161,7 +135,7 @@ def _reduce(ctx, *args, computation, jaxpr, dimensions):
   n = len(args) // 2
   operands, inits = args[:n], args[n:]
   axes = _axes(dimensions)
-  kind = windows.recognise_body(jaxpr) if n == 1 else None
+  kind = windowing.recognise_body(jaxpr) if n == 1 else None
   if kind is not None:
     x, init = operands[0], inits[0]
     if x.dtype == tf.bool:
@@ -169,9 +143,9 @@ def _reduce(ctx, *args, computation, jaxpr, dimensions):
       return [(tf.logical_or if kind == "max" else tf.logical_and)(res, init)]
     if kind in ("max", "min"):
       res = _extremum(ctx, x, axes, kind == "max")
-      op = windows.nan_max if kind == "max" else windows.nan_min
+      op = sem.maximum if kind == "max" else sem.minimum
     else:
-      dt = dot_rules.compute_dtype(ctx.avals_out[0].dtype)
+      dt = sem.compute_dtype(ctx.avals_out[0].dtype)
       res = tf.cast(_REDUCERS[kind](tf.cast(x, dt), axes), x.dtype)
       op = tf.add if kind == "sum" else tf.multiply
     return [op(res, tf.cast(init, res.dtype))]

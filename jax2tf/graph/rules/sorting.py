@@ -15,20 +15,8 @@ import tensorflow as tf
 from jax import lax
 from jax._src.lax import ann as lax_ann
 
+from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
-
-
-def _float_key(x, total_order):
-  if x.dtype in (tf.float16, tf.bfloat16):
-    x = tf.cast(x, tf.float32)
-  if not total_order:
-    x = tf.where(tf.equal(x, 0), tf.zeros_like(x), x)
-    x = tf.where(tf.math.is_nan(x), tf.constant(np.nan, x.dtype), x)
-  int_dt = tf.int32 if x.dtype == tf.float32 else tf.int64
-  bits = tf.bitcast(x, int_dt)
-  low_bits = tf.constant(np.iinfo(int_dt.as_numpy_dtype).max, int_dt)
-  # Negative floats order the opposite way of their bit patterns.
-  return tf.where(bits < 0, tf.bitwise.bitwise_xor(bits, low_bits), bits)
 
 
 def sort_keys(x, total_order=False) -> list:
@@ -37,7 +25,8 @@ def sort_keys(x, total_order=False) -> list:
   if dt.is_complex:
     return sort_keys(tf.math.real(x), total_order) + sort_keys(tf.math.imag(x), total_order)
   if dt.is_floating:
-    return [_float_key(x, total_order)]
+    # 16-bit keys widened: TopKV2 sorts int32 keys on every backend.
+    return [sem.float_order_key(tf.cast(x, sem.widened(dt)), total_order=total_order)]
   if dt in (tf.bool, tf.int8, tf.uint8, tf.int16, tf.uint16):
     return [tf.cast(x, tf.int32)]
   if dt == tf.uint32:

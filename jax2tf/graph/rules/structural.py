@@ -7,6 +7,7 @@ import tensorflow as tf
 from jax import lax
 from jax._src.export import shape_poly
 
+from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.shapes import dim_eval
 
@@ -44,12 +45,6 @@ def _same_dims(a, b) -> bool:
     except Exception:  # symbolic comparisons JAX cannot decide
       return False
   return True
-
-
-def _stack_dims(values) -> tf.Tensor | list:
-  if all(isinstance(v, int) for v in values):
-    return list(values)
-  return tf.stack([tf.constant(v, tf.int32) if isinstance(v, int) else v for v in values])
 
 
 @register(shape_poly.dim_as_value_p)
@@ -136,7 +131,7 @@ def _concatenate(ctx, *operands, dimension):
 @register(lax.split_p)
 def _split(ctx, operand, *, sizes, axis):
   sizes = [ctx.dim(s) for s in sizes]
-  return tf.split(operand, _stack_dims(sizes), axis=axis, num=len(sizes))
+  return tf.split(operand, sem.stack_dims(sizes), axis=axis, num=len(sizes))
 
 
 @register(lax.pad_p)
@@ -154,14 +149,14 @@ def _pad(ctx, operand, padding_value, *, padding_config):
   highs = [ctx.dim(hi) for _, hi, _ in padding_config]
   grow = [(_max0(lo), _max0(hi)) for lo, hi in zip(lows, highs)]
   if not all(_is_zero(lo) and _is_zero(hi) for lo, hi in grow):
-    paddings = _stack_dims([v for pair in grow for v in pair])
+    paddings = sem.stack_dims([v for pair in grow for v in pair])
     paddings = tf.reshape(paddings, [len(shape), 2])
     operand = tf.pad(operand, paddings, constant_values=padding_value)
   # Negative padding removes elements: a slice of what the positive part left.
   trim_lo = [_max0(_neg(lo)) for lo in lows]
   trim_hi = [_max0(_neg(hi)) for hi in highs]
   if not all(_is_zero(lo) and _is_zero(hi) for lo, hi in zip(trim_lo, trim_hi)):
-    operand = tf.slice(operand, _stack_dims(trim_lo), ctx.shape(ctx.aval_out.shape))
+    operand = tf.slice(operand, sem.stack_dims(trim_lo), ctx.shape(ctx.aval_out.shape))
   return operand
 
 
@@ -188,13 +183,13 @@ def _interior_pad(ctx, operand, padding_value, axis, shape, interior):
 def _tile(ctx, operand, *, reps):
   reps = [ctx.dim(r) for r in reps]
   if ctx.tf_dtype() != tf.uint16:
-    return tf.tile(operand, _stack_dims(reps))
+    return tf.tile(operand, sem.stack_dims(reps))
   # No Tile kernel for uint16: interleave unit axes and broadcast instead.
   in_shape = ctx.avals_in[0].shape
   inter = [x for d in in_shape for x in (1, d)]
   big = [x for r, d in zip(reps, in_shape) for x in (r, ctx.dim(d))]
   res = tf.reshape(operand, ctx.shape(inter))
-  res = tf.broadcast_to(res, _stack_dims(big))
+  res = tf.broadcast_to(res, sem.stack_dims(big))
   return tf.reshape(res, ctx.shape(ctx.aval_out.shape))
 
 

@@ -8,173 +8,18 @@ stride, dilation and padding, with ordinary TF ops only.
 Cases: windows_cases.py
 """
 
-import itertools
-from typing import Any, NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
-import jax
 import tensorflow as tf
 from jax import lax
 
 from jax2tf.graph import registry
+from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
-from jax2tf.graph.rules import dot as dot_rules
-
-
-# ---------------------------------------------------------------- helpers ---
-
-def _nonneg(d) -> bool:
-  """Whether pad amount `d` is known to be >= 0 (symbolic pads come from SAME)."""
-  if isinstance(d, (int, np.integer)):
-    return d >= 0
-  try:
-    return bool(d >= 0)
-  except jax.errors.InconclusiveDimensionOperation:
-    return True
-
-
-def _to_tensor_list(values):
-  if all(isinstance(v, int) for v in values):
-    return values
-  return tf.stack([tf.constant(v, tf.int32) if isinstance(v, int) else v for v in values])
-
-
-def _scalar(value, dtype):
-  return tf.cast(value, dtype) if isinstance(value, tf.Tensor) else tf.constant(value, dtype)
-
-
-def pad_or_crop(ctx, x, shape, pads, value=0):
-  """`x` (of symbolic `shape`) padded by (lo, hi) pairs; negative pads crop.
-
-  Returns the new tensor and its symbolic shape."""
-  shape = list(shape)
-  if any(not _nonneg(lo) or not _nonneg(hi) for lo, hi in pads):
-    begin, end = [], []
-    for d, (lo, hi) in zip(shape, pads):
-      begin.append(0 if _nonneg(lo) else -lo)
-      end.append(d if _nonneg(hi) else d + hi)
-    x = tf.strided_slice(x, _to_tensor_list([ctx.dim(b) for b in begin]),
-                         _to_tensor_list([ctx.dim(e) for e in end]))
-    shape = [e - b for b, e in zip(begin, end)]
-    pads = [(lo if _nonneg(lo) else 0, hi if _nonneg(hi) else 0) for lo, hi in pads]
-  if any(not (isinstance(p, int) and p == 0) for pair in pads for p in pair):
-    tf_pads = [[ctx.dim(lo), ctx.dim(hi)] for lo, hi in pads]
-    if not all(isinstance(p, int) for pair in tf_pads for p in pair):
-      tf_pads = tf.reshape(_to_tensor_list([p for pair in tf_pads for p in pair]), [-1, 2])
-    x = tf.pad(x, tf_pads, constant_values=_scalar(value, x.dtype))
-    shape = [d + lo + hi for d, (lo, hi) in zip(shape, pads)]
-  return x, shape
-
-
-def dilate(ctx, x, shape, factors, value=0):
-  """Inserts `factor - 1` copies of `value` between consecutive elements along each axis."""
-  shape = list(shape)
-  for axis, f in enumerate(factors):
-    if f == 1:
-      continue
-    n = shape[axis]
-    # (.., n, ..) -> (.., n, 1, ..) -> pad to (.., n, f, ..) -> (.., n*f, ..) -> crop.
-    y = tf.expand_dims(x, axis + 1)
-    pads = [[0, 0]] * (len(shape) + 1)
-    pads[axis + 1] = [0, f - 1]
-    y = tf.pad(y, pads, constant_values=_scalar(value, x.dtype))
-    flat = shape[:axis] + [n * f] + shape[axis + 1:]
-    y = tf.reshape(y, ctx.shape(flat))
-    # Symbolic dimensions are >= 1, so only constants can be empty.
-    new_n = max(n * f - f + 1, 0) if isinstance(n, int) else n * f - f + 1
-    end = [ctx.dim(d) for d in flat]
-    end[axis] = ctx.dim(new_n)
-    x = tf.strided_slice(y, [0] * len(shape), _to_tensor_list(end))
-    shape[axis] = new_n
-  return x, shape
-
-
-def window_slices(ctx, x, window, strides, window_dilation, out_shape):
-  """For each window position (row-major), the strided slice of the padded
-  operand `x` holding that position's element of every window."""
-  for offsets in itertools.product(*[range(w) for w in window]):
-    begin = [k * d for k, d in zip(offsets, window_dilation)]
-    end = []
-    for b, s, n in zip(begin, strides, out_shape):
-      if isinstance(n, int) and n == 0:
-        end.append(b)
-      else:
-        end.append(ctx.dim((n - 1) * s + 1 + b))
-    yield offsets, tf.strided_slice(x, begin, _to_tensor_list(end), list(strides))
-
-
-def _is_float(dtype) -> bool:
-  dtype = np.dtype(dtype)
-  return dtype.kind == "f" or dtype.name == "bfloat16"
-
-
-def nan_max(a, b):
-  res = tf.maximum(a, b)
-  if a.dtype.is_floating:
-    res = tf.where(tf.math.is_nan(a), a, tf.where(tf.math.is_nan(b), b, res))
-  return res
-
-
-def nan_min(a, b):
-  res = tf.minimum(a, b)
-  if a.dtype.is_floating:
-    res = tf.where(tf.math.is_nan(a), a, tf.where(tf.math.is_nan(b), b, res))
-  return res
-
-
-def _lowest(dtype):
-  dtype = np.dtype(dtype)
-  if _is_float(dtype):
-    return -np.inf
-  if dtype == np.bool_:
-    return False
-  return np.iinfo(dtype).min
-
-
-def _highest(dtype):
-  dtype = np.dtype(dtype)
-  if _is_float(dtype):
-    return np.inf
-  if dtype == np.bool_:
-    return True
-  return np.iinfo(dtype).max
-
-
-def _bool_or(a, b):
-  return tf.logical_or(a, b)
-
-
-def _bool_and(a, b):
-  return tf.logical_and(a, b)
-
-
-# The combining op, padding value and TF compute dtype of each monoid.
-def _monoid(kind, dtype):
-  dtype = np.dtype(dtype)
-  if kind == "sum":
-    if dtype == np.bool_:
-      return _bool_or, False, tf.bool
-    return tf.add, 0, dot_rules.compute_dtype(dtype)
-  if kind == "prod":
-    if dtype == np.bool_:
-      return _bool_and, True, tf.bool
-    return tf.multiply, 1, dot_rules.compute_dtype(dtype)
-  if kind == "max":
-    if dtype == np.bool_:
-      return _bool_or, False, tf.bool
-    return nan_max, _lowest(dtype), _minmax_dtype(dtype)
-  if kind == "min":
-    if dtype == np.bool_:
-      return _bool_and, True, tf.bool
-    return nan_min, _highest(dtype), _minmax_dtype(dtype)
-  raise ValueError(kind)
-
-
-def _minmax_dtype(dtype):
-  # Max/min are exact in a wider type; TF CPU lacks Maximum for some 16-bit types.
-  if dtype.name in ("float16", "bfloat16"):
-    return tf.float32
-  return tf.as_dtype(dtype)
+from jax2tf.graph.windowing import (dilate, monoid, pad_or_crop, recognise_body,
+                                    window_reduce, window_slices, is_identity)
 
 
 # ------------------------------------------------------- reduce_window ---
@@ -214,7 +59,7 @@ def _try_pool(ctx, x, kind, window, strides, padding, base_dilation, window_dila
     return None
   ksize = list(window[1:-1])
   st = list(strides[1:-1])
-  _, pad_value, _ = _monoid(kind, dtype)
+  _, pad_value, _ = monoid(kind, dtype)
   if kind == "max":
     # TF's SAME max pooling ignores the padding, as -inf padding does.
     if _is_tf_same(ctx.avals_in[0].shape, window, strides, padding):
@@ -223,36 +68,19 @@ def _try_pool(ctx, x, kind, window, strides, padding, base_dilation, window_dila
       xp, _ = pad_or_crop(ctx, x, ctx.avals_in[0].shape, padding, pad_value)
       tf_padding = "VALID"
     res = tf.nn.pool(xp, ksize, "MAX", strides=st, padding=tf_padding)
-    # MaxPool skips NaNs; JAX's max propagates them.
-    has_nan = tf.nn.pool(tf.cast(tf.math.is_nan(xp), tf.float32), ksize, "MAX",
-                         strides=st, padding=tf_padding)
-    return tf.where(has_nan > 0, tf.constant(np.nan, tf.float32), res)
+    # MaxPool skips NaNs and returns whichever zero it meets; JAX's max
+    # propagates NaN and puts +0.0 above -0.0. One more pool finds both: it
+    # marks NaN with 2 and +0.0 with 1.
+    marks = tf.where(tf.math.is_nan(xp), 2.0,
+                     tf.cast(tf.equal(tf.bitcast(xp, tf.int32), 0), tf.float32))
+    mark = tf.nn.pool(marks, ksize, "MAX", strides=st, padding=tf_padding)
+    return sem.fix_extremum_zeros_and_nans(res, True, zero_found=mark > 0,
+                                           nan_found=mark > 1)
   xp, _ = pad_or_crop(ctx, x, ctx.avals_in[0].shape, padding, pad_value)
   # AvgPool over VALID windows divides by the full window size, so multiplying
   # back gives the sum (up to one rounding).
   res = tf.nn.pool(xp, ksize, "AVG", strides=st, padding="VALID")
   return res * float(np.prod(ksize))
-
-
-def window_reduce(ctx, x, kind, window, strides, padding, base_dilation, window_dilation,
-                  *, shape=None, out_shape=None):
-  """The reduction `kind` over every window, with XLA's reduce_window semantics
-  (padding and base-dilation holes hold the monoid's identity)."""
-  shape = list(ctx.avals_in[0].shape if shape is None else shape)
-  out_shape = list(ctx.aval_out.shape if out_shape is None else out_shape)
-  op, pad_value, dt = _monoid(kind, x.dtype.as_numpy_dtype)
-  out_dtype = x.dtype
-  x = tf.cast(x, dt)
-  x, shape = dilate(ctx, x, shape, base_dilation, pad_value)
-  x, shape = pad_or_crop(ctx, x, shape, padding, pad_value)
-  res = None
-  for _, piece in window_slices(ctx, x, window, strides, window_dilation, out_shape):
-    res = piece if res is None else op(res, piece)
-  if res is None:  # an empty window: every output is the identity
-    res = tf.fill(ctx.shape(out_shape), tf.constant(pad_value, dt))
-  if out_dtype == tf.bool:
-    return res
-  return tf.cast(res, out_dtype)
 
 
 def _reduce_window_rule(kind):
@@ -272,39 +100,8 @@ register(lax.reduce_window_max_p)(_reduce_window_rule("max"))
 register(lax.reduce_window_min_p)(_reduce_window_rule("min"))
 
 
-# A generic reduce_window whose body is one of these binary primitives is that monoid.
-_BODY_KINDS = {lax.add_p: "sum", lax.mul_p: "prod", lax.max_p: "max", lax.min_p: "min",
-               lax.or_p: "max", lax.and_p: "min"}
-
-
-def recognise_body(jaxpr) -> str | None:
-  """The monoid a reduction body computes, when it is a single binary op of its
-  two (scalar) arguments."""
-  jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
-  if len(jaxpr.invars) != 2 or len(jaxpr.outvars) != 1 or len(jaxpr.eqns) != 1:
-    return None
-  eqn = jaxpr.eqns[0]
-  kind = _BODY_KINDS.get(eqn.primitive)
-  if kind is None or set(map(id, eqn.invars)) != set(map(id, jaxpr.invars)):
-    return None
-  if eqn.outvars[0] is not jaxpr.outvars[0]:
-    return None
-  if np.dtype(jaxpr.invars[0].aval.dtype) == np.bool_ and kind in ("sum", "prod"):
-    return None
-  return kind
-
-
 def _generic_no_xla(ctx, *, jaxpr, consts, **_):
   return len(ctx.avals_in) == 2 and not consts and recognise_body(jaxpr) is not None
-
-
-def is_identity(init, kind, dtype) -> bool:
-  """Whether the (TF) init value is known to be the identity of the monoid."""
-  value = tf.get_static_value(init)
-  if value is None:
-    return False
-  _, identity, _ = _monoid(kind, dtype)
-  return bool(np.all(np.asarray(value) == identity))
 
 
 @register(lax.reduce_window_p, no_xla=_generic_no_xla)
@@ -350,7 +147,7 @@ def _xla_reduce_window(ctx, operands, inits, jaxpr, consts, window, strides, pad
   fn = tf.function(reducer, autograph=False).get_concrete_function(spec, spec)
   pads = [[ctx.dim(lo), ctx.dim(hi)] for lo, hi in padding]
   if not all(isinstance(p, int) for pair in pads for p in pair):
-    pads = tf.reshape(_to_tensor_list([p for pair in pads for p in pair]), [-1, 2])
+    pads = tf.reshape(sem.stack_dims([p for pair in pads for p in pair]), [-1, 2])
   res = tfxla.reduce_window(x, init, fn, list(window), list(strides), list(base_dilation),
                             list(window_dilation), pads)
   return [res]
@@ -371,7 +168,7 @@ def _select_and_gather_add(ctx, tangents, operand, *, select_prim, window_dimens
                            window_strides, padding, base_dilation, window_dilation):
   """For each window, the tangent at the position the select picks (first max/min)."""
   select, kind = _select_fn(select_prim)
-  _, pad_value, dt = _monoid(kind, operand.dtype.as_numpy_dtype)
+  _, pad_value, dt = monoid(kind, operand.dtype.as_numpy_dtype)
   shape = list(ctx.avals_in[1].shape)
   x = tf.cast(operand, dt)
   x, xs = dilate(ctx, x, shape, base_dilation, pad_value)
@@ -397,7 +194,7 @@ def _select_and_scatter_add(ctx, source, operand, *, select_prim, window_dimensi
                             window_strides, padding):
   """Adds each window's source value at the position the select picks."""
   select, kind = _select_fn(select_prim)
-  _, pad_value, dt = _monoid(kind, operand.dtype.as_numpy_dtype)
+  _, pad_value, dt = monoid(kind, operand.dtype.as_numpy_dtype)
   in_shape = list(ctx.avals_in[1].shape)
   out_shape = list(ctx.avals_in[0].shape)   # the source has the windows' shape
   rank = len(in_shape)
@@ -441,7 +238,7 @@ def _cumulative_scan(ctx, x, axis, reverse, op, identity):
     pads[axis] = (shift, 0)
     padded, _ = pad_or_crop(ctx, v, shape, pads, identity)
     end = [ctx.dim(d) for d in shape]
-    return tf.strided_slice(padded, [0] * rank, _to_tensor_list(end))
+    return tf.strided_slice(padded, [0] * rank, sem.stack_dims(end))
 
   if isinstance(n, int):
     shift = 1
@@ -476,19 +273,19 @@ def _cumsum(ctx, x, *, axis, reverse):
     parts = [tf.math.cumsum(p, axis=axis, reverse=reverse)
              for p in (tf.math.real(x), tf.math.imag(x))]
     return tf.complex(*parts)
-  dt = dot_rules.compute_dtype(ctx.aval_out.dtype)
+  dt = sem.compute_dtype(ctx.aval_out.dtype)
   return tf.cast(tf.math.cumsum(tf.cast(x, dt), axis=axis, reverse=reverse), x.dtype)
 
 
 @register(lax.cumprod_p)
 def _cumprod(ctx, x, *, axis, reverse):
-  dt = dot_rules.compute_dtype(ctx.aval_out.dtype)
+  dt = sem.compute_dtype(ctx.aval_out.dtype)
   return tf.cast(tf.math.cumprod(tf.cast(x, dt), axis=axis, reverse=reverse), x.dtype)
 
 
 def _cum_minmax(kind):
   def rule(ctx, x, *, axis, reverse):
-    op, identity, dt = _monoid(kind, ctx.aval_out.dtype)
+    op, identity, dt = monoid(kind, ctx.aval_out.dtype)
     res = _cumulative_scan(ctx, tf.cast(x, dt), axis, reverse, op, identity)
     return tf.cast(res, x.dtype) if x.dtype != tf.bool else res
   return rule
@@ -500,6 +297,6 @@ register(lax.cummin_p)(_cum_minmax("min"))
 
 @register(lax.cumlogsumexp_p)
 def _cumlogsumexp(ctx, x, *, axis, reverse):
-  dt = tf.float32 if x.dtype in (tf.float16, tf.bfloat16) else x.dtype
+  dt = sem.widened(x.dtype)
   res = tf.math.cumulative_logsumexp(tf.cast(x, dt), axis=axis, reverse=reverse)
   return tf.cast(res, x.dtype)

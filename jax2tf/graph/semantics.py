@@ -1,0 +1,316 @@
+"""JAX's semantics in ordinary TF ops, shared by the rule families.
+
+One floor below the families in `jax2tf/graph/rules/`: what several of them
+need to reproduce XLA where TF differs lives here once, so that a fix reaches
+every primitive that depends on it.
+
+* dtype predicates that see bfloat16 and the float8 types as floats;
+* 16-bit widening: TF's CPU kernels lack (or approximate in the narrow type)
+  much float16/bfloat16 math, which XLA evaluates in float32 and rounds once;
+* the compute dtype of sums, products and contractions (integers wrap,
+  16-bit floats accumulate in float32);
+* max/min with XLA's order: NaN propagates and -0.0 is below +0.0, both for
+  elementwise combination and for reductions over axes;
+* integer keys of floats whose integer order is a float order (total order
+  for comparisons and top_k, sort's order with NaNs last);
+* dimension lists (Python ints and int32 TF scalars) as shapes.
+
+Graph optimizers fold arithmetic on zeros and eager TF caches constants by
+value (-0.0 == +0.0), so the sign of zero is always read from the bits.
+"""
+
+from collections.abc import Callable, Sequence
+
+import ml_dtypes
+import numpy as np
+import tensorflow as tf
+
+# ---------------------------------------------------------------- dtypes ---
+
+SMALL_FLOATS = (tf.float16, tf.bfloat16)
+_UNSIGNED_OF = {8: tf.uint8, 16: tf.uint16, 32: tf.uint32, 64: tf.uint64}
+_SIGNED_OF = {8: tf.int8, 16: tf.int16, 32: tf.int32, 64: tf.int64}
+
+
+def np_dtype(dtype) -> np.dtype:
+  """A NumPy dtype from a NumPy, ml_dtypes or TF dtype."""
+  if isinstance(dtype, tf.DType):
+    return np.dtype(dtype.as_numpy_dtype)
+  return np.dtype(dtype)
+
+
+def is_float(dtype) -> bool:
+  """Real floating point, bfloat16 and float8 included (NumPy sees those as 'V')."""
+  dtype = np_dtype(dtype)
+  if dtype.kind == "f":
+    return True
+  if dtype.kind != "V":
+    return False
+  try:
+    ml_dtypes.finfo(dtype)
+  except (ValueError, TypeError):
+    return False
+  return True
+
+
+def is_complex(dtype) -> bool:
+  return np_dtype(dtype).kind == "c"
+
+
+def is_int(dtype) -> bool:
+  return np_dtype(dtype).kind in "iu"
+
+
+def is_unsigned(dtype) -> bool:
+  return np_dtype(dtype).kind == "u"
+
+
+def bit_width(dtype) -> int:
+  return np_dtype(dtype).itemsize * 8
+
+
+def signed_int_of_width(dtype) -> tf.DType:
+  """The signed integer type as wide as `dtype`, to read its bits with tf.bitcast."""
+  return _SIGNED_OF[bit_width(dtype)]
+
+
+def unsigned_int_of_width(dtype) -> tf.DType:
+  return _UNSIGNED_OF[bit_width(dtype)]
+
+
+def const(value, dtype) -> tf.Tensor:
+  """A constant of TF or NumPy `dtype`."""
+  return tf.constant(np.asarray(value).astype(np_dtype(dtype)))
+
+
+# ------------------------------------------------------------- widening ---
+
+def widened(dtype) -> tf.DType:
+  """float32 for 16-bit floats, else the dtype itself."""
+  dtype = tf.as_dtype(np_dtype(dtype))
+  return tf.float32 if dtype in SMALL_FLOATS else dtype
+
+
+def in_f32(fn: Callable, *xs: tf.Tensor) -> tf.Tensor:
+  """fn on float32 copies of float16/bfloat16 operands, cast back.
+
+  XLA evaluates these functions in float32 for narrow types and rounds the
+  result once; TF's CPU kernels lack some narrow types or approximate in them.
+  """
+  dtype = xs[0].dtype
+  if dtype not in SMALL_FLOATS:
+    return fn(*xs)
+  return tf.cast(fn(*[tf.cast(x, tf.float32) for x in xs]), dtype)
+
+
+# Integer results wrap modulo 2**bits; computing in a wider (or same-width
+# signed) integer type and casting back keeps exactly those low bits.
+_INT_COMPUTE = {
+    np.dtype(np.int8): tf.int32, np.dtype(np.uint8): tf.int32,
+    np.dtype(np.int16): tf.int32, np.dtype(np.uint16): tf.int32,
+    np.dtype(np.int32): tf.int32, np.dtype(np.uint32): tf.int32,
+    np.dtype(np.int64): tf.int64, np.dtype(np.uint64): tf.int64,
+}
+
+
+def compute_dtype(out_dtype) -> tf.DType:
+  """The TF dtype a sum, product or contraction producing `out_dtype` runs in."""
+  out_dtype = np_dtype(out_dtype)
+  if out_dtype == np.bool_:
+    return tf.int32
+  if out_dtype in _INT_COMPUTE:
+    return _INT_COMPUTE[out_dtype]
+  # JAX (XLA on CPU) accumulates 16-bit floats in float32 and rounds once.
+  return widened(out_dtype)
+
+
+def cast_result(res: tf.Tensor, out_dtype) -> tf.Tensor:
+  """`res`, computed in `compute_dtype(out_dtype)`, as `out_dtype`."""
+  out_dtype = np_dtype(out_dtype)
+  if out_dtype == np.bool_:
+    return tf.not_equal(res, 0)
+  return tf.cast(res, tf.as_dtype(out_dtype))
+
+
+# -------------------------------------------------- static operand facts ---
+
+def static_value(x: tf.Tensor):
+  """The value of a small constant operand (a jaxpr literal), else None."""
+  n = x.shape.num_elements()
+  if n is None or n > 16:
+    return None
+  try:
+    return tf.get_static_value(x)
+  except (TypeError, ValueError):
+    return None
+
+
+def may_be_nan(x: tf.Tensor) -> bool:
+  if not (x.dtype.is_floating or x.dtype.is_complex):
+    return False
+  v = static_value(x)
+  wide = np.complex128 if x.dtype.is_complex else np.float64
+  return v is None or bool(np.isnan(np.asarray(v, wide)).any())
+
+
+def may_be_zero(x: tf.Tensor) -> bool:
+  v = static_value(x)
+  return v is None or bool((np.asarray(v, np.float64) == 0).any())
+
+
+def is_positive_zero_scalar(x: tf.Tensor) -> bool:
+  v = static_value(x)
+  if v is None or x.shape.rank != 0:
+    return False
+  v = np.asarray(v, np.float64)
+  return bool(v == 0 and not np.signbit(v))
+
+
+# -------------------------------------------------------------- max/min ---
+
+def is_negative(x: tf.Tensor) -> tf.Tensor:
+  """Whether the sign bit of float `x` is set (true for -0.0 and -NaN)."""
+  return tf.bitcast(x, signed_int_of_width(x.dtype)) < 0
+
+
+def _pick(is_max: bool, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+  """XLA's max/min of two floats: NaN propagates, -0.0 < +0.0."""
+  res = tf.maximum(x, y) if is_max else tf.minimum(x, y)
+  if may_be_zero(x) and may_be_zero(y):
+    # TF returns either zero; XLA orders them.
+    both_zero = tf.logical_and(tf.equal(x, 0), tf.equal(y, 0))
+    x_negative = is_negative(x)
+    zero = tf.where(x_negative, y, x) if is_max else tf.where(x_negative, x, y)
+    res = tf.where(both_zero, zero, res)
+  # TF may return the other operand when one is NaN; XLA propagates the NaN.
+  if may_be_nan(y):
+    res = tf.where(tf.math.is_nan(y), y, res)
+  if may_be_nan(x):
+    res = tf.where(tf.math.is_nan(x), x, res)
+  return res
+
+
+def _combine(is_max: bool, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+  if x.dtype == tf.bool:
+    return tf.logical_or(x, y) if is_max else tf.logical_and(x, y)
+  if x.dtype.is_complex:
+    # Lexicographic on (real, imag), as XLA compares complex numbers.
+    rx, ry, ix, iy = tf.math.real(x), tf.math.real(y), tf.math.imag(x), tf.math.imag(y)
+    if is_max:
+      pick_x = tf.logical_or(rx > ry, tf.logical_and(tf.equal(rx, ry), ix > iy))
+    else:
+      pick_x = tf.logical_or(rx < ry, tf.logical_and(tf.equal(rx, ry), ix < iy))
+    return tf.where(pick_x, x, y)
+  if not x.dtype.is_floating:
+    return tf.maximum(x, y) if is_max else tf.minimum(x, y)
+  if is_max and is_positive_zero_scalar(y):
+    # max(x, 0.0), i.e. relu: TF's Relu propagates NaN like XLA; only its
+    # relu(-0.0) == -0.0 needs correcting.
+    return tf.where(tf.equal(x, 0), tf.zeros_like(x), tf.nn.relu(x))
+  return _pick(is_max, x, y)
+
+
+def maximum(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+  """lax.max: NaN-propagating, -0.0 < +0.0, bool as or, complex lexicographic."""
+  return _combine(True, x, y)
+
+
+def minimum(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+  """lax.min: NaN-propagating, -0.0 < +0.0, bool as and, complex lexicographic."""
+  return _combine(False, x, y)
+
+
+def fix_extremum_zeros_and_nans(res: tf.Tensor, is_max: bool, *,
+                                zero_found: tf.Tensor, nan_found: tf.Tensor) -> tf.Tensor:
+  """Corrects a float max/min computed by TF's kernels to XLA's answer.
+
+  `res` is TF's result; `zero_found` says whether the zero that decides a
+  tie of zeros was among the reduced values (+0.0 for max, -0.0 for min), and
+  `nan_found` whether a NaN was. TF's kernels return whichever zero they meet,
+  and under jit_compile TF's XLA uses a max/min that drops NaN.
+  """
+  pos = tf.zeros([], res.dtype)
+  # Negated, not tf.constant(-0.0): eager TF caches constants by value.
+  neg = tf.negative(pos)
+  signed_zero = tf.where(zero_found, pos, neg) if is_max else tf.where(zero_found, neg, pos)
+  res = tf.where(tf.equal(res, 0), signed_zero, res)
+  return tf.where(nan_found, tf.constant(np.nan, res.dtype), res)
+
+
+def decisive_zero_bits(dtype, is_max: bool) -> int:
+  """The bits (as the signed int of the same width) of the zero that wins a tie."""
+  return 0 if is_max else int(np.iinfo(signed_int_of_width(dtype).as_numpy_dtype).min)
+
+
+def reduce_extremum(x: tf.Tensor, axes: Sequence[int], is_max: bool) -> tf.Tensor:
+  """reduce_max/reduce_min over `axes` of a float, bool or integer tensor, as XLA."""
+  if x.dtype == tf.bool:
+    return (tf.reduce_any if is_max else tf.reduce_all)(x, axes)
+  # Max/min are exact in a wider type; TF's CPU kernels lack some 16-bit types.
+  xw = tf.cast(x, widened(x.dtype))
+  res = (tf.reduce_max if is_max else tf.reduce_min)(xw, axes)
+  if xw.dtype.is_floating:
+    # Only the zero that decides the answer is looked for: max is +0.0 if any
+    # +0.0 is present, min is -0.0 if any -0.0 is. Two passes over the input.
+    bits = tf.bitcast(xw, signed_int_of_width(xw.dtype))
+    zero_found = tf.reduce_any(tf.equal(bits, decisive_zero_bits(xw.dtype, is_max)), axes)
+    nan_found = tf.reduce_any(tf.math.is_nan(xw), axes)
+    res = fix_extremum_zeros_and_nans(res, is_max, zero_found=zero_found,
+                                      nan_found=nan_found)
+  return tf.cast(res, x.dtype)
+
+
+def lowest(dtype):
+  """The identity of max for `dtype`."""
+  dtype = np_dtype(dtype)
+  if is_float(dtype):
+    return -np.inf
+  if dtype == np.bool_:
+    return False
+  return np.iinfo(dtype).min
+
+
+def highest(dtype):
+  """The identity of min for `dtype`."""
+  dtype = np_dtype(dtype)
+  if is_float(dtype):
+    return np.inf
+  if dtype == np.bool_:
+    return True
+  return np.iinfo(dtype).max
+
+
+# -------------------------------------------------------- float bit keys ---
+
+_KEY_INT = {tf.float16: tf.int16, tf.bfloat16: tf.int16, tf.float32: tf.int32,
+            tf.float64: tf.int64}
+
+
+def float_order_key(x: tf.Tensor, *, total_order: bool) -> tf.Tensor:
+  """A signed integer tensor whose order is the order of float `x`.
+
+  With `total_order`, IEEE's total order (-NaN < -inf < ... < -0.0 < +0.0 <
+  ... < +inf < NaN, NaNs by payload); without, sort's order: -0.0 == +0.0 and
+  every NaN equal and above +inf. Reading the bits as a signed integer and
+  flipping the magnitude bits of negative numbers gives an integer with the
+  order of the sign-magnitude bit patterns.
+  """
+  if not total_order:
+    x = tf.where(tf.equal(x, 0), tf.zeros_like(x), x)
+    x = tf.where(tf.math.is_nan(x), tf.constant(np.nan, x.dtype), x)
+  int_dt = _KEY_INT[x.dtype]
+  bits = tf.bitcast(x, int_dt)
+  magnitude = tf.constant(np.iinfo(int_dt.as_numpy_dtype).max, int_dt)
+  return tf.where(bits < 0, tf.bitwise.bitwise_xor(bits, magnitude), bits)
+
+
+# ---------------------------------------------------------- dimensions ---
+
+def stack_dims(values: Sequence) -> list[int] | tf.Tensor:
+  """Dimensions (Python ints and int32 TF scalars) as a list of ints when all
+  are static, else as a 1-D int32 tensor."""
+  if all(isinstance(v, (int, np.integer)) for v in values):
+    return [int(v) for v in values]
+  return tf.stack([v if isinstance(v, tf.Tensor) and v.dtype == tf.int32
+                   else tf.cast(v, tf.int32) if isinstance(v, tf.Tensor)
+                   else tf.constant(int(v), tf.int32) for v in values])

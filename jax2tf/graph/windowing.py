@@ -1,0 +1,217 @@
+"""Window machinery shared by pooling, convolution and reductions.
+
+Windows are taken as strided slices of the padded (and base-dilated) operand,
+one slice per window position, which has XLA's reduce_window semantics for any
+window, stride, dilation and padding with ordinary TF ops only. Symbolic
+dimensions come through `ctx.dim`.
+"""
+
+import itertools
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import numpy as np
+import tensorflow as tf
+from jax import lax
+
+from jax2tf.graph import semantics as sem
+
+
+def _nonneg(d) -> bool:
+  """Whether pad amount `d` is known to be >= 0 (symbolic pads come from SAME)."""
+  if isinstance(d, (int, np.integer)):
+    return d >= 0
+  try:
+    return bool(d >= 0)
+  except jax.errors.InconclusiveDimensionOperation:
+    return True
+
+
+def _scalar(value, dtype):
+  return tf.cast(value, dtype) if isinstance(value, tf.Tensor) else tf.constant(value, dtype)
+
+
+def pad_or_crop(ctx, x, shape, pads, value=0):
+  """`x` (of symbolic `shape`) padded by (lo, hi) pairs; negative pads crop.
+
+  Returns the new tensor and its symbolic shape."""
+  shape = list(shape)
+  if any(not _nonneg(lo) or not _nonneg(hi) for lo, hi in pads):
+    begin, end = [], []
+    for d, (lo, hi) in zip(shape, pads):
+      begin.append(0 if _nonneg(lo) else -lo)
+      end.append(d if _nonneg(hi) else d + hi)
+    x = tf.strided_slice(x, sem.stack_dims([ctx.dim(b) for b in begin]),
+                         sem.stack_dims([ctx.dim(e) for e in end]))
+    shape = [e - b for b, e in zip(begin, end)]
+    pads = [(lo if _nonneg(lo) else 0, hi if _nonneg(hi) else 0) for lo, hi in pads]
+  if any(not (isinstance(p, int) and p == 0) for pair in pads for p in pair):
+    tf_pads = [[ctx.dim(lo), ctx.dim(hi)] for lo, hi in pads]
+    if not all(isinstance(p, int) for pair in tf_pads for p in pair):
+      tf_pads = tf.reshape(sem.stack_dims([p for pair in tf_pads for p in pair]), [-1, 2])
+    x = tf.pad(x, tf_pads, constant_values=_scalar(value, x.dtype))
+    shape = [d + lo + hi for d, (lo, hi) in zip(shape, pads)]
+  return x, shape
+
+
+def dilate(ctx, x, shape, factors, value=0):
+  """Inserts `factor - 1` copies of `value` between consecutive elements along each axis."""
+  shape = list(shape)
+  for axis, f in enumerate(factors):
+    if f == 1:
+      continue
+    n = shape[axis]
+    # (.., n, ..) -> (.., n, 1, ..) -> pad to (.., n, f, ..) -> (.., n*f, ..) -> crop.
+    y = tf.expand_dims(x, axis + 1)
+    pads = [[0, 0]] * (len(shape) + 1)
+    pads[axis + 1] = [0, f - 1]
+    y = tf.pad(y, pads, constant_values=_scalar(value, x.dtype))
+    flat = shape[:axis] + [n * f] + shape[axis + 1:]
+    y = tf.reshape(y, ctx.shape(flat))
+    # Symbolic dimensions are >= 1, so only constants can be empty.
+    new_n = max(n * f - f + 1, 0) if isinstance(n, int) else n * f - f + 1
+    end = [ctx.dim(d) for d in flat]
+    end[axis] = ctx.dim(new_n)
+    x = tf.strided_slice(y, [0] * len(shape), sem.stack_dims(end))
+    shape[axis] = new_n
+  return x, shape
+
+
+def window_slices(ctx, x, window, strides, window_dilation, out_shape):
+  """For each window position (row-major), the strided slice of the padded
+  operand `x` holding that position's element of every window."""
+  for offsets in itertools.product(*[range(w) for w in window]):
+    begin = [k * d for k, d in zip(offsets, window_dilation)]
+    end = []
+    for b, s, n in zip(begin, strides, out_shape):
+      if isinstance(n, int) and n == 0:
+        end.append(b)
+      else:
+        end.append(ctx.dim((n - 1) * s + 1 + b))
+    yield offsets, tf.strided_slice(x, begin, sem.stack_dims(end), list(strides))
+
+
+def _bool_or(a, b):
+  return tf.logical_or(a, b)
+
+
+def _bool_and(a, b):
+  return tf.logical_and(a, b)
+
+
+def _plain_max(a, b):
+  return tf.maximum(a, b)
+
+
+def _plain_min(a, b):
+  return tf.minimum(a, b)
+
+
+class Monoid(NamedTuple):
+  """How a window reduction combines values, the identity it pads with, and
+  the TF dtype it computes in."""
+  op: Callable
+  identity: Any
+  dtype: tf.DType
+
+
+def monoid(kind: str, dtype) -> Monoid:
+  """The monoid of reduction `kind` ("sum", "prod", "max", "min") on `dtype`.
+
+  Float max/min combine with XLA's order (NaN propagates, -0.0 < +0.0).
+  """
+  dtype = np.dtype(dtype)
+  is_bool = dtype == np.bool_
+  if kind == "sum":
+    return Monoid(_bool_or, False, tf.bool) if is_bool else Monoid(
+        tf.add, 0, sem.compute_dtype(dtype))
+  if kind == "prod":
+    return Monoid(_bool_and, True, tf.bool) if is_bool else Monoid(
+        tf.multiply, 1, sem.compute_dtype(dtype))
+  if kind == "max":
+    return Monoid(_bool_or, False, tf.bool) if is_bool else Monoid(
+        sem.maximum, sem.lowest(dtype), sem.widened(dtype))
+  if kind == "min":
+    return Monoid(_bool_and, True, tf.bool) if is_bool else Monoid(
+        sem.minimum, sem.highest(dtype), sem.widened(dtype))
+  raise ValueError(f"unknown reduction {kind!r}")
+
+
+# A generic reduce_window whose body is one of these binary primitives is that monoid.
+_BODY_KINDS = {lax.add_p: "sum", lax.mul_p: "prod", lax.max_p: "max", lax.min_p: "min",
+               lax.or_p: "max", lax.and_p: "min"}
+
+
+def recognise_body(jaxpr) -> str | None:
+  """The monoid a reduction body computes, when it is a single binary op of its
+  two (scalar) arguments."""
+  jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+  if len(jaxpr.invars) != 2 or len(jaxpr.outvars) != 1 or len(jaxpr.eqns) != 1:
+    return None
+  eqn = jaxpr.eqns[0]
+  kind = _BODY_KINDS.get(eqn.primitive)
+  if kind is None or set(map(id, eqn.invars)) != set(map(id, jaxpr.invars)):
+    return None
+  if eqn.outvars[0] is not jaxpr.outvars[0]:
+    return None
+  if np.dtype(jaxpr.invars[0].aval.dtype) == np.bool_ and kind in ("sum", "prod"):
+    return None
+  return kind
+
+
+def is_identity(init, kind, dtype) -> bool:
+  """Whether the (TF) init value is known to be the identity of the monoid."""
+  value = tf.get_static_value(init)
+  if value is None:
+    return False
+  identity = monoid(kind, dtype).identity
+  return bool(np.all(np.asarray(value) == identity))
+
+
+def window_reduce(ctx, x, kind, window, strides, padding, base_dilation, window_dilation,
+                  *, shape=None, out_shape=None):
+  """The reduction `kind` over every window, with XLA's reduce_window semantics
+  (padding and base-dilation holes hold the monoid's identity)."""
+  shape = list(ctx.avals_in[0].shape if shape is None else shape)
+  out_shape = list(ctx.aval_out.shape if out_shape is None else out_shape)
+  op, pad_value, dt = monoid(kind, x.dtype.as_numpy_dtype)
+  out_dtype = x.dtype
+  x = tf.cast(x, dt)
+  x, shape = dilate(ctx, x, shape, base_dilation, pad_value)
+  x, shape = pad_or_crop(ctx, x, shape, padding, pad_value)
+  pieces = window_slices(ctx, x, window, strides, window_dilation, out_shape)
+  if kind in ("max", "min") and dt.is_floating:
+    res = _float_extremum_of(pieces, kind == "max")
+  else:
+    res = None
+    for _, piece in pieces:
+      res = piece if res is None else op(res, piece)
+  if res is None:  # an empty window: every output is the identity
+    res = tf.fill(ctx.shape(out_shape), tf.constant(pad_value, dt))
+  if out_dtype == tf.bool:
+    return res
+  return tf.cast(res, out_dtype)
+
+
+
+
+def _float_extremum_of(pieces, is_max: bool):
+  """XLA's max/min over the window pieces: TF's Maximum/Minimum per piece,
+  with NaN and the zero that decides a tie looked for alongside, and one
+  correction at the end (as for reduce_max/min)."""
+  res = zero_found = nan_found = None
+  for _, piece in pieces:
+    bits = tf.bitcast(piece, sem.signed_int_of_width(piece.dtype))
+    zero = tf.equal(bits, sem.decisive_zero_bits(piece.dtype, is_max))
+    nan = tf.math.is_nan(piece)
+    if res is None:
+      res, zero_found, nan_found = piece, zero, nan
+      continue
+    res = tf.maximum(res, piece) if is_max else tf.minimum(res, piece)
+    zero_found = tf.logical_or(zero_found, zero)
+    nan_found = tf.logical_or(nan_found, nan)
+  if res is None:
+    return None
+  return sem.fix_extremum_zeros_and_nans(res, is_max, zero_found=zero_found,
+                                         nan_found=nan_found)

@@ -14,7 +14,6 @@ import numpy as np
 import tensorflow as tf
 
 import jax2tf
-
 from benchmarks.timing import sync_jax, sync_tf
 
 

@@ -4,6 +4,7 @@ from benchmarks import targets
 from benchmarks.paths import PATHS
 from benchmarks.workloads import compute_bound
 
+
 def note_small(res) -> str:
   o = res.get("overhead", {}).get("seconds", {})
   costs = (f" (in this run a bare `tf.function` call cost {t(o[targets.BARE])}, a bare "

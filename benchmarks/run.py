@@ -28,8 +28,8 @@ import jax  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from benchmarks import models, plots, report, timing, workloads  # noqa: E402
-from benchmarks.workloads import compute_bound  # noqa: E402
 from benchmarks.suites import call_tf, conversion, hlo, memory, prng, runtime  # noqa: E402
+from benchmarks.workloads import compute_bound  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
@@ -38,7 +38,7 @@ SUITES = ("runtime", "hlo", "conversion", "memory", "prng", "call_tf")
 
 def environment() -> dict:
   return {
-      "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+      "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
       "platform": platform.platform(),
       "machine": platform.machine(),
       "processor": platform.processor() or "unknown",

@@ -7,7 +7,8 @@ the same shape as a `models.Model`, so every suite treats them alike.
 """
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from benchmarks import models
 

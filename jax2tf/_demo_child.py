@@ -14,9 +14,9 @@ for _name in ("jax", "jaxlib"):
   sys.modules[_name] = None  # type: ignore[assignment]
 
 import json  # noqa: E402
-from typing import Any  # noqa: E402
 import os  # noqa: E402
 import time  # noqa: E402
+from typing import Any  # noqa: E402
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -32,8 +32,9 @@ def run_model(name: str, model_dir: str, io_dir: str) -> dict:
   load_s = time.perf_counter() - t0
 
   report: dict[str, Any] = {"load_s": load_s, "calls": {}}
-  inputs = sorted((f for f in os.listdir(io_dir) if f.startswith("in_")),
-                  key=lambda f: int(f[3:-4]))
+  inputs = sorted(
+    (f for f in os.listdir(io_dir) if f.startswith("in_")), key=lambda f: int(f[3:-4])
+  )
   for fname in inputs:
     batch = fname[3:-4]
     x = tf.constant(np.load(os.path.join(io_dir, fname)))
@@ -53,6 +54,7 @@ def run_model(name: str, model_dir: str, io_dir: str) -> dict:
 def main(io_dir: str, models: list[str]) -> None:
   try:
     import jax  # noqa: F401
+
     jax_importable = True
   except ImportError:
     jax_importable = False
@@ -62,7 +64,10 @@ def main(io_dir: str, models: list[str]) -> None:
     report["models"][name] = run_model(name, model_dir, io_dir)
 
   report["jax_modules_loaded"] = sorted(
-      m for m, v in sys.modules.items() if v is not None and m.split(".")[0] in ("jax", "jaxlib", "jax2tf"))
+    m
+    for m, v in sys.modules.items()
+    if v is not None and m.split(".")[0] in ("jax", "jaxlib", "jax2tf")
+  )
   with open(os.path.join(io_dir, "child.json"), "w") as f:
     json.dump(report, f)
 

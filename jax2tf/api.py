@@ -3,34 +3,37 @@
 import functools
 import inspect
 import re
-from typing import Any, Callable
+from collections.abc import Callable
 
 import jax
-from jax import export as jax_export
 import numpy as np
 import tensorflow as tf
 
-from jax2tf import gradients
-from jax2tf import tf_dims
+from jax2tf import gradients, tf_dims
 from jax2tf.dtypes import jax_dtype
 from jax2tf.internals import tf_private
-from jax2tf.native import call_module
-from jax2tf.native import exporting
-from jax2tf.native import split
-from jax2tf.options import (ConvertOptions, DEFAULT_NATIVE_SERIALIZATION,
-                            checks_disabled_by_tf_flags, make_options)
+from jax2tf.native import call_module, exporting, split
+from jax2tf.options import (
+  DEFAULT_NATIVE_SERIALIZATION,
+  ConvertOptions,
+  checks_disabled_by_tf_flags,
+  make_options,
+)
 from jax2tf.shapes import ArgLeaf, PolyShape, spec_for_each_leaf, symbolic_avals
 
 
-def convert(fun_jax: Callable, *,
-            polymorphic_shapes=None,
-            polymorphic_constraints=(),
-            with_gradient: bool = True,
-            enable_xla: bool = True,
-            native_serialization=DEFAULT_NATIVE_SERIALIZATION,
-            native_serialization_platforms=None,
-            native_serialization_disabled_checks=(),
-            target_tf_version: str | None = None) -> Callable:
+def convert(
+  fun_jax: Callable,
+  *,
+  polymorphic_shapes=None,
+  polymorphic_constraints=(),
+  with_gradient: bool = True,
+  enable_xla: bool = True,
+  native_serialization=DEFAULT_NATIVE_SERIALIZATION,
+  native_serialization_platforms=None,
+  native_serialization_disabled_checks=(),
+  target_tf_version: str | None = None,
+) -> Callable:
   """Returns a TensorFlow function computing what `fun_jax` computes.
 
   Args:
@@ -56,13 +59,15 @@ def convert(fun_jax: Callable, *,
   if not callable(fun_jax):
     raise TypeError(f"convert: fun_jax must be callable, got {fun_jax!r}")
   options = make_options(
-      polymorphic_shapes=polymorphic_shapes,
-      polymorphic_constraints=polymorphic_constraints,
-      with_gradient=with_gradient, enable_xla=enable_xla,
-      native_serialization=native_serialization,
-      native_serialization_platforms=native_serialization_platforms,
-      native_serialization_disabled_checks=native_serialization_disabled_checks,
-      target_tf_version=target_tf_version)
+    polymorphic_shapes=polymorphic_shapes,
+    polymorphic_constraints=polymorphic_constraints,
+    with_gradient=with_gradient,
+    enable_xla=enable_xla,
+    native_serialization=native_serialization,
+    native_serialization_platforms=native_serialization_platforms,
+    native_serialization_disabled_checks=native_serialization_disabled_checks,
+    target_tf_version=target_tf_version,
+  )
   converted = _Converted(fun_jax, options)
 
   @functools.wraps(fun_jax)
@@ -86,9 +91,11 @@ def _tf_signature(fun) -> inspect.Signature | None:
   except (TypeError, ValueError):
     return None
   P = inspect.Parameter
-  required = [p for p in sig.parameters.values()
-              if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD)
-              and p.default is P.empty]
+  required = [
+    p
+    for p in sig.parameters.values()
+    if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD) and p.default is P.empty
+  ]
   rest = [P("args", P.VAR_POSITIONAL), P("kwargs", P.VAR_KEYWORD)]
   return sig.replace(parameters=required + rest, return_annotation=P.empty)
 
@@ -106,8 +113,11 @@ def _positional_names(fun) -> list[str]:
     sig = inspect.signature(fun)
   except (TypeError, ValueError):
     return []
-  return [p.name for p in sig.parameters.values()
-          if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+  return [
+    p.name
+    for p in sig.parameters.values()
+    if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+  ]
 
 
 class _Converted:
@@ -120,8 +130,8 @@ class _Converted:
     self.param_names = _positional_names(fun_jax)
     self.fun_jit = fun_jax if hasattr(fun_jax, "trace") else jax.jit(fun_jax)
     self.backend = _NativeBackend if options.native_serialization else _GraphBackend
-    self._by_signature: dict = {}   # raw argument signature -> _Lowered
-    self._by_avals: dict = {}       # symbolic signature -> _Lowered
+    self._by_signature: dict = {}  # raw argument signature -> _Lowered
+    self._by_avals: dict = {}  # symbolic signature -> _Lowered
 
   # -- arguments ---------------------------------------------------------
   def _leaf_name(self, path) -> str:
@@ -137,8 +147,10 @@ class _Converted:
     if isinstance(leaf, (tf.Tensor, tf.Variable)):
       t = tf.convert_to_tensor(leaf)
       if t.dtype == tf.string or t.dtype == tf.resource or t.dtype == tf.variant:
-        raise TypeError(f"argument {name} has TF dtype {t.dtype.name}, which JAX "
-                        "cannot represent; pass numeric or boolean tensors")
+        raise TypeError(
+          f"argument {name} has TF dtype {t.dtype.name}, which JAX "
+          "cannot represent; pass numeric or boolean tensors"
+        )
       if not tf.executing_eagerly() and t.shape.rank is not None:
         # A concrete function does not check the shapes it is called with;
         # without this a mismatch surfaces inside XlaCallModule as an
@@ -148,19 +160,24 @@ class _Converted:
       return t if t.dtype == want else tf.cast(t, want)
     if isinstance(leaf, (tf.TensorSpec,)):
       raise TypeError(
-          f"argument {name} is a tf.TensorSpec; call the converted function under "
-          "tf.function(...).get_concrete_function(spec) instead of passing the spec")
+        f"argument {name} is a tf.TensorSpec; call the converted function under "
+        "tf.function(...).get_concrete_function(spec) instead of passing the spec"
+      )
     try:
       arr = np.asarray(leaf)
     except Exception as e:
-      raise TypeError(f"argument {name}: cannot turn {type(leaf).__name__} into an "
-                      f"array: {e}") from None
+      raise TypeError(
+        f"argument {name}: cannot turn {type(leaf).__name__} into an array: {e}"
+      ) from None
     # ml_dtypes' bfloat16/float8 arrays have kind 'V' but are numbers to JAX.
     numeric = arr.dtype.kind in "biufc" or (
-        arr.dtype.kind == "V" and jax.dtypes.issubdtype(arr.dtype, np.inexact))
+      arr.dtype.kind == "V" and jax.dtypes.issubdtype(arr.dtype, np.inexact)
+    )
     if not numeric:
-      raise TypeError(f"argument {name} has dtype {arr.dtype} (value {leaf!r:.60}); "
-                      "expected a numeric or boolean array, scalar or tf.Tensor")
+      raise TypeError(
+        f"argument {name} has dtype {arr.dtype} (value {leaf!r:.60}); "
+        "expected a numeric or boolean array, scalar or tf.Tensor"
+      )
     return tf.constant(arr.astype(jax_dtype(arr.dtype), copy=False))
 
   def _polymorphic_prefix(self, args, kwargs):
@@ -170,32 +187,36 @@ class _Converted:
     if isinstance(spec, (str, PolyShape)):
       spec = (spec,)
     if isinstance(spec, dict) and spec and set(spec) <= set(self.param_names) | set(kwargs):
-      positional = tuple(spec.get(self.param_names[i]) if i < len(self.param_names)
-                         else None for i in range(len(args)))
+      positional = tuple(
+        spec.get(self.param_names[i]) if i < len(self.param_names) else None
+        for i in range(len(args))
+      )
       return positional, {k: spec.get(k) for k in kwargs}
     if isinstance(spec, dict):
       unknown = sorted(map(str, set(spec) - set(self.param_names) - set(kwargs)))
       raise TypeError(
-          f"polymorphic_shapes is a dict, so its keys must be parameter names of "
-          f"{self.name}; unknown key(s) {unknown}, parameters "
-          f"{self.param_names + sorted(kwargs)}. (A dict for a single dict-valued "
-          "argument must be wrapped in a list: polymorphic_shapes=[{...}].)")
+        f"polymorphic_shapes is a dict, so its keys must be parameter names of "
+        f"{self.name}; unknown key(s) {unknown}, parameters "
+        f"{self.param_names + sorted(kwargs)}. (A dict for a single dict-valued "
+        "argument must be wrapped in a list: polymorphic_shapes=[{...}].)"
+      )
     if not isinstance(spec, (list, tuple)):
       raise TypeError(
-          "polymorphic_shapes must be None, a shape spec, a sequence with one entry "
-          "per positional argument, or a dict from parameter names to specs; got "
-          f"{type(spec).__name__}")
+        "polymorphic_shapes must be None, a shape spec, a sequence with one entry "
+        "per positional argument, or a dict from parameter names to specs; got "
+        f"{type(spec).__name__}"
+      )
     if len(spec) != len(args):
       raise ValueError(
-          f"polymorphic_shapes has {len(spec)} entries but {self.name} was called "
-          f"with {len(args)} positional argument(s); give one spec (or None) per "
-          "positional argument, or a dict keyed by parameter name")
+        f"polymorphic_shapes has {len(spec)} entries but {self.name} was called "
+        f"with {len(args)} positional argument(s); give one spec (or None) per "
+        "positional argument, or a dict keyed by parameter name"
+      )
     return tuple(spec), {k: None for k in kwargs}
 
   def _specs_per_leaf(self, prefix, args, kwargs):
     try:
-      return spec_for_each_leaf(prefix, (args, kwargs),
-                                describe=f"the arguments of {self.name}")
+      return spec_for_each_leaf(prefix, (args, kwargs), describe=f"the arguments of {self.name}")
     except ValueError:
       # The whole-call structures are hard to read; find the argument whose
       # spec does not fit and raise with its name and its own structures.
@@ -204,8 +225,9 @@ class _Converted:
         name = self.param_names[i] if i < len(self.param_names) else f"args[{i}]"
         spec_for_each_leaf(spec, arg, describe=f"argument {name} of {self.name}")
       for k in sorted(kwargs):
-        spec_for_each_leaf(keyword.get(k), kwargs[k],
-                           describe=f"keyword argument {k} of {self.name}")
+        spec_for_each_leaf(
+          keyword.get(k), kwargs[k], describe=f"keyword argument {k} of {self.name}"
+        )
       raise
 
   # -- calling -------------------------------------------------------------
@@ -224,8 +246,10 @@ class _Converted:
   def _lookup_or_export(self, args, kwargs, names, tensors, in_tree):
     prefix = self._polymorphic_prefix(args, kwargs)
     specs = self._specs_per_leaf(prefix, args, kwargs)
-    leaves = [ArgLeaf(n, tuple(t.shape.as_list()), np.dtype(t.dtype.as_numpy_dtype))
-              for n, t in zip(names, tensors)]
+    leaves = [
+      ArgLeaf(n, tuple(t.shape.as_list()), np.dtype(t.dtype.as_numpy_dtype))
+      for n, t in zip(names, tensors)
+    ]
     avals = symbolic_avals(leaves, specs, self.options.polymorphic_constraints)
     aval_key = (in_tree, tuple((str(a.shape), a.dtype) for a in avals))
     entry = self._by_avals.get(aval_key)
@@ -243,11 +267,12 @@ class _NativeBackend:
   @staticmethod
   def lower(fun_jit, args_avals, kwargs_avals, *, name, options):
     export = functools.partial(
-        exporting.export_native, platforms=options.platforms,
-        disabled_checks=options.disabled_checks,
-        target_tf_version=options.target_tf_version)
-    module = split.lower_split(fun_jit, args_avals, kwargs_avals, fun_name=name,
-                               export=export)
+      exporting.export_native,
+      platforms=options.platforms,
+      disabled_checks=options.disabled_checks,
+      target_tf_version=options.target_tf_version,
+    )
+    module = split.lower_split(fun_jit, args_avals, kwargs_avals, fun_name=name, export=export)
     if module is None:
       module = export(fun_jit, args_avals, kwargs_avals, fun_name=name)
     return module
@@ -265,13 +290,16 @@ class _GraphBackend:
   @staticmethod
   def lower(fun_jit, args_avals, kwargs_avals, *, name, options):
     from jax2tf.graph import lowering as graph_lowering
+
     del name
     return graph_lowering.trace_graph(
-        fun_jit, args_avals, kwargs_avals, enable_xla=options.enable_xla)
+      fun_jit, args_avals, kwargs_avals, enable_xla=options.enable_xla
+    )
 
   @staticmethod
   def call(module, tensors):
     from jax2tf.graph import lowering as graph_lowering
+
     return graph_lowering.call_graph_module(module, tensors)
 
 
@@ -280,15 +308,13 @@ def _shape_assertions_disabled(options: ConvertOptions) -> bool:
     return True
   # The spec's process-wide switch for native modules; graph serialization's
   # checks are ordinary TF asserts, which that flag has never covered.
-  return (options.native_serialization
-          and "shape_assertions" in checks_disabled_by_tf_flags())
+  return options.native_serialization and "shape_assertions" in checks_disabled_by_tf_flags()
 
 
 class _Lowered:
   """One lowered signature, callable from TF with (or without) a JAX gradient."""
 
-  def __init__(self, backend, module, flat_fun: Callable, options: ConvertOptions,
-               name: str):
+  def __init__(self, backend, module, flat_fun: Callable, options: ConvertOptions, name: str):
     self.backend = backend
     self.module = module
     self.flat_fun = flat_fun
@@ -300,8 +326,9 @@ class _Lowered:
     # inside XlaCallModule too, but only after refining the whole module, which
     # can fail first with a less helpful message; graph ops would otherwise
     # run on mismatched shapes (a MatMul failing, or worse, not failing).
-    self._check_shapes = (tf_dims.is_polymorphic(module.in_avals)
-                          and not _shape_assertions_disabled(options))
+    self._check_shapes = tf_dims.is_polymorphic(module.in_avals) and not _shape_assertions_disabled(
+      options
+    )
     self._checked_shapes: set = set()
     # Under XLA compilation TF drops the Assert ops above, and XlaCallModule
     # refines the whole body before its own shape assertions run, so a body
@@ -320,8 +347,9 @@ class _Lowered:
       return jax.tree_util.tree_leaves(conv.fun_jax(*a, **k))
 
     def lower(fun_jit):
-      return conv.backend.lower(fun_jit, args_avals, kwargs_avals, name=conv.name,
-                                options=conv.options)
+      return conv.backend.lower(
+        fun_jit, args_avals, kwargs_avals, name=conv.name, options=conv.options
+      )
 
     try:
       module = lower(conv.fun_jit)
@@ -333,8 +361,12 @@ class _Lowered:
     lowered = cls(conv.backend, module, flat_fun, conv.options, conv.name)
     if conv.backend is _NativeBackend:
       lowered._lower_assertions = lambda: conv.backend.lower(
-          jax.jit(_no_results), args_avals, kwargs_avals,
-          name=f"the shape checks of {conv.name}", options=conv.options)
+        jax.jit(_no_results),
+        args_avals,
+        kwargs_avals,
+        name=f"the shape checks of {conv.name}",
+        options=conv.options,
+      )
     return lowered
 
   def _checked(self, tensors):
@@ -343,8 +375,7 @@ class _Lowered:
     shapes = tuple(tuple(t.shape.as_list()) for t in tensors)
     if shapes in self._checked_shapes:
       return tensors
-    assertions = tf_dims.check_argument_shapes(
-        self.module.in_avals, self.module.in_tree, tensors)
+    assertions = tf_dims.check_argument_shapes(self.module.in_avals, self.module.in_tree, tensors)
     if not assertions:  # static shapes, checked now
       self._checked_shapes.add(shapes)
       return tensors
@@ -363,16 +394,20 @@ class _Lowered:
     if not self.options.with_gradient:
       return gradients.prevent_gradient(self._call_module(tensors), self.name)
     return gradients.call_with_custom_gradient(
-        self._call_module, lambda xs: self.vjp().call(xs),
-        self.module.in_avals, self.module.out_avals, tensors)
+      self._call_module,
+      lambda xs: self.vjp().call(xs),
+      self.module.in_avals,
+      self.module.out_avals,
+      tensors,
+    )
 
   def vjp(self) -> "_Lowered":
     if self._vjp is None:
       vjp_fun, vjp_avals = gradients.vjp_of(
-          self.flat_fun, self.module.in_avals, self.module.out_avals)
+        self.flat_fun, self.module.in_avals, self.module.out_avals
+      )
       name = f"vjp of {self.name}"
-      module = self.backend.lower(jax.jit(vjp_fun), vjp_avals, {}, name=name,
-                                  options=self.options)
+      module = self.backend.lower(jax.jit(vjp_fun), vjp_avals, {}, name=name, options=self.options)
       self._vjp = _Lowered(self.backend, module, vjp_fun, self.options, name)
     return self._vjp
 
@@ -396,13 +431,20 @@ def _add_conversion_note(e: Exception, name: str, specs, names):
   if poly:
     note += "; polymorphic shapes " + ", ".join(poly)
   note += ")"
-  if isinstance(e, (jax.errors.ConcretizationTypeError,
-                    jax.errors.TracerBoolConversionError,
-                    jax.errors.TracerIntegerConversionError,
-                    jax.errors.TracerArrayConversionError)):
-    note += ("\nThe function must be jittable to be converted: it was traced with "
-             "abstract values and tried to use one as a concrete Python value "
-             "(see the tracer error above).")
+  if isinstance(
+    e,
+    (
+      jax.errors.ConcretizationTypeError,
+      jax.errors.TracerBoolConversionError,
+      jax.errors.TracerIntegerConversionError,
+      jax.errors.TracerArrayConversionError,
+    ),
+  ):
+    note += (
+      "\nThe function must be jittable to be converted: it was traced with "
+      "abstract values and tried to use one as a concrete Python value "
+      "(see the tracer error above)."
+    )
   if isinstance(e, jax.errors.InconclusiveDimensionOperation):
     # JAX states the failed division as a remainder; the spec (and users'
     # searches) know it as "Cannot divide 'size' by 'divisor'".

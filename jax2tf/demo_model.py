@@ -13,8 +13,9 @@ def import_flax_linen():
     from flax import linen
   except ImportError as e:
     raise SystemExit(
-        "The jax2tf demo needs Flax, which is an optional dependency: "
-        "pip install 'jax2tf[examples]'  (or: pip install flax)") from e
+      "The jax2tf demo needs Flax, which is an optional dependency: "
+      "pip install 'jax2tf[examples]'  (or: pip install flax)"
+    ) from e
   return linen
 
 
@@ -40,6 +41,7 @@ def init_cnn(seed: int = 0):
   """The CNN and its parameters, deterministic for a given seed."""
   import jax
   import jax.numpy as jnp
+
   model = make_cnn()
   params = model.init(jax.random.key(seed), jnp.zeros((1,) + IMAGE_SHAPE, jnp.float32))
   return model, params
@@ -47,4 +49,5 @@ def init_cnn(seed: int = 0):
 
 def count_params(params) -> int:
   import jax
+
   return sum(int(x.size) for x in jax.tree_util.tree_leaves(params))

@@ -7,7 +7,7 @@ gradients. Integer and boolean inputs get `None` (JAX's float0), unused
 float inputs get zeros, as JAX computes them.
 """
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import jax
 import numpy as np
@@ -31,8 +31,10 @@ def vjp_of(flat_fun: Callable, in_avals: Sequence, out_avals: Sequence):
   def vjp_fun(*primals_and_cts):
     primals, given = primals_and_cts[:n_in], iter(primals_and_cts[n_in:])
     _, pullback = jax.vjp(flat_fun, *primals)
-    cts = [next(given) if d else np.zeros(a.shape, jax.dtypes.float0)
-           for d, a in zip(out_is_diff, out_avals)]
+    cts = [
+      next(given) if d else np.zeros(a.shape, jax.dtypes.float0)
+      for d, a in zip(out_is_diff, out_avals)
+    ]
     in_cts = pullback(cts)
     return [ct for ct, d in zip(in_cts, in_is_diff) if d]
 
@@ -40,10 +42,13 @@ def vjp_of(flat_fun: Callable, in_avals: Sequence, out_avals: Sequence):
   return vjp_fun, vjp_avals
 
 
-def call_with_custom_gradient(primal_call: Callable[[Sequence[tf.Tensor]], list],
-                              vjp_call: Callable[[Sequence[tf.Tensor]], list],
-                              in_avals: Sequence, out_avals: Sequence,
-                              args: Sequence[tf.Tensor]) -> list:
+def call_with_custom_gradient(
+  primal_call: Callable[[Sequence[tf.Tensor]], list],
+  vjp_call: Callable[[Sequence[tf.Tensor]], list],
+  in_avals: Sequence,
+  out_avals: Sequence,
+  args: Sequence[tf.Tensor],
+) -> list:
   """Calls `primal_call(args)` with a TF gradient given by `vjp_call`."""
   if not out_avals:
     return primal_call(args)
@@ -76,6 +81,8 @@ def call_with_custom_gradient(primal_call: Callable[[Sequence[tf.Tensor]], list]
 
 
 def prevent_gradient(outs: Sequence[tf.Tensor], fun_name: str) -> list:
-  message = (f"Gradient requested for {fun_name}, which was converted with "
-             "with_gradient=False; convert it with with_gradient=True.")
+  message = (
+    f"Gradient requested for {fun_name}, which was converted with "
+    "with_gradient=False; convert it with with_gradient=True."
+  )
   return [tf.raw_ops.PreventGradient(input=o, message=message) for o in outs]

@@ -3,7 +3,8 @@
 import dataclasses
 import os
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from jax import export as jax_export
 
@@ -35,8 +36,8 @@ def default_native_serialization() -> bool:
   if raw in ("0", "false", "no", "off"):
     return False
   raise ValueError(
-      f"Environment variable {DEFAULT_NATIVE_SERIALIZATION_ENV}={raw!r}: expected "
-      "true or false")
+    f"Environment variable {DEFAULT_NATIVE_SERIALIZATION_ENV}={raw!r}: expected true or false"
+  )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,35 +52,44 @@ class ConvertOptions:
   target_tf_version: str | None
 
 
-def make_options(*, polymorphic_shapes, polymorphic_constraints, with_gradient,
-                 enable_xla, native_serialization, native_serialization_platforms,
-                 native_serialization_disabled_checks, target_tf_version) -> ConvertOptions:
+def make_options(
+  *,
+  polymorphic_shapes,
+  polymorphic_constraints,
+  with_gradient,
+  enable_xla,
+  native_serialization,
+  native_serialization_platforms,
+  native_serialization_disabled_checks,
+  target_tf_version,
+) -> ConvertOptions:
   if native_serialization is DEFAULT_NATIVE_SERIALIZATION:
     native_serialization = default_native_serialization()
   if not isinstance(native_serialization, bool):
-    raise TypeError(
-        f"native_serialization must be a bool, got {native_serialization!r}")
+    raise TypeError(f"native_serialization must be a bool, got {native_serialization!r}")
   if not isinstance(with_gradient, bool):
     raise TypeError(f"with_gradient must be a bool, got {with_gradient!r}")
   if not isinstance(enable_xla, bool):
     raise TypeError(f"enable_xla must be a bool, got {enable_xla!r}")
   if native_serialization and not enable_xla:
     raise ValueError(
-        "enable_xla=False needs graph serialization: pass native_serialization=False "
-        "as well (native serialization always runs through XLA).")
+      "enable_xla=False needs graph serialization: pass native_serialization=False "
+      "as well (native serialization always runs through XLA)."
+    )
   if isinstance(polymorphic_constraints, str):
     raise TypeError(
-        "polymorphic_constraints must be a sequence of strings, got the string "
-        f"{polymorphic_constraints!r}; write ({polymorphic_constraints!r},)")
+      "polymorphic_constraints must be a sequence of strings, got the string "
+      f"{polymorphic_constraints!r}; write ({polymorphic_constraints!r},)"
+    )
   return ConvertOptions(
-      polymorphic_shapes=polymorphic_shapes,
-      polymorphic_constraints=tuple(polymorphic_constraints),
-      with_gradient=with_gradient,
-      enable_xla=enable_xla,
-      native_serialization=native_serialization,
-      platforms=_check_platforms(native_serialization_platforms),
-      disabled_checks=_check_disabled(native_serialization_disabled_checks),
-      target_tf_version=None if target_tf_version is None else str(target_tf_version),
+    polymorphic_shapes=polymorphic_shapes,
+    polymorphic_constraints=tuple(polymorphic_constraints),
+    with_gradient=with_gradient,
+    enable_xla=enable_xla,
+    native_serialization=native_serialization,
+    platforms=_check_platforms(native_serialization_platforms),
+    disabled_checks=_check_disabled(native_serialization_disabled_checks),
+    target_tf_version=None if target_tf_version is None else str(target_tf_version),
   )
 
 
@@ -88,14 +98,16 @@ def _check_platforms(platforms: Sequence[str] | None) -> tuple[str, ...] | None:
     return None
   if isinstance(platforms, str):
     raise TypeError(
-        "native_serialization_platforms must be a sequence of platform names, got "
-        f"the string {platforms!r}; write ({platforms!r},)")
+      "native_serialization_platforms must be a sequence of platform names, got "
+      f"the string {platforms!r}; write ({platforms!r},)"
+    )
   result = []
   for p in platforms:
     if not isinstance(p, str) or p.lower() not in KNOWN_PLATFORMS:
       raise ValueError(
-          f"native_serialization_platforms: unknown platform {p!r}; expected some of "
-          f"{KNOWN_PLATFORMS}")
+        f"native_serialization_platforms: unknown platform {p!r}; expected some of "
+        f"{KNOWN_PLATFORMS}"
+      )
     result.append(p.lower())
   if not result:
     raise ValueError("native_serialization_platforms must not be empty")
@@ -103,8 +115,7 @@ def _check_platforms(platforms: Sequence[str] | None) -> tuple[str, ...] | None:
 
 
 TF_XLA_FLAGS_ENV = "TF_XLA_FLAGS"
-_TF_DISABLED_CHECKS_FLAG = re.compile(
-    r"--tf_xla_call_module_disabled_checks[= ]([^\s]*)")
+_TF_DISABLED_CHECKS_FLAG = re.compile(r"--tf_xla_call_module_disabled_checks[= ]([^\s]*)")
 
 
 def checks_disabled_by_tf_flags() -> frozenset[str]:
@@ -115,8 +126,9 @@ def checks_disabled_by_tf_flags() -> frozenset[str]:
   op obey the same switch.
   """
   flags = os.environ.get(TF_XLA_FLAGS_ENV, "")
-  return frozenset(c.strip() for m in _TF_DISABLED_CHECKS_FLAG.findall(flags)
-                   for c in m.split(",") if c.strip())
+  return frozenset(
+    c.strip() for m in _TF_DISABLED_CHECKS_FLAG.findall(flags) for c in m.split(",") if c.strip()
+  )
 
 
 def _check_disabled(checks) -> tuple:
@@ -124,6 +136,7 @@ def _check_disabled(checks) -> tuple:
   for c in checks:
     if not isinstance(c, jax_export.DisabledSafetyCheck):
       raise TypeError(
-          "native_serialization_disabled_checks: expected jax2tf.DisabledSafetyCheck "
-          f"values (e.g. DisabledSafetyCheck.platform()), got {c!r}")
+        "native_serialization_disabled_checks: expected jax2tf.DisabledSafetyCheck "
+        f"values (e.g. DisabledSafetyCheck.platform()), got {c!r}"
+      )
   return checks

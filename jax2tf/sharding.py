@@ -8,19 +8,20 @@ graph serialization's rule for sharding constraints
 (jax2tf/graph/rules/sharding.py).
 """
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
-from tensorflow.compiler.xla import xla_data_pb2
-from tensorflow.python.compiler.xla.experimental import xla_sharding
+
+from jax2tf.internals import tf_private
 
 
-def op_sharding(sharding: Any, ndim: int) -> xla_data_pb2.OpSharding | None:
+def op_sharding(sharding: Any, ndim: int) -> Any:
   """A JAX sharding, or an HloSharding, as an `xla.OpSharding` for an array of
   rank `ndim`; None for None and for shardings without an HLO form."""
   serialized = serialized_op_sharding(sharding, ndim)
-  return None if serialized is None else xla_data_pb2.OpSharding.FromString(serialized)
+  return None if serialized is None else tf_private.OpSharding.FromString(serialized)
 
 
 def serialized_op_sharding(sharding: Any, ndim: int) -> bytes | None:
@@ -28,15 +29,16 @@ def serialized_op_sharding(sharding: Any, ndim: int) -> bytes | None:
   if sharding is None:
     return None
   to_hlo = getattr(sharding, "_to_xla_hlo_sharding", None)
-  if to_hlo is not None:   # a JAX Sharding
+  if to_hlo is not None:  # a JAX Sharding
     sharding = to_hlo(ndim)
-  elif not hasattr(sharding, "to_proto"):   # neither a Sharding nor an HloSharding
+  elif not hasattr(sharding, "to_proto"):  # neither a Sharding nor an HloSharding
     return None
   return sharding.to_proto().SerializeToString()
 
 
-def annotate(tensor: tf.Tensor, sharding: xla_data_pb2.OpSharding | bytes | None, *,
-             unspecified_dims: Sequence[int] | None = None) -> tf.Tensor:
+def annotate(
+  tensor: tf.Tensor, sharding: Any, *, unspecified_dims: Sequence[int] | None = None
+) -> tf.Tensor:
   """Wraps `tensor` in an XlaSharding op carrying `sharding` (an OpSharding or
   its serialization); `unspecified_dims` are left to the partitioner.
 
@@ -46,9 +48,10 @@ def annotate(tensor: tf.Tensor, sharding: xla_data_pb2.OpSharding | bytes | None
   if sharding is None:
     return tensor
   if isinstance(sharding, bytes):
-    sharding = xla_data_pb2.OpSharding.FromString(sharding)
-  return xla_sharding.Sharding(proto=sharding).apply_to_tensor(
-      tensor, use_sharding_op=True, unspecified_dims=list(unspecified_dims or []) or None)
+    sharding = tf_private.OpSharding.FromString(sharding)
+  return tf_private.XlaSharding(proto=sharding).apply_to_tensor(
+    tensor, use_sharding_op=True, unspecified_dims=list(unspecified_dims or []) or None
+  )
 
 
 def split_to_logical_devices(tensor: tf.Tensor, partition_dimensions: list[int]) -> tf.Tensor:
@@ -64,19 +67,21 @@ def split_to_logical_devices(tensor: tf.Tensor, partition_dimensions: list[int])
   rank = tensor.shape.rank
   if rank is not None and len(partition_dimensions) != rank:
     raise ValueError(
-        f"split_to_logical_devices: partition_dimensions has {len(partition_dimensions)} "
-        f"entries but the tensor has rank {rank}")
+      f"split_to_logical_devices: partition_dimensions has {len(partition_dimensions)} "
+      f"entries but the tensor has rank {rank}"
+    )
   if any(d < 1 for d in partition_dimensions):
     raise ValueError(
-        f"split_to_logical_devices: partition_dimensions must be >= 1, got "
-        f"{partition_dimensions}")
+      f"split_to_logical_devices: partition_dimensions must be >= 1, got {partition_dimensions}"
+    )
   if tf.executing_eagerly():
     # TF's own helper fails here with "Tensor.op is undefined when eager
     # execution is enabled", which does not say what to do.
     raise RuntimeError(
-        "split_to_logical_devices adds an XlaSharding annotation, which exists only "
-        "in TF graphs; call it inside a tf.function (sharding annotations cannot be "
-        "used in TensorFlow eager mode)")
+      "split_to_logical_devices adds an XlaSharding annotation, which exists only "
+      "in TF graphs; call it inside a tf.function (sharding annotations cannot be "
+      "used in TensorFlow eager mode)"
+    )
   num_devices = int(np.prod(partition_dimensions))
   tile_assignment = np.arange(num_devices).reshape(partition_dimensions)
-  return xla_sharding.tile(tensor, tile_assignment, use_sharding_op=True)
+  return tf_private.xla_sharding_tile(tensor, tile_assignment, use_sharding_op=True)

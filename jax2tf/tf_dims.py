@@ -17,16 +17,17 @@ it sits beside api.py as one module that all three import, and it imports
 nothing of theirs (only jax2tf.shapes, below all of them).
 """
 
-from typing import Sequence
+from collections.abc import Sequence
 
-from jax._src.export import shape_poly
 import tensorflow as tf
 
+from jax2tf.internals import jax_private
 from jax2tf.shapes import dim_eval
 
 
 class TFDimArithmetic:
   """Dimension arithmetic on int32 TF scalars (Python semantics for // and %)."""
+
   constant = staticmethod(lambda c: tf.constant(c, tf.int32))
   add = staticmethod(tf.add)
   mul = staticmethod(tf.multiply)
@@ -45,7 +46,7 @@ def check_argument_shapes(in_avals: Sequence, in_tree, args: Sequence[tf.Tensor]
   when their shapes are static, else returns TF assertion ops."""
   if not is_polymorphic(in_avals):
     return []
-  _, constraints, synthetic = shape_poly.solve_dim_vars(tuple(in_avals), in_tree)
+  _, constraints, synthetic = jax_private.solve_dim_vars(tuple(in_avals), in_tree)
   static_env = {}
   for name, arg_idx, dim_idx in synthetic:
     known = args[arg_idx].shape[dim_idx]
@@ -57,17 +58,21 @@ def check_argument_shapes(in_avals: Sequence, in_tree, args: Sequence[tf.Tensor]
   return []
 
 
-def bind_dimension_variables(in_avals: Sequence, in_tree,
-                             args: Sequence[tf.Tensor]) -> dict[str, tf.Tensor]:
+def bind_dimension_variables(
+  in_avals: Sequence, in_tree, args: Sequence[tf.Tensor]
+) -> dict[str, tf.Tensor]:
   """Values (int32 TF scalars) for every dimension variable of `in_avals`."""
   if not is_polymorphic(in_avals):
     return {}
-  solution, _, synthetic = shape_poly.solve_dim_vars(tuple(in_avals), in_tree)
+  solution, _, synthetic = jax_private.solve_dim_vars(tuple(in_avals), in_tree)
   env = {}
   for name, arg_idx, dim_idx in synthetic:
     known = args[arg_idx].shape[dim_idx]
-    env[name] = (tf.constant(int(known), tf.int32) if known is not None
-                 else tf.shape(args[arg_idx], out_type=tf.int32)[dim_idx])
+    env[name] = (
+      tf.constant(int(known), tf.int32)
+      if known is not None
+      else tf.shape(args[arg_idx], out_type=tf.int32)[dim_idx]
+    )
   return {v: dim_eval.evaluate(e, env, TFDimArithmetic) for v, e in solution.items()}
 
 
@@ -79,7 +84,7 @@ def _message(constraint, env, arith) -> list:
 
 
 def _holds(constraint, left, right):
-  if constraint.comp == shape_poly.Comparator.EQ:
+  if constraint.comp == jax_private.Comparator.EQ:
     return left == right
   return left >= right
 
@@ -98,9 +103,14 @@ def _assertions(constraints, env) -> list:
   for c in constraints.constraints:
     left = dim_eval.evaluate(c.left, env, TFDimArithmetic)
     right = dim_eval.evaluate(c.right, env, TFDimArithmetic)
-    ok = tf.equal(left, right) if c.comp == shape_poly.Comparator.EQ \
-        else tf.greater_equal(left, right)
-    pieces = [p if isinstance(p, str) else tf.strings.as_string(p)
-              for p in _message(c, env, TFDimArithmetic)]
+    ok = (
+      tf.equal(left, right)
+      if c.comp == jax_private.Comparator.EQ
+      else tf.greater_equal(left, right)
+    )
+    pieces = [
+      p if isinstance(p, str) else tf.strings.as_string(p)
+      for p in _message(c, env, TFDimArithmetic)
+    ]
     ops.append(tf.debugging.Assert(ok, [tf.strings.join(pieces)]))
   return ops

@@ -19,15 +19,6 @@ INTERNALS = PACKAGE / "internals"
 
 PRIVATE_PREFIXES = ("jax._src", "jaxlib", "tensorflow.python", "tensorflow.compiler")
 
-# Temporary: these modules are being rewritten elsewhere and still import
-# internals directly; their imports move to jax2tf/internals/ (whose registries
-# already list what they use) once that work merges. Empty this list then.
-NOT_YET_BEHIND_THE_DOOR = (
-    "jax2tf/graph/",
-    "jax2tf/tf_dims.py",
-    "jax2tf/sharding.py",
-    "jax2tf/native/shardings.py",
-)
 
 _REGISTRIES = {"jax_private": jax_private, "tf_private": tf_private}
 _ENTRIES = [(module_name, name) for module_name, module in _REGISTRIES.items()
@@ -108,19 +99,13 @@ def test_no_private_imports_outside_internals():
   offenders = {}
   for path in sorted(PACKAGE.rglob("*.py")):
     rel = path.relative_to(ROOT).as_posix()
-    if path.is_relative_to(INTERNALS) or rel.startswith(NOT_YET_BEHIND_THE_DOOR):
+    if path.is_relative_to(INTERNALS):
       continue
     if found := _private_imports(path):
       offenders[rel] = found
   assert not offenders, (
       "Private JAX/TF modules imported outside jax2tf/internals/ (register the symbol "
       f"in jax_private.py or tf_private.py and use it from there): {offenders}")
-
-
-def test_allow_list_names_existing_paths():
-  # A stale entry would silently exempt a future module of the same name.
-  for entry in NOT_YET_BEHIND_THE_DOOR:
-    assert (ROOT / entry).exists(), f"{entry} is in NOT_YET_BEHIND_THE_DOOR but does not exist"
 
 
 def test_scan_sees_each_kind_of_private_import(tmp_path):

@@ -14,10 +14,10 @@ import sys
 
 import jax
 import jax.numpy as jnp
-from jax.experimental import io_callback
 import numpy as np
 import pytest
 import tensorflow as tf
+from jax.experimental import io_callback
 
 import jax2tf
 from tests.tf_modes import TF_MODES, in_mode

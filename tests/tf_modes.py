@@ -1,8 +1,8 @@
 """Running a TF callable in the three TF execution modes the tests compare."""
 
-from jax import export
 import numpy as np
 import tensorflow as tf
+from jax import export
 
 from jax2tf.testing.case import TF_MODES  # noqa: F401  (the one definition of the modes)
 

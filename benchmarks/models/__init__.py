@@ -14,8 +14,7 @@ import functools
 import importlib
 
 from benchmarks.models.base import Model, Variant, count_params  # noqa: F401
-from benchmarks.models.cases import (Case, all_cases, cnn_case,  # noqa: F401
-                                     small_mlp_case, wide_mlp_case)
+from benchmarks.models.cases import Case, all_cases, cnn_case, small_mlp_case, wide_mlp_case  # noqa: F401
 
 # Module names under benchmarks/models/; each has build() -> Model.
 REGISTRY = [
@@ -34,7 +33,7 @@ REGISTRY = [
 ]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def get(name: str) -> Model:
   if name not in REGISTRY:
     raise KeyError(f"unknown model {name!r}; the model set is {REGISTRY}")

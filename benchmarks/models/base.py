@@ -7,7 +7,8 @@ are listed in `impossible` with the reason, so that the docs can say why.
 """
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import numpy as np

@@ -6,14 +6,14 @@ about 2 GFLOP per call, so its ratios reflect the compiled code itself.
 """
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import numpy as np
 
-from jax2tf import demo_model
-
 from benchmarks.models.mlp import make_mlp
+from jax2tf import demo_model
 
 
 @dataclasses.dataclass

@@ -1,9 +1,7 @@
 """The demo CNN (28x28x1 images, 10 classes) from jax2tf.demo_model."""
 
-from jax2tf import demo_model
-
 from benchmarks.models import base
-
+from jax2tf import demo_model
 
 VARIANTS = [base.batch_variant(("(b, 28, 28, 1)",))]
 

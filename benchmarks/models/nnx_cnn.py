@@ -6,7 +6,6 @@ hold as variables. Global average pooling makes any image size valid.
 """
 
 import jax
-import numpy as np
 
 from benchmarks.models import base
 

@@ -6,7 +6,6 @@ import numpy as np
 import tensorflow as tf
 
 import jax2tf
-
 from benchmarks import paths
 from benchmarks.timing import progress, round_robin, sync_jax, sync_tf
 

@@ -14,12 +14,14 @@ import jax
 import numpy as np
 import tensorflow as tf
 
-from jax2tf.call_tf import eager
-from jax2tf.call_tf import functions
-from jax2tf.call_tf import primitive
-from jax2tf.call_tf import lowering  # noqa: F401  (registers the jit lowering)
-from jax2tf.call_tf import autodiff  # noqa: F401  (registers jvp and transpose)
-from jax2tf.call_tf import batching  # noqa: F401  (registers vmap)
+from jax2tf.call_tf import (
+  autodiff,  # noqa: F401  (registers jvp and transpose)
+  batching,  # noqa: F401  (registers vmap)
+  eager,
+  functions,
+  lowering,  # noqa: F401  (registers the jit lowering)
+  primitive,
+)
 from jax2tf.call_tf.primitive import call_tf_p
 from jax2tf.dtypes import jax_dtype
 
@@ -37,24 +39,29 @@ def _jax_arg(x, name: str, i: int):
   if isinstance(x, (tf.Tensor, tf.Variable)):
     t = tf.convert_to_tensor(x)
     if t.dtype in (tf.string, tf.resource, tf.variant):
-      raise TypeError(f"call_tf({name}): argument {i} has TF dtype {t.dtype.name}, "
-                      "which JAX cannot represent; pass numeric or boolean values")
+      raise TypeError(
+        f"call_tf({name}): argument {i} has TF dtype {t.dtype.name}, "
+        "which JAX cannot represent; pass numeric or boolean values"
+      )
     want = jax_dtype(t.dtype)
     return eager.to_jax(t if t.dtype == want else tf.cast(t, want))
   try:
     arr = np.asarray(x)
   except Exception as e:
-    raise TypeError(f"call_tf({name}): argument {i} ({type(x).__name__}) is not an "
-                    f"array: {e}") from None
+    raise TypeError(
+      f"call_tf({name}): argument {i} ({type(x).__name__}) is not an array: {e}"
+    ) from None
   if arr.dtype.kind not in "biufc" and not jax.dtypes.issubdtype(arr.dtype, np.inexact):
-    raise TypeError(f"call_tf({name}): argument {i} has dtype {arr.dtype}; pass "
-                    "numeric or boolean arrays")
+    raise TypeError(
+      f"call_tf({name}): argument {i} has dtype {arr.dtype}; pass numeric or boolean arrays"
+    )
   want = jax_dtype(arr.dtype)
   return arr if arr.dtype == want else arr.astype(want)
 
 
-def call_tf(callable_tf, has_side_effects=True, ordered=False,
-            output_shape_dtype=None, call_tf_graph=False):
+def call_tf(
+  callable_tf, has_side_effects=True, ordered=False, output_shape_dtype=None, call_tf_graph=False
+):
   """Makes a TensorFlow callable callable from JAX.
 
   Args:
@@ -98,15 +105,17 @@ def call_tf(callable_tf, has_side_effects=True, ordered=False,
       if fn is None:
         fn = functions.PrimalFunction(callable_tf, name, in_tree, declared)
         by_tree[in_tree] = fn
-      outs = primitive.bind(leaves, fn, has_side_effects=has_side_effects,
-                            ordered=ordered, call_tf_graph=call_tf_graph)
+      outs = primitive.bind(
+        leaves, fn, has_side_effects=has_side_effects, ordered=ordered, call_tf_graph=call_tf_graph
+      )
       out_tree = fn.out_tree
     if out_tree is None:
       raise ValueError(f"call_tf({name}): could not determine the result structure")
     if out_tree.num_leaves != len(outs):
       raise ValueError(
-          f"call_tf({name}): output_shape_dtype has {out_tree.num_leaves} leaves but "
-          f"the TF function returned {len(outs)} results")
+        f"call_tf({name}): output_shape_dtype has {out_tree.num_leaves} leaves but "
+        f"the TF function returned {len(outs)} results"
+      )
     return jax.tree_util.tree_unflatten(out_tree, outs)
 
   make_call.__name__ = f"call_tf({name})"

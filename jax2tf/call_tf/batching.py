@@ -21,10 +21,14 @@ from jax2tf.call_tf.primitive import bind, call_tf_p
 
 def _batch(args, dims, *, fn, has_side_effects, ordered, call_tf_graph):
   batched = tuple(d is not None for d in dims)
-  moved = [jnp.moveaxis(a, d, 0) if d is not None and d != 0 else a
-           for a, d in zip(args, dims)]
-  outs = bind(moved, fn.batched_function(batched), has_side_effects=has_side_effects,
-              ordered=ordered, call_tf_graph=call_tf_graph)
+  moved = [jnp.moveaxis(a, d, 0) if d is not None and d != 0 else a for a, d in zip(args, dims)]
+  outs = bind(
+    moved,
+    fn.batched_function(batched),
+    has_side_effects=has_side_effects,
+    ordered=ordered,
+    call_tf_graph=call_tf_graph,
+  )
   return outs, [0] * len(outs)
 
 

@@ -13,10 +13,10 @@ borrowed NumPy buffer (`tf.identity` and `tf.reshape` hand their input's buffer
 on) is copied before it becomes a JAX array, which must never change.
 """
 
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
-import numpy as np
 import jax
+import numpy as np
 import tensorflow as tf
 
 _DLPACK_CPU, _DLPACK_CUDA, _DLPACK_ROCM = 1, 2, 10
@@ -95,8 +95,12 @@ def _misaligned_on_cpu(x: jax.Array) -> bool:
 
 
 def _numpy_to_tf(x: np.ndarray):
-  if (x.size == 0 or not x.flags.c_contiguous or not x.flags.writeable
-      or x.ctypes.data % _TF_CPU_ALIGNMENT != 0):
+  if (
+    x.size == 0
+    or not x.flags.c_contiguous
+    or not x.flags.writeable
+    or x.ctypes.data % _TF_CPU_ALIGNMENT != 0
+  ):
     return None
   try:
     # The capsule holds a reference to `x`, so its buffer outlives the tensor.
@@ -122,7 +126,8 @@ def _to_tf(x):
 
 def _overlaps(extent, borrowed) -> bool:
   return extent is not None and any(
-      extent[0] < end and start < extent[1] for start, end in borrowed)
+    extent[0] < end and start < extent[1] for start, end in borrowed
+  )
 
 
 def call(run: Callable[[list], Sequence[tf.Tensor]], args) -> list:
@@ -134,6 +139,9 @@ def call(run: Callable[[list], Sequence[tf.Tensor]], args) -> list:
     if extent is not None:
       borrowed.append(extent)
   outs = run(tensors)
-  return [jax.numpy.array(o.numpy(), copy=True)
-          if borrowed and _overlaps(_host_extent(o), borrowed) else to_jax(o)
-          for o in outs]
+  return [
+    jax.numpy.array(o.numpy(), copy=True)
+    if borrowed and _overlaps(_host_extent(o), borrowed)
+    else to_jax(o)
+    for o in outs
+  ]

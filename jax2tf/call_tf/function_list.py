@@ -45,5 +45,6 @@ def add(concrete_function) -> int:
 def is_call_tf_effect(effect) -> bool:
   """Whether `effect` is call_tf's own (allowed in native modules: XlaCallModule
   runs the TF function; it is not a host callback)."""
-  return type(effect).__name__ in ("CallTfEffect", "CallTfOrderedEffect") and \
-      type(effect).__module__.startswith("jax2tf.call_tf")
+  return type(effect).__name__ in ("CallTfEffect", "CallTfOrderedEffect") and type(
+    effect
+  ).__module__.startswith("jax2tf.call_tf")

@@ -14,12 +14,12 @@ once per signature.
 """
 
 import threading
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import jax
-from jax import export as jax_export
 import numpy as np
 import tensorflow as tf
+from jax import export as jax_export
 
 from jax2tf.dtypes import is_differentiable, jax_dtype
 
@@ -91,8 +91,10 @@ class TfFunction:
   def traced_out_avals(self, in_avals) -> list:
     """Output (shape-with-None, dtype) pairs as TF infers them."""
     cf = self.concrete([spec_of(a) for a in in_avals])
-    return [(tuple(o.shape.as_list()) if o.shape.rank is not None else None, o.dtype)
-            for o in tf.nest.flatten(cf.structured_outputs)]
+    return [
+      (tuple(o.shape.as_list()) if o.shape.rank is not None else None, o.dtype)
+      for o in tf.nest.flatten(cf.structured_outputs)
+    ]
 
   def call(self, tensors: Sequence[tf.Tensor]) -> list:
     """Calls the function as a TF graph function (inside a TF graph or eagerly)."""
@@ -136,15 +138,16 @@ class TfFunction:
 def dynamic_shape_error(name: str, in_avals, found) -> ValueError:
   shown = ", ".join(str(list(s) if s is not None else "<unknown rank>") for s, _ in found)
   return ValueError(
-      f"call_tf cannot call functions whose output has dynamic shape: the TF function "
-      f"{name}, called with arguments {_describe_shapes(in_avals)}, has output shapes "
-      f"[{shown}] according to TensorFlow's shape inference (None is a dimension TF "
-      "does not know before running). Under jax.jit, lax control flow, vmap of a "
-      "staged function or jax2tf.convert with polymorphic shapes, JAX must know the "
-      "result shapes: pass output_shape_dtype=jax.ShapeDtypeStruct(shape, dtype) "
-      "(a pytree matching the results; shapes may use the symbolic dimensions of "
-      "the arguments) to call_tf, or call the function outside JAX staging, where it "
-      "runs in TF eager mode with any output shape.")
+    f"call_tf cannot call functions whose output has dynamic shape: the TF function "
+    f"{name}, called with arguments {_describe_shapes(in_avals)}, has output shapes "
+    f"[{shown}] according to TensorFlow's shape inference (None is a dimension TF "
+    "does not know before running). Under jax.jit, lax control flow, vmap of a "
+    "staged function or jax2tf.convert with polymorphic shapes, JAX must know the "
+    "result shapes: pass output_shape_dtype=jax.ShapeDtypeStruct(shape, dtype) "
+    "(a pytree matching the results; shapes may use the symbolic dimensions of "
+    "the arguments) to call_tf, or call the function outside JAX staging, where it "
+    "runs in TF eager mode with any output shape."
+  )
 
 
 class PrimalFunction(TfFunction):
@@ -154,7 +157,7 @@ class PrimalFunction(TfFunction):
     super().__init__(name)
     self.callable_tf = callable_tf
     self.in_tree = in_tree
-    self.declared_out = declared_out   # (flat avals, tree) or None
+    self.declared_out = declared_out  # (flat avals, tree) or None
     self.out_tree = None if declared_out is None else declared_out[1]
     self._out_trees: dict = {}
 
@@ -163,8 +166,10 @@ class PrimalFunction(TfFunction):
     res = self.callable_tf(*args, **kwargs)
     leaves, tree = jax.tree_util.tree_flatten(res, is_leaf=lambda x: x is None)
     if any(l is None for l in leaves):
-      raise TypeError(f"call_tf: the TF function {self.name} returned None inside its "
-                      "results; return tensors (or pytrees of tensors) only")
+      raise TypeError(
+        f"call_tf: the TF function {self.name} returned None inside its "
+        "results; return tensors (or pytrees of tensors) only"
+      )
     self.out_tree = tree
     return [self._jax_compatible(t, i) for i, t in enumerate(leaves)]
 
@@ -180,9 +185,10 @@ class PrimalFunction(TfFunction):
     t = tf.convert_to_tensor(t)
     if t.dtype in (tf.string, tf.resource, tf.variant):
       raise TypeError(
-          f"call_tf: result {i} of the TF function {self.name} has TF dtype "
-          f"{t.dtype.name}, which JAX cannot represent; return numeric or boolean "
-          "tensors (e.g. tf.strings.length(...) instead of a string)")
+        f"call_tf: result {i} of the TF function {self.name} has TF dtype "
+        f"{t.dtype.name}, which JAX cannot represent; return numeric or boolean "
+        "tensors (e.g. tf.strings.length(...) instead of a string)"
+      )
     want = jax_dtype(t.dtype)
     return t if t.dtype == want else tf.cast(t, want)
 
@@ -195,8 +201,10 @@ class PrimalFunction(TfFunction):
       found = self.traced_out_avals(in_avals)
     except Exception as e:
       if hasattr(e, "add_note"):
-        e.add_note(f"(while tracing the TF function {self.name} called through "
-                   f"jax2tf.call_tf with arguments {_describe_shapes(in_avals)})")
+        e.add_note(
+          f"(while tracing the TF function {self.name} called through "
+          f"jax2tf.call_tf with arguments {_describe_shapes(in_avals)})"
+        )
       raise
     if any(s is None or None in s for s, _ in found):
       raise dynamic_shape_error(self.name, in_avals, found)
@@ -211,27 +219,30 @@ class PrimalFunction(TfFunction):
       return
     if len(found) != len(declared):
       raise ValueError(
-          f"call_tf: output_shape_dtype declares {len(declared)} result(s) for the TF "
-          f"function {self.name}, but it returns {len(found)} "
-          f"(shapes {[s for s, _ in found]}); output_shape_dtype must be a pytree "
-          "with one jax.ShapeDtypeStruct per result")
+        f"call_tf: output_shape_dtype declares {len(declared)} result(s) for the TF "
+        f"function {self.name}, but it returns {len(found)} "
+        f"(shapes {[s for s, _ in found]}); output_shape_dtype must be a pytree "
+        "with one jax.ShapeDtypeStruct per result"
+      )
     for i, ((shape, dtype), aval) in enumerate(zip(found, declared)):
       want = np.dtype(aval.dtype)
       if np.dtype(dtype.as_numpy_dtype) != want:
         raise ValueError(
-            f"call_tf: output_shape_dtype declares result {i} of the TF function "
-            f"{self.name} as {want.name}{list(aval.shape)}, but TF computes "
-            f"{dtype.name} (after JAX's dtype canonicalization); fix the declared dtype")
+          f"call_tf: output_shape_dtype declares result {i} of the TF function "
+          f"{self.name} as {want.name}{list(aval.shape)}, but TF computes "
+          f"{dtype.name} (after JAX's dtype canonicalization); fix the declared dtype"
+        )
       if shape is None:
         continue
       ok = len(shape) == len(aval.shape) and all(
-          s is None or jax_export.is_symbolic_dim(d) or int(d) == s
-          for s, d in zip(shape, aval.shape))
+        s is None or jax_export.is_symbolic_dim(d) or int(d) == s for s, d in zip(shape, aval.shape)
+      )
       if not ok:
         raise ValueError(
-            f"call_tf: output_shape_dtype declares result {i} of the TF function "
-            f"{self.name} with shape {tuple(aval.shape)}, but TF infers {list(shape)} "
-            f"for arguments {_describe_shapes(in_avals)}; fix the declared shape")
+          f"call_tf: output_shape_dtype declares result {i} of the TF function "
+          f"{self.name} with shape {tuple(aval.shape)}, but TF infers {list(shape)} "
+          f"for arguments {_describe_shapes(in_avals)}; fix the declared shape"
+        )
 
 
 def _zeros_for_none(grads, like):
@@ -253,7 +264,7 @@ class JvpFunction(TfFunction):
     return [i for i in range(self.n_in) if is_differentiable(in_avals[i].dtype)]
 
   def flat_fn(self, *xs):
-    primals, tangents = list(xs[:self.n_in]), list(xs[self.n_in:])
+    primals, tangents = list(xs[: self.n_in]), list(xs[self.n_in :])
     diff = [i for i, p in enumerate(primals) if is_differentiable(p.dtype.as_numpy_dtype)]
     watched = [tf.identity(primals[i]) for i in diff]
     for i, w in zip(diff, watched):
@@ -267,7 +278,7 @@ class JvpFunction(TfFunction):
     return res
 
   def out_avals(self, in_avals):
-    base_out = self.base.out_avals(in_avals[:self.n_in])
+    base_out = self.base.out_avals(in_avals[: self.n_in])
     return tuple(a for a in base_out if is_differentiable(a.dtype))
 
 
@@ -282,7 +293,7 @@ class VjpFunction(TfFunction):
     self.base, self.n_in = base, n_in
 
   def flat_fn(self, *xs):
-    primals, cts = list(xs[:self.n_in]), list(xs[self.n_in:])
+    primals, cts = list(xs[: self.n_in]), list(xs[self.n_in :])
     diff = [i for i, p in enumerate(primals) if is_differentiable(p.dtype.as_numpy_dtype)]
     with tf.GradientTape(persistent=False, watch_accessed_variables=False) as tape:
       watched = [tf.identity(primals[i]) for i in diff]
@@ -293,13 +304,17 @@ class VjpFunction(TfFunction):
     diff_outs = [o for o in outs if is_differentiable(o.dtype.as_numpy_dtype)]
     if not diff_outs or not watched:
       return [tf.zeros_like(w) for w in watched]
-    grads = tape.gradient(diff_outs, watched, output_gradients=cts,
-                          unconnected_gradients=tf.UnconnectedGradients.ZERO)
+    grads = tape.gradient(
+      diff_outs, watched, output_gradients=cts, unconnected_gradients=tf.UnconnectedGradients.ZERO
+    )
     return [tf.cast(g, w.dtype) for g, w in zip(_zeros_for_none(grads, watched), watched)]
 
   def out_avals(self, in_avals):
-    return tuple(jax.core.ShapedArray(a.shape, a.dtype) for a in in_avals[:self.n_in]
-                 if is_differentiable(a.dtype))
+    return tuple(
+      jax.core.ShapedArray(a.shape, a.dtype)
+      for a in in_avals[: self.n_in]
+      if is_differentiable(a.dtype)
+    )
 
 
 class BatchedFunction(TfFunction):
@@ -322,11 +337,13 @@ class BatchedFunction(TfFunction):
     return list(tf.vectorized_map(one, elems, fallback_to_while_loop=True))
 
   def out_avals(self, in_avals):
-    unbatched = [jax.core.ShapedArray(a.shape[1:], a.dtype) if b else a
-                 for a, b in zip(in_avals, self.batched)]
+    unbatched = [
+      jax.core.ShapedArray(a.shape[1:], a.dtype) if b else a for a, b in zip(in_avals, self.batched)
+    ]
     n = next(a.shape[0] for a, b in zip(in_avals, self.batched) if b)
-    return tuple(jax.core.ShapedArray((n, *a.shape), a.dtype)
-                 for a in self.base.out_avals(unbatched))
+    return tuple(
+      jax.core.ShapedArray((n, *a.shape), a.dtype) for a in self.base.out_avals(unbatched)
+    )
 
 
 def declared_outputs(output_shape_dtype, name: str):
@@ -338,7 +355,8 @@ def declared_outputs(output_shape_dtype, name: str):
   for i, l in enumerate(leaves):
     if not (hasattr(l, "shape") and hasattr(l, "dtype")):
       raise TypeError(
-          f"call_tf({name}): output_shape_dtype must be a pytree of "
-          f"jax.ShapeDtypeStruct (or arrays), but leaf {i} is {l!r:.80}")
+        f"call_tf({name}): output_shape_dtype must be a pytree of "
+        f"jax.ShapeDtypeStruct (or arrays), but leaf {i} is {l!r:.80}"
+      )
     avals.append(jax.core.ShapedArray(tuple(l.shape), jax_dtype(l.dtype)))
   return avals, tree

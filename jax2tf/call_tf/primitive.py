@@ -33,8 +33,11 @@ call_tf_effect = CallTfEffect()
 call_tf_ordered_effect = CallTfOrderedEffect()
 
 _EFFECT_SETS: list[Any] = [
-    mlir.lowerable_effects, jax_private.control_flow_allowed_effects,
-    jax_private.remat_allowed_effects, jax_private.custom_derivatives_allowed_effects]
+  mlir.lowerable_effects,
+  jax_private.control_flow_allowed_effects,
+  jax_private.remat_allowed_effects,
+  jax_private.custom_derivatives_allowed_effects,
+]
 for _effect_type in (CallTfEffect, CallTfOrderedEffect):
   for _effects in _EFFECT_SETS:
     _effects.add_type(_effect_type)
@@ -53,10 +56,16 @@ def effects_of(has_side_effects: bool, ordered: bool) -> set:
   return {call_tf_effect} if has_side_effects else set()
 
 
-def bind(args, fn: TfFunction, *, has_side_effects=False, ordered=False,
-         call_tf_graph=False) -> list:
-  return call_tf_p.bind(*args, fn=fn, has_side_effects=bool(has_side_effects),
-                        ordered=bool(ordered), call_tf_graph=bool(call_tf_graph))
+def bind(
+  args, fn: TfFunction, *, has_side_effects=False, ordered=False, call_tf_graph=False
+) -> list:
+  return call_tf_p.bind(
+    *args,
+    fn=fn,
+    has_side_effects=bool(has_side_effects),
+    ordered=bool(ordered),
+    call_tf_graph=bool(call_tf_graph),
+  )
 
 
 def _abstract_eval(*in_avals, fn: TfFunction, has_side_effects, ordered, call_tf_graph):

@@ -1,7 +1,8 @@
 """What a rule gets besides its operands: avals, flavour, dimension values, sub-lowering."""
 
 import dataclasses
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -14,9 +15,10 @@ from jax2tf.tf_dims import TFDimArithmetic
 @dataclasses.dataclass
 class LoweringEnv:
   """State shared by all rules of one conversion."""
+
   enable_xla: bool
-  dim_values: dict[str, tf.Tensor]        # dimension variable -> int32 TF scalar
-  lower_jaxpr: Callable[..., list]        # (closed_jaxpr, args) -> results
+  dim_values: dict[str, tf.Tensor]  # dimension variable -> int32 TF scalar
+  lower_jaxpr: Callable[..., list]  # (closed_jaxpr, args) -> results
 
 
 @dataclasses.dataclass

@@ -4,7 +4,7 @@ Nothing here knows about any particular primitive: every equation goes to its
 rule (jax2tf/graph/rules/), which receives a RuleContext.
 """
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import jax
 import numpy as np
@@ -52,8 +52,9 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
     rule = registry.rule_for(eqn.primitive)
     if rule is None:
       raise registry.missing_rule_error(eqn.primitive, eqn.params)
-    ctx = RuleContext(eqn.primitive, [v.aval for v in eqn.invars],
-                      [v.aval for v in eqn.outvars], env)
+    ctx = RuleContext(
+      eqn.primitive, [v.aval for v in eqn.invars], [v.aval for v in eqn.outvars], env
+    )
     if not env.enable_xla and not _allows_no_xla(rule, ctx, eqn.params):
       raise registry.no_xla_error(eqn.primitive, eqn.params)
     with tf.name_scope(str(eqn.primitive)):
@@ -71,8 +72,10 @@ def _allows_no_xla(rule: registry.Rule, ctx: RuleContext, params) -> bool:
 
 
 def make_env(enable_xla: bool, dim_values: dict) -> LoweringEnv:
-  env = LoweringEnv(enable_xla, dim_values, None)
-  env.lower_jaxpr = lambda closed_jaxpr, args: lower_jaxpr(env, closed_jaxpr, args)
+  def lower_sub(closed_jaxpr, args) -> list:
+    return lower_jaxpr(env, closed_jaxpr, args)
+
+  env = LoweringEnv(enable_xla, dim_values, lower_sub)
   return env
 
 

@@ -22,6 +22,7 @@ from jax.extend.core import primitives as core_primitives
 from jax2tf.graph import registry
 from jax2tf.internals import jax_private
 
+
 def physical_aval(aval):
   """The aval of a value's TF representation (key arrays become key data)."""
   return jax_private.physical_aval(aval)
@@ -49,6 +50,7 @@ def _vmapped(n: int, f):
 
 # The key-level primitives as JAX functions on key data, like JAX's lowerings.
 
+
 def seed_fn(seed_aval, impl):
   return _vmapped(len(seed_aval.shape), impl.seed)
 
@@ -67,6 +69,7 @@ def fold_in_fn(keys_aval, batch):
     k = jax.numpy.broadcast_to(k, batch + tuple(impl.key_shape))
     m = jax.numpy.broadcast_to(m, batch)
     return _vmapped(len(batch), impl.fold_in)(k, m)
+
   return fn
 
 
@@ -79,8 +82,9 @@ def gamma_jaxpr(keys_aval, a_aval, log_space):
   # JAX lowers random_gamma by the same function on every platform; tracing
   # it keeps the rejection sampler (a while loop) and its bits identical.
   fn = functools.partial(jax_private.gamma_impl, log_space=log_space, use_vmap=True)
-  closed = jax.make_jaxpr(fn)(*[jax.ShapeDtypeStruct(a.shape, a.dtype)
-                                for a in (keys_aval, a_aval)])
+  closed = jax.make_jaxpr(fn)(
+    *[jax.ShapeDtypeStruct(a.shape, a.dtype) for a in (keys_aval, a_aval)]
+  )
   return key_data_jaxpr(closed)
 
 
@@ -94,17 +98,29 @@ def gamma_jaxpr(keys_aval, a_aval, log_space):
 
 # JAX 0.10's eval_jaxpr primitive (JAX stages it as closed_call); from 0.12 on
 # it is call_p itself.
-_EVAL_JAXPR_P = (None if jax_private.eval_jaxpr_p in (core_primitives.call_p,
-                                                      core_primitives.closed_call_p)
-                 else jax_private.eval_jaxpr_p)
+_EVAL_JAXPR_P = (
+  None
+  if jax_private.eval_jaxpr_p in (core_primitives.call_p, core_primitives.closed_call_p)
+  else jax_private.eval_jaxpr_p
+)
 
 # Primitives whose meaning is their body: graph serialization inlines them
 # (rules/calls.py), and key arrays inside them are lowered here like any other
 # code. A composite is a named group of ops with a reference decomposition.
-CALL_LIKE_PRIMITIVES = tuple(p for p in (
-    core_primitives.jit_p, core_primitives.closed_call_p, core_primitives.call_p,
-    _EVAL_JAXPR_P, core_primitives.remat_p, core_primitives.custom_jvp_call_p,
-    core_primitives.custom_vjp_call_p, jax_private.composite_p) if p is not None)
+CALL_LIKE_PRIMITIVES = tuple(
+  p
+  for p in (
+    core_primitives.jit_p,
+    core_primitives.closed_call_p,
+    core_primitives.call_p,
+    _EVAL_JAXPR_P,
+    core_primitives.remat_p,
+    core_primitives.custom_jvp_call_p,
+    core_primitives.custom_vjp_call_p,
+    jax_private.composite_p,
+  )
+  if p is not None
+)
 
 
 def call_body(params):
@@ -115,7 +131,7 @@ def call_body(params):
 
 def _sub_jaxprs(params):
   for v in params.values():
-    for item in (v if isinstance(v, (tuple, list)) else (v,)):
+    for item in v if isinstance(v, (tuple, list)) else (v,):
       if isinstance(item, (jax_ext_core.Jaxpr, jax_ext_core.ClosedJaxpr)):
         yield item
 
@@ -150,8 +166,10 @@ def key_data_jaxpr(jaxpr_like):
 
 def _key_data_jaxpr(jaxpr_like):
   jaxpr, consts = _open(jaxpr_like)
-  specs = [jax.ShapeDtypeStruct(physical_aval(v.aval).shape, physical_aval(v.aval).dtype)
-           for v in jaxpr.invars]
+  specs = [
+    jax.ShapeDtypeStruct(physical_aval(v.aval).shape, physical_aval(v.aval).dtype)
+    for v in jaxpr.invars
+  ]
   consts = [_as_key_data(c) for c in consts]
   return jax.make_jaxpr(lambda *args: _eval_on_key_data(jaxpr, consts, args))(*specs)
 
@@ -164,7 +182,7 @@ def _as_key_data(value):
 
 
 def _eval_on_key_data(jaxpr, consts, args) -> list:
-  env = {}
+  env: dict = {}
 
   def read(v):
     if isinstance(v, jax_ext_core.Literal):
@@ -199,8 +217,9 @@ def _eqn_on_key_data(eqn, args) -> list:
     # sub-computations as bind-time functions from the equation's parameters.
     out = prim.bind(*args, **prim.get_bind_params(params))
     return list(out) if prim.multiple_results else [out]
-  if prim in (jax_private.random_wrap_p, jax_private.random_unwrap_p) or \
-      prim is getattr(jax_private, "random_clone_p", None):
+  if prim in (jax_private.random_wrap_p, jax_private.random_unwrap_p) or prim is getattr(
+    jax_private, "random_clone_p", None
+  ):
     return [args[0]]
   if prim is core_primitives.random_seed_p:
     return [seed_fn(avals_in[0], params["impl"])(*args)]
@@ -220,20 +239,22 @@ def _eqn_on_key_data(eqn, args) -> list:
     return list(jax.lax.switch(index, branches, *ops))
   if prim is core_primitives.while_p:
     nc, nb = params["cond_nconsts"], params["body_nconsts"]
-    cconsts, bconsts, init = args[:nc], args[nc:nc + nb], args[nc + nb:]
+    cconsts, bconsts, init = args[:nc], args[nc : nc + nb], args[nc + nb :]
     cond_jaxpr, body_jaxpr = params["cond_jaxpr"], params["body_jaxpr"]
     batched = bool(_open(cond_jaxpr)[0].outvars[0].aval.shape)
 
     def cond(c):
-      pred, = _run(cond_jaxpr, [*cconsts, *c])
+      (pred,) = _run(cond_jaxpr, [*cconsts, *c])
       return jax.numpy.any(pred) if batched else pred
 
     def body(c):
       new = _run(body_jaxpr, [*bconsts, *c])
       if batched:  # a vmapped loop: only the elements still running advance
-        pred, = _run(cond_jaxpr, [*cconsts, *c])
-        new = [jax.numpy.where(pred.reshape(pred.shape + (1,) * (n.ndim - pred.ndim)), n, o)
-               for n, o in zip(new, c)]
+        (pred,) = _run(cond_jaxpr, [*cconsts, *c])
+        new = [
+          jax.numpy.where(pred.reshape(pred.shape + (1,) * (n.ndim - pred.ndim)), n, o)
+          for n, o in zip(new, c)
+        ]
       return tuple(new)
 
     return list(jax.lax.while_loop(cond, body, tuple(init)))
@@ -241,8 +262,11 @@ def _eqn_on_key_data(eqn, args) -> list:
     return _scan_on_key_data(params, args)
   if subs:
     raise registry.unsupported_params_error(
-        prim, params, "PRNG key arrays inside its sub-computations have no TF "
-        "representation here; pass raw uint32 keys (jax.random.key_data) into it")
+      prim,
+      params,
+      "PRNG key arrays inside its sub-computations have no TF "
+      "representation here; pass raw uint32 keys (jax.random.key_data) into it",
+    )
   return _vmap_over_key_data(prim, params, avals_in, avals_out, args)
 
 
@@ -252,26 +276,34 @@ def _scan_on_key_data(params, args):
     n_consts, n_carry = len(consts_g), len(carry_g)
   else:
     n_consts, n_carry = params["num_consts"], params["num_carry"]
-  consts, init = args[:n_consts], args[n_consts:n_consts + n_carry]
-  xs = args[n_consts + n_carry:]
+  consts, init = args[:n_consts], args[n_consts : n_consts + n_carry]
+  xs = args[n_consts + n_carry :]
 
   def body(carry, x):
     outs = _run(params["jaxpr"], [*consts, *carry, *x])
     return tuple(outs[:n_carry]), tuple(outs[n_carry:])
 
-  carry, ys = jax.lax.scan(body, tuple(init), tuple(xs), length=params["length"],
-                           reverse=params["reverse"], unroll=params["unroll"])
+  carry, ys = jax.lax.scan(
+    body,
+    tuple(init),
+    tuple(xs),
+    length=params["length"],
+    reverse=params["reverse"],
+    unroll=params["unroll"],
+  )
   return [*carry, *ys]
 
 
 def _vmap_over_key_data(prim, params, avals_in, avals_out, args):
   if not any(is_key(a) for a in avals_in):
     if prim.name in ("empty", "empty2"):  # unspecified contents: any key data will do
-      return [jax.numpy.zeros(physical_aval(a).shape, physical_aval(a).dtype)
-              for a in avals_out]
+      return [jax.numpy.zeros(physical_aval(a).shape, physical_aval(a).dtype) for a in avals_out]
     raise registry.unsupported_params_error(
-        prim, params, "it makes PRNG key arrays out of non-key operands; make the "
-        "keys with jax.random.key/wrap_key_data instead")
+      prim,
+      params,
+      "it makes PRNG key arrays out of non-key operands; make the "
+      "keys with jax.random.key/wrap_key_data instead",
+    )
   key_avals = [a for a in (*avals_in, *avals_out) if is_key(a)]
   key_ndim = len(impl_of(key_avals[0]).key_shape)
   key_out = [is_key(a) for a in avals_out]
@@ -281,8 +313,10 @@ def _vmap_over_key_data(prim, params, avals_in, avals_out, args):
     return [same if prim is jax.lax.eq_p else ~same]
   if not all(key_out):
     raise registry.unsupported_params_error(
-        prim, params, "it maps PRNG key arrays to non-key results; apply it to "
-        "jax.random.key_data(keys) instead")
+      prim,
+      params,
+      "it maps PRNG key arrays to non-key results; apply it to jax.random.key_data(keys) instead",
+    )
 
   def apply(*xs):
     out = prim.bind(*xs, **params)

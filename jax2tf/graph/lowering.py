@@ -1,21 +1,25 @@
 """Graph serialization of one abstract signature: trace once, emit TF ops per call."""
 
 import dataclasses
-from typing import Any, Callable, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import jax
 import tensorflow as tf
 
-from jax2tf.graph import interpreter
-from jax2tf.graph import rules  # noqa: F401  (registers every rule family)
-from jax2tf.graph import key_data
 from jax2tf import tf_dims
+from jax2tf.graph import (
+  interpreter,
+  key_data,
+  rules,  # noqa: F401  (registers every rule family)
+)
 from jax2tf.shapes import dim_eval
 
 
 @dataclasses.dataclass(frozen=True)
 class GraphModule:
   """A traced JAX function, ready to be emitted as TF ops."""
+
   closed_jaxpr: Any
   in_avals: tuple
   out_avals: tuple
@@ -24,22 +28,24 @@ class GraphModule:
   enable_xla: bool
 
 
-def trace_graph(fun_jit: Callable, args_avals: Sequence, kwargs_avals: dict, *,
-                enable_xla: bool) -> GraphModule:
+def trace_graph(
+  fun_jit: Any, args_avals: Sequence, kwargs_avals: dict, *, enable_xla: bool
+) -> GraphModule:
   traced = fun_jit.trace(*args_avals, **kwargs_avals)
   in_tree = jax.tree_util.tree_structure((tuple(args_avals), dict(kwargs_avals)))
   closed = traced.jaxpr
-  if not any(key_data.is_key(v.aval)
-             for v in (*closed.jaxpr.invars, *closed.jaxpr.outvars)):
+  if not any(key_data.is_key(v.aval) for v in (*closed.jaxpr.invars, *closed.jaxpr.outvars)):
     # Primitives applied to PRNG key arrays (slicing a split key, ...) are
     # lowered on the keys' uint32 data.
     closed = key_data.key_data_jaxpr(closed)
   return GraphModule(
-      closed_jaxpr=closed,
-      in_avals=tuple(v.aval for v in closed.jaxpr.invars),
-      out_avals=tuple(v.aval for v in closed.jaxpr.outvars),
-      in_tree=in_tree, out_tree=traced.out_tree,
-      enable_xla=enable_xla)
+    closed_jaxpr=closed,
+    in_avals=tuple(v.aval for v in closed.jaxpr.invars),
+    out_avals=tuple(v.aval for v in closed.jaxpr.outvars),
+    in_tree=in_tree,
+    out_tree=traced.out_tree,
+    enable_xla=enable_xla,
+  )
 
 
 def call_graph_module(module: GraphModule, args_flat: Sequence[tf.Tensor]) -> list:
@@ -59,5 +65,4 @@ def _set_static_shapes(outs: Sequence[tf.Tensor], out_avals: Sequence) -> None:
   # where native serialization gives [16, 2].
   for out, aval in zip(outs, out_avals):
     if isinstance(out, tf.Tensor):
-      out.set_shape([int(d) if dim_eval.is_constant(d) else None
-                     for d in aval.shape])
+      out.set_shape([int(d) if dim_eval.is_constant(d) else None for d in aval.shape])

@@ -7,7 +7,8 @@ or a predicate on (ctx, params) for rules that need XLA only for some params.
 """
 
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from jax.extend import core as jax_core
 
@@ -26,6 +27,7 @@ _RULES: dict[Any, Rule] = {}
 
 def register(*primitives, no_xla=True):
   """Decorator registering `fn` as the rule of `primitives`."""
+
   def wrap(fn):
     for p in primitives:
       if p is None:
@@ -37,18 +39,24 @@ def register(*primitives, no_xla=True):
       # of one module share a qualified name, hence the code location.
       if old is not None and _source(old.fn) != _source(fn):
         raise ValueError(
-            f"primitive {p} already has a rule ({_describe(old.fn)}); refusing a second "
-            f"one ({_describe(fn)})")
+          f"primitive {p} already has a rule ({_describe(old.fn)}); refusing a second "
+          f"one ({_describe(fn)})"
+        )
       _RULES[p] = Rule(fn, no_xla, fn.__module__)
     return fn
+
   return wrap
 
 
 def _source(fn) -> tuple:
   """Where `fn` was defined: the same for every import of one definition."""
   code = getattr(fn, "__code__", None)
-  return (getattr(fn, "__module__", None), getattr(fn, "__qualname__", repr(fn)),
-          getattr(code, "co_filename", None), getattr(code, "co_firstlineno", None))
+  return (
+    getattr(fn, "__module__", None),
+    getattr(fn, "__qualname__", repr(fn)),
+    getattr(code, "co_filename", None),
+    getattr(code, "co_firstlineno", None),
+  )
 
 
 def _describe(fn) -> str:
@@ -69,26 +77,29 @@ def missing_rule_error(primitive, params: dict) -> NotImplementedError:
   family = unsupported.family_of(str(primitive))
   why = f": {family.why}" if family is not None else ""
   return NotImplementedError(
-      f"Graph serialization has no rule for the JAX primitive '{primitive}' "
-      f"(parameters {shown}){why}. Use native serialization (the default, "
-      "native_serialization=True) for this function.")
+    f"Graph serialization has no rule for the JAX primitive '{primitive}' "
+    f"(parameters {shown}){why}. Use native serialization (the default, "
+    "native_serialization=True) for this function."
+  )
 
 
 def unsupported_params_error(primitive, params: dict, why: str) -> NotImplementedError:
   """For a primitive whose rule covers only some parameters or dtypes."""
   shown = {k: _short(v) for k, v in params.items()}
   return NotImplementedError(
-      f"Graph serialization has no rule for the JAX primitive '{primitive}' "
-      f"with parameters {shown}: {why}. Use native serialization (the default, "
-      "native_serialization=True) where the target platform supports it.")
+    f"Graph serialization has no rule for the JAX primitive '{primitive}' "
+    f"with parameters {shown}: {why}. Use native serialization (the default, "
+    "native_serialization=True) where the target platform supports it."
+  )
 
 
 def no_xla_error(primitive, params: dict, why: str = "") -> NotImplementedError:
   shown = {k: _short(v) for k, v in params.items()}
   return NotImplementedError(
-      f"The JAX primitive '{primitive}' with parameters {shown} needs XLA-only "
-      f"TensorFlow ops{': ' + why if why else ''}; it cannot be converted with "
-      "enable_xla=False. Use enable_xla=True.")
+    f"The JAX primitive '{primitive}' with parameters {shown} needs XLA-only "
+    f"TensorFlow ops{': ' + why if why else ''}; it cannot be converted with "
+    "enable_xla=False. Use enable_xla=True."
+  )
 
 
 def _short(v) -> str:

@@ -85,6 +85,7 @@ def const(value, dtype) -> tf.Tensor:
 
 # ------------------------------------------------------------- widening ---
 
+
 def widened(dtype) -> tf.DType:
   """float32 for 16-bit floats, else the dtype itself."""
   dtype = tf.as_dtype(np_dtype(dtype))
@@ -106,10 +107,14 @@ def in_f32(fn: Callable, *xs: tf.Tensor) -> tf.Tensor:
 # Integer results wrap modulo 2**bits; computing in a wider (or same-width
 # signed) integer type and casting back keeps exactly those low bits.
 _INT_COMPUTE = {
-    np.dtype(np.int8): tf.int32, np.dtype(np.uint8): tf.int32,
-    np.dtype(np.int16): tf.int32, np.dtype(np.uint16): tf.int32,
-    np.dtype(np.int32): tf.int32, np.dtype(np.uint32): tf.int32,
-    np.dtype(np.int64): tf.int64, np.dtype(np.uint64): tf.int64,
+  np.dtype(np.int8): tf.int32,
+  np.dtype(np.uint8): tf.int32,
+  np.dtype(np.int16): tf.int32,
+  np.dtype(np.uint16): tf.int32,
+  np.dtype(np.int32): tf.int32,
+  np.dtype(np.uint32): tf.int32,
+  np.dtype(np.int64): tf.int64,
+  np.dtype(np.uint64): tf.int64,
 }
 
 
@@ -133,6 +138,7 @@ def cast_result(res: tf.Tensor, out_dtype) -> tf.Tensor:
 
 
 # -------------------------------------------------- static operand facts ---
+
 
 def static_value(x: tf.Tensor):
   """The value of a small constant operand (a jaxpr literal), else None."""
@@ -167,6 +173,7 @@ def is_positive_zero_scalar(x: tf.Tensor) -> bool:
 
 
 # -------------------------------------------------------------- max/min ---
+
 
 def is_negative(x: tf.Tensor) -> tf.Tensor:
   """Whether the sign bit of float `x` is set (true for -0.0 and -NaN)."""
@@ -220,8 +227,9 @@ def minimum(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
   return _combine(False, x, y)
 
 
-def fix_extremum_zeros_and_nans(res: tf.Tensor, is_max: bool, *,
-                                zero_found: tf.Tensor, nan_found: tf.Tensor) -> tf.Tensor:
+def fix_extremum_zeros_and_nans(
+  res: tf.Tensor, is_max: bool, *, zero_found: tf.Tensor, nan_found: tf.Tensor
+) -> tf.Tensor:
   """Corrects a float max/min computed by TF's kernels to XLA's answer.
 
   `res` is TF's result; `zero_found` says whether the zero that decides a
@@ -255,8 +263,7 @@ def reduce_extremum(x: tf.Tensor, axes: Sequence[int], is_max: bool) -> tf.Tenso
     bits = tf.bitcast(xw, signed_int_of_width(xw.dtype))
     zero_found = tf.reduce_any(tf.equal(bits, decisive_zero_bits(xw.dtype, is_max)), axes)
     nan_found = tf.reduce_any(tf.math.is_nan(xw), axes)
-    res = fix_extremum_zeros_and_nans(res, is_max, zero_found=zero_found,
-                                      nan_found=nan_found)
+    res = fix_extremum_zeros_and_nans(res, is_max, zero_found=zero_found, nan_found=nan_found)
   return tf.cast(res, x.dtype)
 
 
@@ -282,8 +289,7 @@ def highest(dtype):
 
 # -------------------------------------------------------- float bit keys ---
 
-_KEY_INT = {tf.float16: tf.int16, tf.bfloat16: tf.int16, tf.float32: tf.int32,
-            tf.float64: tf.int64}
+_KEY_INT = {tf.float16: tf.int16, tf.bfloat16: tf.int16, tf.float32: tf.int32, tf.float64: tf.int64}
 
 
 def float_order_key(x: tf.Tensor, *, total_order: bool) -> tf.Tensor:
@@ -306,11 +312,19 @@ def float_order_key(x: tf.Tensor, *, total_order: bool) -> tf.Tensor:
 
 # ---------------------------------------------------------- dimensions ---
 
+
 def stack_dims(values: Sequence) -> list[int] | tf.Tensor:
   """Dimensions (Python ints and int32 TF scalars) as a list of ints when all
   are static, else as a 1-D int32 tensor."""
   if all(isinstance(v, (int, np.integer)) for v in values):
     return [int(v) for v in values]
-  return tf.stack([v if isinstance(v, tf.Tensor) and v.dtype == tf.int32
-                   else tf.cast(v, tf.int32) if isinstance(v, tf.Tensor)
-                   else tf.constant(int(v), tf.int32) for v in values])
+  return tf.stack(
+    [
+      v
+      if isinstance(v, tf.Tensor) and v.dtype == tf.int32
+      else tf.cast(v, tf.int32)
+      if isinstance(v, tf.Tensor)
+      else tf.constant(int(v), tf.int32)
+      for v in values
+    ]
+  )

@@ -21,7 +21,7 @@ from jax2tf.graph import semantics as sem
 def _nonneg(d) -> bool:
   """Whether pad amount `d` is known to be >= 0 (symbolic pads come from SAME)."""
   if isinstance(d, (int, np.integer)):
-    return d >= 0
+    return bool(d >= 0)
   try:
     return bool(d >= 0)
   except jax.errors.InconclusiveDimensionOperation:
@@ -42,8 +42,9 @@ def pad_or_crop(ctx, x, shape, pads, value=0):
     for d, (lo, hi) in zip(shape, pads):
       begin.append(0 if _nonneg(lo) else -lo)
       end.append(d if _nonneg(hi) else d + hi)
-    x = tf.strided_slice(x, sem.stack_dims([ctx.dim(b) for b in begin]),
-                         sem.stack_dims([ctx.dim(e) for e in end]))
+    x = tf.strided_slice(
+      x, sem.stack_dims([ctx.dim(b) for b in begin]), sem.stack_dims([ctx.dim(e) for e in end])
+    )
     shape = [e - b for b, e in zip(begin, end)]
     pads = [(lo if _nonneg(lo) else 0, hi if _nonneg(hi) else 0) for lo, hi in pads]
   if any(not (isinstance(p, int) and p == 0) for pair in pads for p in pair):
@@ -67,7 +68,7 @@ def dilate(ctx, x, shape, factors, value=0):
     pads = [[0, 0]] * (len(shape) + 1)
     pads[axis + 1] = [0, f - 1]
     y = tf.pad(y, pads, constant_values=_scalar(value, x.dtype))
-    flat = shape[:axis] + [n * f] + shape[axis + 1:]
+    flat = shape[:axis] + [n * f] + shape[axis + 1 :]
     y = tf.reshape(y, ctx.shape(flat))
     # Symbolic dimensions are >= 1, so only constants can be empty.
     new_n = max(n * f - f + 1, 0) if isinstance(n, int) else n * f - f + 1
@@ -111,6 +112,7 @@ def _plain_min(a, b):
 class Monoid(NamedTuple):
   """How a window reduction combines values, the identity it pads with, and
   the TF dtype it computes in."""
+
   op: Callable
   identity: Any
   dtype: tf.DType
@@ -124,23 +126,39 @@ def monoid(kind: str, dtype) -> Monoid:
   dtype = np.dtype(dtype)
   is_bool = dtype == np.bool_
   if kind == "sum":
-    return Monoid(_bool_or, False, tf.bool) if is_bool else Monoid(
-        tf.add, 0, sem.compute_dtype(dtype))
+    return (
+      Monoid(_bool_or, False, tf.bool) if is_bool else Monoid(tf.add, 0, sem.compute_dtype(dtype))
+    )
   if kind == "prod":
-    return Monoid(_bool_and, True, tf.bool) if is_bool else Monoid(
-        tf.multiply, 1, sem.compute_dtype(dtype))
+    return (
+      Monoid(_bool_and, True, tf.bool)
+      if is_bool
+      else Monoid(tf.multiply, 1, sem.compute_dtype(dtype))
+    )
   if kind == "max":
-    return Monoid(_bool_or, False, tf.bool) if is_bool else Monoid(
-        sem.maximum, sem.lowest(dtype), sem.widened(dtype))
+    return (
+      Monoid(_bool_or, False, tf.bool)
+      if is_bool
+      else Monoid(sem.maximum, sem.lowest(dtype), sem.widened(dtype))
+    )
   if kind == "min":
-    return Monoid(_bool_and, True, tf.bool) if is_bool else Monoid(
-        sem.minimum, sem.highest(dtype), sem.widened(dtype))
+    return (
+      Monoid(_bool_and, True, tf.bool)
+      if is_bool
+      else Monoid(sem.minimum, sem.highest(dtype), sem.widened(dtype))
+    )
   raise ValueError(f"unknown reduction {kind!r}")
 
 
 # A generic reduce_window whose body is one of these binary primitives is that monoid.
-_BODY_KINDS = {lax.add_p: "sum", lax.mul_p: "prod", lax.max_p: "max", lax.min_p: "min",
-               lax.or_p: "max", lax.and_p: "min"}
+_BODY_KINDS = {
+  lax.add_p: "sum",
+  lax.mul_p: "prod",
+  lax.max_p: "max",
+  lax.min_p: "min",
+  lax.or_p: "max",
+  lax.and_p: "min",
+}
 
 
 def recognise_body(jaxpr) -> str | None:
@@ -169,8 +187,19 @@ def is_identity(init, kind, dtype) -> bool:
   return bool(np.all(np.asarray(value) == identity))
 
 
-def window_reduce(ctx, x, kind, window, strides, padding, base_dilation, window_dilation,
-                  *, shape=None, out_shape=None):
+def window_reduce(
+  ctx,
+  x,
+  kind,
+  window,
+  strides,
+  padding,
+  base_dilation,
+  window_dilation,
+  *,
+  shape=None,
+  out_shape=None,
+):
   """The reduction `kind` over every window, with XLA's reduce_window semantics
   (padding and base-dilation holes hold the monoid's identity)."""
   shape = list(ctx.avals_in[0].shape if shape is None else shape)
@@ -194,8 +223,6 @@ def window_reduce(ctx, x, kind, window, strides, padding, base_dilation, window_
   return tf.cast(res, out_dtype)
 
 
-
-
 def _float_extremum_of(pieces, is_max: bool):
   """XLA's max/min over the window pieces: TF's Maximum/Minimum per piece,
   with NaN and the zero that decides a tie looked for alongside, and one
@@ -213,5 +240,4 @@ def _float_extremum_of(pieces, is_max: bool):
     nan_found = tf.logical_or(nan_found, nan)
   if res is None:
     return None
-  return sem.fix_extremum_zeros_and_nans(res, is_max, zero_found=zero_found,
-                                         nan_found=nan_found)
+  return sem.fix_extremum_zeros_and_nans(res, is_max, zero_found=zero_found, nan_found=nan_found)

@@ -14,7 +14,8 @@ different releases, newest first; the first one that imports wins.
 """
 
 import importlib
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 
 class InternalMovedError(ImportError):
@@ -42,18 +43,20 @@ def resolve(registry: Mapping[str, str | tuple[str, ...]], name: str, owner: str
     except (ImportError, AttributeError) as e:
       failures.append(f"{path} ({type(e).__name__}: {e})")
   raise InternalMovedError(
-      f"jax2tf needs the private symbol {name!r}, which {owner} does not have at "
-      f"{' nor '.join(failures)}. This release moved or removed it: install a "
-      "version listed in jax2tf's pyproject.toml, or add its new location to "
-      "the registry in jax2tf/internals/.")
+    f"jax2tf needs the private symbol {name!r}, which {owner} does not have at "
+    f"{' nor '.join(failures)}. This release moved or removed it: install a "
+    "version listed in jax2tf's pyproject.toml, or add its new location to "
+    "the registry in jax2tf/internals/."
+  )
 
 
-def lazy_getattr(namespace: dict, registry: Mapping, name: str,
-                 owner: Callable[[], str]) -> Any:
+def lazy_getattr(namespace: dict, registry: Mapping, name: str, owner: Callable[[], str]) -> Any:
   """Module `__getattr__` body: resolves a registered symbol once, then caches it."""
   if name not in registry:
-    raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}; "
-                         f"registered symbols: {sorted(registry)}")
+    raise AttributeError(
+      f"module {namespace['__name__']!r} has no attribute {name!r}; "
+      f"registered symbols: {sorted(registry)}"
+    )
   value = resolve(registry, name, owner())
   namespace[name] = value
   return value

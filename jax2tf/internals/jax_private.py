@@ -21,63 +21,59 @@ import jax
 from jax2tf import internals
 
 REGISTRY: dict[str, str | tuple[str, ...]] = {
-    # -- effects: a JAX primitive with its own effect (call_tf) must add the
-    # effect type to the sets of effects JAX allows under control flow, remat
-    # and custom derivatives, and to the ordered ones. Only `Effect` and
-    # `mlir.lowerable_effects` are public.
-    "control_flow_allowed_effects": "jax._src.effects:control_flow_allowed_effects",
-    "custom_derivatives_allowed_effects": "jax._src.effects:custom_derivatives_allowed_effects",
-    "remat_allowed_effects": "jax._src.effects:remat_allowed_effects",
-    "ordered_effects": "jax._src.effects:ordered_effects",
-
-    # -- lowering: `jax.interpreters.mlir` has `shape_tensor` but not the
-    # evaluation of symbolic dimensions in a lowering context that feeds it.
-    "eval_dynamic_shape_as_tensor": "jax._src.interpreters.mlir:eval_dynamic_shape_as_tensor",
-    # The lowering rules JAX registered, default and per platform: reading
-    # another platform's rule (the portable TPU eigh) has no public API.
-    "default_lowerings": "jax._src.interpreters.mlir:_lowerings",
-    "platform_lowerings": "jax._src.interpreters.mlir:_platform_specific_lowerings",
-    # Importing these registers the pure-JAX (TPU) eigh and svd lowerings,
-    # which nothing public triggers on CPU.
-    "tpu_eigh_lowerings": "jax._src.tpu.linalg.eigh:",
-    "tpu_svd_lowerings": "jax._src.tpu.linalg.svd:",
-
-    # -- primitives that need a rule (or a portable lowering) but are in
-    # neither `jax.extend.core.primitives` nor `jax.lax` on jax 0.10 and 0.12.
-    "geqrf_p": "jax._src.lax.linalg:geqrf_p",  # jax.lax.linalg exposes qr only
-    "ragged_dot_general_p": "jax._src.lax.lax:ragged_dot_general_p",
-    "composite_p": "jax._src.lax.lax:composite_p",  # public: lax.composite only
-    "empty_p": "jax._src.lax.lax:empty_p",  # only its sibling empty2_p is public
-    "platform_index_p": "jax._src.lax.control_flow:platform_index_p",  # lax.platform_dependent
-    # 0.12 has it as primitives.call_p, 0.10 has no public name for it.
-    "eval_jaxpr_p": "jax._src.lax.eval_jaxpr:eval_jaxpr_p",
-    "layout_constraint_p": "jax._src.pjit:layout_constraint_p",
-    "reshard_p": "jax._src.pjit:reshard_p",  # public: jax.sharding.reshard only
-    "dim_as_value_p": "jax._src.export.shape_poly:dim_as_value_p",
-    # Key-array primitives: only random_{bits,fold_in,seed,split}_p are public.
-    "random_wrap_p": "jax._src.random.prng:random_wrap_p",
-    "random_unwrap_p": "jax._src.random.prng:random_unwrap_p",
-    "iota_2x32_shape_p": "jax._src.random.prng:iota_2x32_shape_p",
-    "random_clone_p": "jax._src.random.core:random_clone_p",
-
-    # -- other internals.
-    # The sampler JAX lowers random_gamma_p with, traced to expand the
-    # primitive into JAX ops; tracing `jax.random.gamma` binds the primitive.
-    "gamma_impl": "jax._src.random.core:_gamma_impl",
-    # The physical aval of a key array (its key data); jax.random exposes the
-    # conversion of values (key_data) but not of avals.
-    "physical_aval": "jax._src.core:physical_aval",
-    # A function's dimension variables as expressions of its argument
-    # dimensions, with the constraints that remain; jax.export solves them
-    # only inside its own lowering.
-    "solve_dim_vars": "jax._src.export.shape_poly:solve_dim_vars",
-    # The kind (== or >=) of a shape constraint that solve_dim_vars returns;
-    # the constraints themselves are private.
-    "Comparator": "jax._src.export.shape_poly:Comparator",
-    # The calling-convention flag as a thread-local context manager:
-    # `jax.config` reads and sets it only globally.
-    "export_calling_convention_version":
-        "jax._src.config:jax_export_calling_convention_version",
+  # -- effects: a JAX primitive with its own effect (call_tf) must add the
+  # effect type to the sets of effects JAX allows under control flow, remat
+  # and custom derivatives, and to the ordered ones. Only `Effect` and
+  # `mlir.lowerable_effects` are public.
+  "control_flow_allowed_effects": "jax._src.effects:control_flow_allowed_effects",
+  "custom_derivatives_allowed_effects": "jax._src.effects:custom_derivatives_allowed_effects",
+  "remat_allowed_effects": "jax._src.effects:remat_allowed_effects",
+  "ordered_effects": "jax._src.effects:ordered_effects",
+  # -- lowering: `jax.interpreters.mlir` has `shape_tensor` but not the
+  # evaluation of symbolic dimensions in a lowering context that feeds it.
+  "eval_dynamic_shape_as_tensor": "jax._src.interpreters.mlir:eval_dynamic_shape_as_tensor",
+  # The lowering rules JAX registered, default and per platform: reading
+  # another platform's rule (the portable TPU eigh) has no public API.
+  "default_lowerings": "jax._src.interpreters.mlir:_lowerings",
+  "platform_lowerings": "jax._src.interpreters.mlir:_platform_specific_lowerings",
+  # Importing these registers the pure-JAX (TPU) eigh and svd lowerings,
+  # which nothing public triggers on CPU.
+  "tpu_eigh_lowerings": "jax._src.tpu.linalg.eigh:",
+  "tpu_svd_lowerings": "jax._src.tpu.linalg.svd:",
+  # -- primitives that need a rule (or a portable lowering) but are in
+  # neither `jax.extend.core.primitives` nor `jax.lax` on jax 0.10 and 0.12.
+  "geqrf_p": "jax._src.lax.linalg:geqrf_p",  # jax.lax.linalg exposes qr only
+  "ragged_dot_general_p": "jax._src.lax.lax:ragged_dot_general_p",
+  "composite_p": "jax._src.lax.lax:composite_p",  # public: lax.composite only
+  "empty_p": "jax._src.lax.lax:empty_p",  # only its sibling empty2_p is public
+  "platform_index_p": "jax._src.lax.control_flow:platform_index_p",  # lax.platform_dependent
+  # 0.12 has it as primitives.call_p, 0.10 has no public name for it.
+  "eval_jaxpr_p": "jax._src.lax.eval_jaxpr:eval_jaxpr_p",
+  "layout_constraint_p": "jax._src.pjit:layout_constraint_p",
+  "reshard_p": "jax._src.pjit:reshard_p",  # public: jax.sharding.reshard only
+  "dim_as_value_p": "jax._src.export.shape_poly:dim_as_value_p",
+  # Key-array primitives: only random_{bits,fold_in,seed,split}_p are public.
+  "random_wrap_p": "jax._src.random.prng:random_wrap_p",
+  "random_unwrap_p": "jax._src.random.prng:random_unwrap_p",
+  "iota_2x32_shape_p": "jax._src.random.prng:iota_2x32_shape_p",
+  "random_clone_p": "jax._src.random.core:random_clone_p",
+  # -- other internals.
+  # The sampler JAX lowers random_gamma_p with, traced to expand the
+  # primitive into JAX ops; tracing `jax.random.gamma` binds the primitive.
+  "gamma_impl": "jax._src.random.core:_gamma_impl",
+  # The physical aval of a key array (its key data); jax.random exposes the
+  # conversion of values (key_data) but not of avals.
+  "physical_aval": "jax._src.core:physical_aval",
+  # A function's dimension variables as expressions of its argument
+  # dimensions, with the constraints that remain; jax.export solves them
+  # only inside its own lowering.
+  "solve_dim_vars": "jax._src.export.shape_poly:solve_dim_vars",
+  # The kind (== or >=) of a shape constraint that solve_dim_vars returns;
+  # the constraints themselves are private.
+  "Comparator": "jax._src.export.shape_poly:Comparator",
+  # The calling-convention flag as a thread-local context manager:
+  # `jax.config` reads and sets it only globally.
+  "export_calling_convention_version": "jax._src.config:jax_export_calling_convention_version",
 }
 
 

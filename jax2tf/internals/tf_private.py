@@ -21,40 +21,35 @@ _XLA_SHARDING = "tensorflow.python.compiler.xla.experimental.xla_sharding"
 _STABLEHLO = "tensorflow.compiler.mlir.stablehlo.stablehlo"
 
 REGISTRY: dict[str, str | tuple[str, ...]] = {
-    # -- XlaCallModule (native serialization) and what the installed TF reads.
-    "call_module": f"{_XLA}:call_module",
-    "call_module_maximum_supported_version": f"{_XLA}:call_module_maximum_supported_version",
-    # The newest StableHLO version TF deserializes: TF has no public getter.
-    "stablehlo_current_version": f"{_STABLEHLO}:get_current_version",
-    # StableHLO portable artifact -> MLIR bytecode as TF reads it (tests).
-    "stablehlo_deserialize_portable_artifact_str":
-        f"{_STABLEHLO}:deserialize_portable_artifact_str",
-
-    # -- Xla* ops for graph serialization with enable_xla=True.
-    "xla_conv": f"{_XLA}:conv",
-    "xla_gather": f"{_XLA}:gather",
-    "xla_scatter": f"{_XLA}:scatter",
-    "xla_reduce_window": f"{_XLA}:reduce_window",
-    "xla_variadic_reduce": f"{_XLA}:variadic_reduce",
-    "xla_rng_bit_generator": f"{_XLA}:rng_bit_generator",
-    # The protos their attributes are serialized from.
-    "ConvolutionDimensionNumbers": f"{_XLA_DATA}:ConvolutionDimensionNumbers",
-    "GatherDimensionNumbers": f"{_XLA_DATA}:GatherDimensionNumbers",
-    "ScatterDimensionNumbers": f"{_XLA_DATA}:ScatterDimensionNumbers",
-    "OpSharding": f"{_XLA_DATA}:OpSharding",
-
-    # -- sharding annotations (XlaSharding ops): no public TF API adds them.
-    "XlaSharding": f"{_XLA_SHARDING}:Sharding",
-    "xla_sharding_tile": f"{_XLA_SHARDING}:tile",
-
-    # -- tracing state.
-    # Whether the graph being built is compiled by XLA (also inside nested
-    # tf.functions); TF keeps this in its control-flow utilities only.
-    "graph_or_parents_in_xla_context":
-        "tensorflow.python.ops.control_flow_util:GraphOrParentsInXlaContext",
-    # Whether a tape or forward accumulator could record an eager op: lets
-    # eager calls skip building a custom gradient nobody will read.
-    "could_possibly_record": "tensorflow.python.eager.record:could_possibly_record",
+  # -- XlaCallModule (native serialization) and what the installed TF reads.
+  "call_module": f"{_XLA}:call_module",
+  "call_module_maximum_supported_version": f"{_XLA}:call_module_maximum_supported_version",
+  # The newest StableHLO version TF deserializes: TF has no public getter.
+  "stablehlo_current_version": f"{_STABLEHLO}:get_current_version",
+  # StableHLO portable artifact -> MLIR bytecode as TF reads it (tests).
+  "stablehlo_deserialize_portable_artifact_str": f"{_STABLEHLO}:deserialize_portable_artifact_str",
+  # -- Xla* ops for graph serialization with enable_xla=True.
+  "xla_conv": f"{_XLA}:conv",
+  "xla_gather": f"{_XLA}:gather",
+  "xla_scatter": f"{_XLA}:scatter",
+  "xla_reduce_window": f"{_XLA}:reduce_window",
+  "xla_variadic_reduce": f"{_XLA}:variadic_reduce",
+  "xla_rng_bit_generator": f"{_XLA}:rng_bit_generator",
+  # The protos their attributes are serialized from.
+  "ConvolutionDimensionNumbers": f"{_XLA_DATA}:ConvolutionDimensionNumbers",
+  "GatherDimensionNumbers": f"{_XLA_DATA}:GatherDimensionNumbers",
+  "ScatterDimensionNumbers": f"{_XLA_DATA}:ScatterDimensionNumbers",
+  "OpSharding": f"{_XLA_DATA}:OpSharding",
+  # -- sharding annotations (XlaSharding ops): no public TF API adds them.
+  "XlaSharding": f"{_XLA_SHARDING}:Sharding",
+  "xla_sharding_tile": f"{_XLA_SHARDING}:tile",
+  # -- tracing state.
+  # Whether the graph being built is compiled by XLA (also inside nested
+  # tf.functions); TF keeps this in its control-flow utilities only.
+  "graph_or_parents_in_xla_context": "tensorflow.python.ops.control_flow_util:GraphOrParentsInXlaContext",
+  # Whether a tape or forward accumulator could record an eager op: lets
+  # eager calls skip building a custom gradient nobody will read.
+  "could_possibly_record": "tensorflow.python.eager.record:could_possibly_record",
 }
 
 
@@ -68,4 +63,5 @@ def __dir__() -> list[str]:
 
 def _owner() -> str:
   import tensorflow as tf
+
   return f"TensorFlow {tf.__version__}"

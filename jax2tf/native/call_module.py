@@ -1,10 +1,10 @@
 """Calling a NativeModule from TensorFlow through the XlaCallModule op."""
 
-from typing import Sequence
+from collections.abc import Sequence
 
-from jax import export as jax_export
 import numpy as np
 import tensorflow as tf
+from jax import export as jax_export
 
 from jax2tf import sharding
 from jax2tf.internals import tf_private
@@ -23,25 +23,31 @@ def tf_out_shape(aval) -> tf.TensorShape:
 
 def call_native_module(module: NativeModule, args_flat: Sequence[tf.Tensor]) -> list[tf.Tensor]:
   """Runs `module` on the flat TF arguments (already cast to the module's dtypes)."""
-  if module.manual_partitioning and tf.executing_eagerly() and not tf.config.list_logical_devices("TPU"):
+  if (
+    module.manual_partitioning
+    and tf.executing_eagerly()
+    and not tf.config.list_logical_devices("TPU")
+  ):
     raise NotImplementedError(_manual_partitioning_message(module))
   annotate = module.nr_devices > 1 and not tf.executing_eagerly()
   kept = [args_flat[i] for i in module.kept_var_idx]
   if annotate:
-    kept = [sharding.annotate(t, module.in_shardings[i] if module.in_shardings else None)
-            for t, i in zip(kept, module.kept_var_idx)]
+    kept = [
+      sharding.annotate(t, module.in_shardings[i] if module.in_shardings else None)
+      for t, i in zip(kept, module.kept_var_idx)
+    ]
   out_avals = module.out_avals
   res = tf_private.call_module(
-      kept,
-      version=module.calling_convention_version,
-      module=module.serialized,
-      Tout=[tf.as_dtype(a.dtype) for a in out_avals],
-      Sout=[tf_out_shape(a) for a in out_avals],
-      platforms=[_TF_PLATFORM_NAMES.get(p, p.upper()) for p in module.platforms],
-      function_list=tuple(module.function_list),  # call_tf's TF functions
-      has_token_input_output=False,
-      disabled_checks=list(module.disabled_checks),
-      use_shardy_partitioner=module.use_shardy_partitioner,
+    kept,
+    version=module.calling_convention_version,
+    module=module.serialized,
+    Tout=[tf.as_dtype(a.dtype) for a in out_avals],
+    Sout=[tf_out_shape(a) for a in out_avals],
+    platforms=[_TF_PLATFORM_NAMES.get(p, p.upper()) for p in module.platforms],
+    function_list=tuple(module.function_list),  # call_tf's TF functions
+    has_token_input_output=False,
+    disabled_checks=list(module.disabled_checks),
+    use_shardy_partitioner=module.use_shardy_partitioner,
   )
   res = list(res)
   if annotate and module.out_shardings:
@@ -53,12 +59,13 @@ def _manual_partitioning_message(module: NativeModule) -> str:
   # Without this check TF fails deep inside XLA with an unregistered Shardy
   # custom call, which says neither "shard_map" nor what to do.
   return (
-      f"This converted function uses shard_map (manual partitioning) over "
-      f"{module.nr_devices} devices. TensorFlow partitions XlaCallModule programs "
-      "across devices only on TPU; on CPU and GPU it runs them on one device and "
-      "cannot execute the per-device part. Serve this function on TPU, or convert a "
-      "version without shard_map (e.g. jax.jit with in_shardings/out_shardings, "
-      "whose shardings TF on CPU/GPU simply ignores).")
+    f"This converted function uses shard_map (manual partitioning) over "
+    f"{module.nr_devices} devices. TensorFlow partitions XlaCallModule programs "
+    "across devices only on TPU; on CPU and GPU it runs them on one device and "
+    "cannot execute the per-device part. Serve this function on TPU, or convert a "
+    "version without shard_map (e.g. jax.jit with in_shardings/out_shardings, "
+    "whose shardings TF on CPU/GPU simply ignores)."
+  )
 
 
 def is_symbolic(aval) -> bool:

@@ -4,18 +4,16 @@ import dataclasses
 import logging
 import os
 import warnings
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
-from jax import export as jax_export
 import numpy as np
+from jax import export as jax_export
 
 from jax2tf.call_tf import function_list as call_tf_function_list
 from jax2tf.internals import jax_private
-from jax2tf.native import module_rewrite
-from jax2tf.native import portable_lowering
-from jax2tf.native import shardings
-from jax2tf.native import versions
+from jax2tf.native import module_rewrite, portable_lowering, shardings, versions
 
 logger = logging.getLogger("jax2tf")
 
@@ -26,9 +24,10 @@ DEFAULT_LARGE_MODULE_BYTES = 100 * 1024 * 1024
 @dataclasses.dataclass(frozen=True)
 class NativeModule:
   """A serialized module plus what XlaCallModule needs to call it."""
+
   serialized: bytes
   calling_convention_version: int
-  in_avals: tuple          # symbolic avals, flat, all arguments (kept or not)
+  in_avals: tuple  # symbolic avals, flat, all arguments (kept or not)
   out_avals: tuple
   in_tree: Any
   out_tree: Any
@@ -52,11 +51,12 @@ class NativeModule:
 
 def _effects_error(fun_name: str, effects) -> NotImplementedError:
   return NotImplementedError(
-      f"Cannot convert {fun_name} with native serialization: it has effects "
-      f"{sorted(str(e) for e in effects)}. Host callbacks (jax.debug.print, "
-      "jax.debug.callback, io_callback, pure_callback) run Python inside the JAX "
-      "process and cannot be carried into a TensorFlow graph. Remove them before "
-      "converting (e.g. guard debug prints with a flag).")
+    f"Cannot convert {fun_name} with native serialization: it has effects "
+    f"{sorted(str(e) for e in effects)}. Host callbacks (jax.debug.print, "
+    "jax.debug.callback, io_callback, pure_callback) run Python inside the JAX "
+    "process and cannot be carried into a TensorFlow graph. Remove them before "
+    "converting (e.g. guard debug prints with a flag)."
+  )
 
 
 def _is_callback_error(e: Exception) -> bool:
@@ -70,87 +70,110 @@ def _is_callback_target(text: str) -> bool:
 _ALL_CUSTOM_CALLS = jax_export.DisabledSafetyCheck.custom_call("ALL")
 
 
-def export_native(fun_jit: Callable, args_avals: Sequence[Any], kwargs_avals: dict, *,
-                  fun_name: str,
-                  platforms: Sequence[str] | None,
-                  disabled_checks: Sequence[jax_export.DisabledSafetyCheck],
-                  target_tf_version: str | None) -> NativeModule:
+def export_native(
+  fun_jit: Callable,
+  args_avals: Sequence[Any],
+  kwargs_avals: dict,
+  *,
+  fun_name: str,
+  platforms: Sequence[str] | None,
+  disabled_checks: Sequence[jax_export.DisabledSafetyCheck],
+  target_tf_version: str | None,
+) -> NativeModule:
   consumer = versions.consumer(target_tf_version)
   cc_version = versions.calling_convention_version(consumer)
-  allowed_targets = {dc._impl.split(":", 1)[1] for dc in disabled_checks
-                     if dc.is_custom_call()}
+  allowed_targets = {dc._impl.split(":", 1)[1] for dc in disabled_checks if dc.is_custom_call()}
   # jax.export's own custom-call check knows neither the primitive behind a
   # target nor the package's remedies, and it allows LAPACK/cuSOLVER targets
   # that TF cannot run anyway. It is switched off here; module_rewrite checks
   # every custom call instead, against what TensorFlow executes.
   export_checks = tuple(disabled_checks) + (_ALL_CUSTOM_CALLS,)
   try:
-    with jax_private.export_calling_convention_version(cc_version), \
-        call_tf_function_list.collecting() as called_tf_functions:
+    with (
+      jax_private.export_calling_convention_version(cc_version),
+      call_tf_function_list.collecting() as called_tf_functions,
+    ):
       exp = jax_export.export(
-          fun_jit,  # type: ignore[arg-type]  # a jax.jit-wrapped function platforms=platforms, disabled_checks=export_checks,
-          _override_lowering_rules=portable_lowering.portable_lowering_rules(),
+        fun_jit,  # type: ignore[arg-type]  # a jax.jit-wrapped function
+        platforms=platforms,
+        disabled_checks=export_checks,
+        _override_lowering_rules=portable_lowering.portable_lowering_rules(),
       )(*args_avals, **kwargs_avals)
   except (ValueError, NotImplementedError) as e:
     # jax.export refuses host callbacks itself, with a message that does not
     # say what to do about them.
-    if "host_callbacks" in str(e) or (
-        "custom call" in str(e).lower() and _is_callback_error(e)):
+    if "host_callbacks" in str(e) or ("custom call" in str(e).lower() and _is_callback_error(e)):
       raise _effects_error(fun_name, ["host callback"]) from e
     raise
-  effects = [e for e in list(exp.ordered_effects) + list(exp.unordered_effects)
-             if not call_tf_function_list.is_call_tf_effect(e)]
+  effects = [
+    e
+    for e in list(exp.ordered_effects) + list(exp.unordered_effects)
+    if not call_tf_function_list.is_call_tf_effect(e)
+  ]
   if effects:
     raise _effects_error(fun_name, effects)
   module_text = exp.mlir_module()
   try:
     serialized = module_rewrite.rewrite_and_serialize(
-        module_text, consumer, allowed_custom_calls=allowed_targets,
-        allow_all_custom_calls="ALL" in allowed_targets)
+      module_text,
+      consumer,
+      allowed_custom_calls=allowed_targets,
+      allow_all_custom_calls="ALL" in allowed_targets,
+    )
   except module_rewrite.UnsupportedCustomCallError as e:
     if any(_is_callback_target(t) for t in e.targets):
       raise _effects_error(fun_name, ["host callback"]) from e
     raise
   _warn_if_large(fun_name, len(serialized))
   return NativeModule(
-      serialized=serialized,
-      calling_convention_version=exp.calling_convention_version,
-      in_avals=tuple(exp.in_avals), out_avals=tuple(exp.out_avals),
-      in_tree=exp.in_tree, out_tree=exp.out_tree,
-      kept_var_idx=tuple(sorted(exp.module_kept_var_idx)),
-      platforms=tuple(exp.platforms),
-      # The user's checks only: XlaCallModule records them, and the internal
-      # "custom_call:ALL" above is not a promise about the consumer.
-      disabled_checks=tuple(dc._impl for dc in disabled_checks),
-      nr_devices=exp.nr_devices,
-      stablehlo_version=consumer.stablehlo_version,
-      # Calling convention 10 is the first to carry the partitioner choice.
-      use_shardy_partitioner=bool(getattr(jax.config, "jax_use_shardy_partitioner"))
-      and exp.calling_convention_version >= 10,
-      in_shardings=shardings.argument_shardings(exp),
-      out_shardings=shardings.result_shardings(exp),
-      manual_partitioning=exp.nr_devices > 1 and (
-          "sdy.manual_computation" in module_text or "SPMDFullToShardShape" in module_text),
-      function_list=tuple(called_tf_functions))
+    serialized=serialized,
+    calling_convention_version=exp.calling_convention_version,
+    in_avals=tuple(exp.in_avals),
+    out_avals=tuple(exp.out_avals),
+    in_tree=exp.in_tree,
+    out_tree=exp.out_tree,
+    kept_var_idx=tuple(sorted(exp.module_kept_var_idx)),
+    platforms=tuple(exp.platforms),
+    # The user's checks only: XlaCallModule records them, and the internal
+    # "custom_call:ALL" above is not a promise about the consumer.
+    disabled_checks=tuple(dc._impl for dc in disabled_checks),
+    nr_devices=exp.nr_devices,
+    stablehlo_version=consumer.stablehlo_version,
+    # Calling convention 10 is the first to carry the partitioner choice.
+    use_shardy_partitioner=bool(getattr(jax.config, "jax_use_shardy_partitioner"))
+    and exp.calling_convention_version >= 10,
+    in_shardings=shardings.argument_shardings(exp),
+    out_shardings=shardings.result_shardings(exp),
+    manual_partitioning=exp.nr_devices > 1
+    and ("sdy.manual_computation" in module_text or "SPMDFullToShardShape" in module_text),
+    function_list=tuple(called_tf_functions),
+  )
 
 
 def _warn_if_large(fun_name: str, nbytes: int):
   limit = int(os.environ.get(LARGE_MODULE_ENV_VAR, DEFAULT_LARGE_MODULE_BYTES))
   if nbytes > limit:
     warnings.warn(
-        f"The converted module for {fun_name} is {nbytes / 2**20:.1f} MiB, above "
-        f"{limit / 2**20:.1f} MiB: it embeds large constants (arrays the function "
-        "closes over). They go into the TF graph, which a SavedModel limits to 2 GiB. "
-        "Pass large arrays (model parameters) as arguments and give tf.Variables "
-        "for them, so they are saved as variables instead.",
-        UserWarning, stacklevel=4)
+      f"The converted module for {fun_name} is {nbytes / 2**20:.1f} MiB, above "
+      f"{limit / 2**20:.1f} MiB: it embeds large constants (arrays the function "
+      "closes over). They go into the TF graph, which a SavedModel limits to 2 GiB. "
+      "Pass large arrays (model parameters) as arguments and give tf.Variables "
+      "for them, so they are saved as variables instead.",
+      UserWarning,
+      stacklevel=4,
+    )
 
 
 def float0_free(fun: Callable) -> Callable:
   """Wraps `fun` so that float0 outputs become int32 zeros of the same shape."""
+
   def wrapped(*args, **kwargs):
     res = fun(*args, **kwargs)
     return jax.tree_util.tree_map(
-        lambda r: jax.numpy.zeros(r.shape, np.int32)
-        if getattr(r, "dtype", None) == jax.dtypes.float0 else r, res)
+      lambda r: (
+        jax.numpy.zeros(r.shape, np.int32) if getattr(r, "dtype", None) == jax.dtypes.float0 else r
+      ),
+      res,
+    )
+
   return wrapped

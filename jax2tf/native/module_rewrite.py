@@ -23,14 +23,27 @@ from jax2tf.native.versions import ConsumerVersions
 
 # Custom calls that TensorFlow's XLA executes (expanded by XLA passes or
 # implemented by TF itself), on top of those a user allows explicitly.
-TF_EXECUTABLE_CUSTOM_CALLS = frozenset({
-    "Qr", "ProductOfElementaryHouseholderReflectors", "Eigh",
-    "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape",
-    "shape_assertion", "annotate_device_placement", "tf.call_tf_function",
-    "stablehlo.dynamic_reduce_window", "stablehlo.dynamic_rng_bit_generator",
-    "stablehlo.dynamic_top_k", "ApproxTopK", "stablehlo.dynamic_approx_top_k",
-    "X64Combine", "X64SplitLow", "X64SplitHigh",
-})
+TF_EXECUTABLE_CUSTOM_CALLS = frozenset(
+  {
+    "Qr",
+    "ProductOfElementaryHouseholderReflectors",
+    "Eigh",
+    "Sharding",
+    "SPMDFullToShardShape",
+    "SPMDShardToFullShape",
+    "shape_assertion",
+    "annotate_device_placement",
+    "tf.call_tf_function",
+    "stablehlo.dynamic_reduce_window",
+    "stablehlo.dynamic_rng_bit_generator",
+    "stablehlo.dynamic_top_k",
+    "ApproxTopK",
+    "stablehlo.dynamic_approx_top_k",
+    "X64Combine",
+    "X64SplitLow",
+    "X64SplitHigh",
+  }
+)
 
 
 class UnsupportedCustomCallError(NotImplementedError):
@@ -49,10 +62,10 @@ class UnsupportedCustomCallError(NotImplementedError):
 # not promise anything about graph serialization.
 GRAPH_SERIALIZATION_CONVERTS = frozenset({"eig"})
 NO_TF_LOWERING = {
-    "schur": "schur",
-    "hessenberg": "hessenberg",
-    "tridiagonal": "tridiagonal",
-    "geqp3": "qr with pivoting=True",
+  "schur": "schur",
+  "hessenberg": "hessenberg",
+  "tridiagonal": "tridiagonal",
+  "geqp3": "qr with pivoting=True",
 }
 
 
@@ -82,8 +95,7 @@ def _inline_composites(module):
 
 
 def _is_float_tensor(t) -> bool:
-  return (isinstance(t, ir.RankedTensorType)
-          and isinstance(t.element_type, ir.FloatType))
+  return isinstance(t, ir.RankedTensorType) and isinstance(t.element_type, ir.FloatType)
 
 
 _SHAPE_ONLY_OPS = ("stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.convert")
@@ -109,8 +121,9 @@ def _is_nan_free_constant(value) -> bool:
 
 
 def _is_nan(v):
-  return hlo.CompareOp(v, v, hlo.ComparisonDirectionAttr.get("NE"),
-                       compare_type=hlo.ComparisonTypeAttr.get("FLOAT")).result
+  return hlo.CompareOp(
+    v, v, hlo.ComparisonDirectionAttr.get("NE"), compare_type=hlo.ComparisonTypeAttr.get("FLOAT")
+  ).result
 
 
 def _redirect_uses(result, replacement, keep):
@@ -183,8 +196,10 @@ def _check_custom_calls(module, allowed_targets: frozenset, allow_all: bool):
     bad.append((_primitive_of(op), target))
   if bad:
     raise UnsupportedCustomCallError(
-        _unsupported_message(bad), primitives=sorted({p for p, _ in bad}),
-        targets=sorted({t for _, t in bad}))
+      _unsupported_message(bad),
+      primitives=sorted({p for p, _ in bad}),
+      targets=sorted({t for _, t in bad}),
+    )
 
 
 def _unsupported_message(bad) -> str:
@@ -195,31 +210,47 @@ def _unsupported_message(bad) -> str:
   desc = ", ".join(sorted({f"{describe(p)} (custom call {t!r})" for p, t in bad}))
   targets = sorted({t for _, t in bad})
   primitives = sorted({p for p, _ in bad})
-  allow = ("native_serialization_disabled_checks=["
-           + ", ".join(f"jax2tf.DisabledSafetyCheck.custom_call({t!r})" for t in targets)
-           + "]")
-  msg = (f"Native serialization cannot convert {desc}: JAX lowers it to a custom call "
-         "that TensorFlow has no handler for, so the converted function would fail "
-         "inside TensorFlow.")
+  allow = (
+    "native_serialization_disabled_checks=["
+    + ", ".join(f"jax2tf.DisabledSafetyCheck.custom_call({t!r})" for t in targets)
+    + "]"
+  )
+  msg = (
+    f"Native serialization cannot convert {desc}: JAX lowers it to a custom call "
+    "that TensorFlow has no handler for, so the converted function would fail "
+    "inside TensorFlow."
+  )
   nowhere = [p for p in primitives if p in NO_TF_LOWERING]
   if nowhere:
-    msg += (f" No TensorFlow lowering of {', '.join(map(describe, nowhere))} exists in "
-            "either serialization: graph serialization (native_serialization=False) "
-            "has no rule for it either. Compute it differently (outside the converted "
-            "function, or with other JAX operations)")
+    msg += (
+      f" No TensorFlow lowering of {', '.join(map(describe, nowhere))} exists in "
+      "either serialization: graph serialization (native_serialization=False) "
+      "has no rule for it either. Compute it differently (outside the converted "
+      "function, or with other JAX operations)"
+    )
   elif all(p in GRAPH_SERIALIZATION_CONVERTS for p in primitives):
-    msg += (" Use graph serialization (native_serialization=False) for this "
-            "function, which lowers it to TensorFlow ops")
+    msg += (
+      " Use graph serialization (native_serialization=False) for this "
+      "function, which lowers it to TensorFlow ops"
+    )
   else:
-    msg += (" Graph serialization (native_serialization=False) converts it only if "
-            "it has a rule for the primitive")
-  return msg + (", or, if the TensorFlow that runs the module does provide the "
-                f"handler, pass {allow}.")
+    msg += (
+      " Graph serialization (native_serialization=False) converts it only if "
+      "it has a rule for the primitive"
+    )
+  return msg + (
+    f", or, if the TensorFlow that runs the module does provide the handler, pass {allow}."
+  )
 
 
-def rewrite_and_serialize(module_text: str, consumer: ConsumerVersions, *,
-                          allowed_custom_calls=frozenset(), allow_all_custom_calls=False,
-                          use_mixed_serialization=False) -> bytes:
+def rewrite_and_serialize(
+  module_text: str,
+  consumer: ConsumerVersions,
+  *,
+  allowed_custom_calls=frozenset(),
+  allow_all_custom_calls=False,
+  use_mixed_serialization=False,
+) -> bytes:
   """Makes the module TF-executable and serializes it at the consumer's version."""
   with mlir.make_ir_context(), ir.Location.unknown():
     module = ir.Module.parse(module_text)
@@ -230,20 +261,24 @@ def rewrite_and_serialize(module_text: str, consumer: ConsumerVersions, *,
     text = str(module.operation.get_asm(enable_debug_info=True))
   try:
     return jex_mlir.serialize_portable_artifact(
-        text, consumer.stablehlo_version, use_mixed_serialization)
+      text, consumer.stablehlo_version, use_mixed_serialization
+    )
   except Exception as e:  # the binding raises a plain ValueError/RuntimeError
     newer = _oldest_release_that_reads(text, consumer, use_mixed_serialization)
-    remedy = ("target a newer TensorFlow (target_tf_version / upgrade the serving "
-              "TensorFlow)" if newer is None else
-              f"target TensorFlow {newer} or newer (target_tf_version={newer!r}; its "
-              f"StableHLO {versions.KNOWN_RELEASES[newer].stablehlo_version} expresses "
-              "the module)")
+    remedy = (
+      "target a newer TensorFlow (target_tf_version / upgrade the serving TensorFlow)"
+      if newer is None
+      else f"target TensorFlow {newer} or newer (target_tf_version={newer!r}; its "
+      f"StableHLO {versions.KNOWN_RELEASES[newer].stablehlo_version} expresses "
+      "the module)"
+    )
     raise ValueError(
-        f"The converted module cannot be expressed in StableHLO "
-        f"{consumer.stablehlo_version}, the newest version {consumer.description} "
-        f"reads (the installed JAX writes up to {hlo.get_current_version()}): "
-        f"{_first_errors(str(e))}. "
-        f"Remedy: {remedy}, or avoid the newer operation or type.") from e
+      f"The converted module cannot be expressed in StableHLO "
+      f"{consumer.stablehlo_version}, the newest version {consumer.description} "
+      f"reads (the installed JAX writes up to {hlo.get_current_version()}): "
+      f"{_first_errors(str(e))}. "
+      f"Remedy: {remedy}, or avoid the newer operation or type."
+    ) from e
 
 
 def _first_errors(text: str, limit: int = 3, width: int = 400) -> str:
@@ -255,22 +290,24 @@ def _first_errors(text: str, limit: int = 3, width: int = 400) -> str:
   return "; ".join(e if len(e) <= width else e[:width] + "..." for e in errors)
 
 
-def _oldest_release_that_reads(text: str, consumer: ConsumerVersions,
-                               use_mixed_serialization: bool) -> str | None:
+def _oldest_release_that_reads(
+  text: str, consumer: ConsumerVersions, use_mixed_serialization: bool
+) -> str | None:
   """The oldest known TF release, newer than `consumer`, that can read the module.
 
   Only on the error path: one serialization attempt per newer release.
   """
   floor = versions.parse_version(consumer.stablehlo_version)
-  candidates = sorted((versions.parse_version(c.stablehlo_version), r)
-                      for r, c in versions.KNOWN_RELEASES.items())
+  candidates = sorted(
+    (versions.parse_version(c.stablehlo_version), r) for r, c in versions.KNOWN_RELEASES.items()
+  )
   for v, release in candidates:
     if v <= floor:
       continue
     try:
       jex_mlir.serialize_portable_artifact(
-          text, versions.KNOWN_RELEASES[release].stablehlo_version,
-          use_mixed_serialization)
+        text, versions.KNOWN_RELEASES[release].stablehlo_version, use_mixed_serialization
+      )
     except Exception:  # the same plain error as above, for this version
       continue
     return release

@@ -11,13 +11,13 @@ which every XLA backend rewrites itself.
 
 import functools
 
+import numpy as np
 from jax import export as jax_export
 from jax.core import ShapedArray
 from jax.extend import core as jax_core
 from jax.extend import random as jex_random
 from jax.interpreters import mlir
 from jax.lax import linalg as lax_linalg
-import numpy as np
 
 from jax2tf.internals import jax_private
 
@@ -49,13 +49,13 @@ _raw_jacobi_eigh_p.multiple_results = True
 
 @_raw_jacobi_eigh_p.def_abstract_eval
 def _raw_jacobi_eigh_abstract_eval(a, *, lower):
-  return (ShapedArray(a.shape, a.dtype),
-          ShapedArray(a.shape[:-1], np.finfo(a.dtype).dtype))
+  return (ShapedArray(a.shape, a.dtype), ShapedArray(a.shape[:-1], np.finfo(a.dtype).dtype))
 
 
 def _refined_eigh(a, *, lower, sort_eigenvalues):
   import jax.numpy as jnp
   from jax import lax
+
   hp = lax.Precision.HIGHEST
   mm = functools.partial(jnp.matmul, precision=hp)
   adj = lambda x: jnp.conj(jnp.swapaxes(x, -1, -2))
@@ -85,8 +85,14 @@ def _refined_eigh(a, *, lower, sort_eigenvalues):
 
 def _eigh_rule(tpu_rule):
   def raw_jacobi_lowering(ctx, a, *, lower):
-    return tpu_rule(ctx, a, lower=lower, sort_eigenvalues=False, subset_by_index=None,
-                    algorithm=lax_linalg.EighImplementation.JACOBI)
+    return tpu_rule(
+      ctx,
+      a,
+      lower=lower,
+      sort_eigenvalues=False,
+      subset_by_index=None,
+      algorithm=lax_linalg.EighImplementation.JACOBI,
+    )
 
   mlir.register_lowering(_raw_jacobi_eigh_p, raw_jacobi_lowering)
 
@@ -95,27 +101,48 @@ def _eigh_rule(tpu_rule):
     n = aval.shape[-1] if aval.shape else 0
     whole = subset_by_index is None or tuple(subset_by_index) == (0, n)
     # Batch dimensions may be symbolic: the refinement only broadcasts over them.
-    if (np.finfo(aval.dtype).bits == 64 and whole and _is_static(aval.shape[-2:])
-        and 0 < n <= _JACOBI_MAX_SIZE):
+    if (
+      np.finfo(aval.dtype).bits == 64
+      and whole
+      and _is_static(aval.shape[-2:])
+      and 0 < n <= _JACOBI_MAX_SIZE
+    ):
       return mlir.lower_fun(
-          functools.partial(_refined_eigh, lower=lower, sort_eigenvalues=sort_eigenvalues),
-          multiple_results=True)(ctx, operand)
-    return tpu_rule(ctx, operand, lower=lower, sort_eigenvalues=sort_eigenvalues,
-                    subset_by_index=subset_by_index, algorithm=algorithm, **params)
+        functools.partial(_refined_eigh, lower=lower, sort_eigenvalues=sort_eigenvalues),
+        multiple_results=True,
+      )(ctx, operand)
+    return tpu_rule(
+      ctx,
+      operand,
+      lower=lower,
+      sort_eigenvalues=sort_eigenvalues,
+      subset_by_index=subset_by_index,
+      algorithm=algorithm,
+      **params,
+    )
+
   return rule
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def portable_lowering_rules() -> tuple:
   """(primitive, rule) pairs for `jax.export.export(_override_lowering_rules=...)`."""
   # Importing these modules registers the TPU (pure JAX) eigh and svd lowerings.
   _ = (jax_private.tpu_eigh_lowerings, jax_private.tpu_svd_lowerings)
   rules = []
   # threefry2x32: GPUs would otherwise call jaxlib's cu_threefry kernel.
-  for p in (lax_linalg.cholesky_p, lax_linalg.triangular_solve_p, lax_linalg.lu_p,
-            lax_linalg.lu_pivots_to_permutation_p, jax_private.geqrf_p,
-            lax_linalg.householder_product_p, lax_linalg.svd_p, lax_linalg.ormqr_p,
-            lax_linalg.tridiagonal_solve_p, jex_random.threefry2x32_p):
+  for p in (
+    lax_linalg.cholesky_p,
+    lax_linalg.triangular_solve_p,
+    lax_linalg.lu_p,
+    lax_linalg.lu_pivots_to_permutation_p,
+    jax_private.geqrf_p,
+    lax_linalg.householder_product_p,
+    lax_linalg.svd_p,
+    lax_linalg.ormqr_p,
+    lax_linalg.tridiagonal_solve_p,
+    jex_random.threefry2x32_p,
+  ):
     rule = _default_rule(p)
     if rule is not None:
       rules.append((p, rule))

@@ -6,7 +6,8 @@ they are also kept here as serialized `xla.OpSharding` protos (built by
 jax2tf/sharding.py, which also wraps the tensors).
 """
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from jax2tf import sharding as tf_sharding
 
@@ -18,8 +19,9 @@ def _declared(exp, named_field: str, hlo_field: str, avals: Sequence[Any]) -> tu
     shardings = getattr(exp, hlo_field, None)
   if shardings is None:
     return (None,) * len(avals)
-  return tuple(tf_sharding.serialized_op_sharding(s, len(a.shape))
-               for s, a in zip(shardings, avals))
+  return tuple(
+    tf_sharding.serialized_op_sharding(s, len(a.shape)) for s, a in zip(shardings, avals)
+  )
 
 
 def argument_shardings(exp) -> tuple:

@@ -25,13 +25,14 @@ time from the function's own arguments, so that jax.export can solve it.
 """
 
 import dataclasses
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
-from jax import export as jax_export
-from jax.extend import core as jax_core
 import numpy as np
 import tensorflow as tf
+from jax import export as jax_export
+from jax.extend import core as jax_core
 
 from jax2tf import tf_dims
 from jax2tf.call_tf.functions import TfFunction, spec_of
@@ -46,6 +47,7 @@ _INLINED_CALLS = ("jit", "pjit", "closed_call")
 @dataclasses.dataclass(frozen=True)
 class _Part:
   """A native module reading `inputs` (slots) and writing `outputs`."""
+
   module: NativeModule
   inputs: tuple[int, ...]
   outputs: tuple[int, ...]
@@ -56,8 +58,9 @@ class _Part:
 @dataclasses.dataclass(frozen=True)
 class _TfCall:
   """A call of `fn` as a TF graph function."""
+
   fn: TfFunction
-  specs: tuple            # tf.TensorSpec per input: which ConcreteFunction
+  specs: tuple  # tf.TensorSpec per input: which ConcreteFunction
   inputs: tuple[int, ...]
   outputs: tuple[int, ...]
 
@@ -70,12 +73,13 @@ class SplitModule:
   fills the slots of constants that a TF call or an output reads directly.
   Has the fields of NativeModule that the rest of `convert` reads.
   """
+
   in_avals: tuple
   out_avals: tuple
   in_tree: Any
   out_tree: Any
   steps: tuple
-  constants: tuple        # (slot, numpy value)
+  constants: tuple  # (slot, numpy value)
   outputs: tuple[int, ...]
 
   @property
@@ -90,8 +94,9 @@ class SplitModule:
 ExportFn = Callable[..., NativeModule]  # (fun_jit, args_avals, kwargs_avals, *, fun_name)
 
 
-def lower_split(fun_jit: Callable, args_avals: Sequence, kwargs_avals: dict, *,
-                fun_name: str, export: ExportFn) -> SplitModule | None:
+def lower_split(
+  fun_jit: Callable, args_avals: Sequence, kwargs_avals: dict, *, fun_name: str, export: ExportFn
+) -> SplitModule | None:
   """The split form of `fun_jit`, or None when no call_tf_graph=True call can
   be split out (then the caller exports one module as usual)."""
   # Tracing a caller of fun_jit shows fun_jit as a jit equation, with the
@@ -120,8 +125,9 @@ def _inner_jaxpr(eqn):
   if eqn.primitive.name not in _INLINED_CALLS:
     return None
   params = eqn.params
-  if not (_unspecified(params.get("in_shardings", ()))
-          and _unspecified(params.get("out_shardings", ()))):
+  if not (
+    _unspecified(params.get("in_shardings", ())) and _unspecified(params.get("out_shardings", ()))
+  ):
     return None
   inner = params.get("jaxpr", params.get("call_jaxpr"))
   return inner if inner is not None and hasattr(inner, "consts") else None
@@ -168,11 +174,13 @@ class _Flattener:
       if inner is not None:
         results = self.inline(inner, ins)
       else:
-        results = [v if isinstance(v, jax_core.DropVar) else jax_core.Var(v.aval)
-                   for v in eqn.outvars]
+        results = [
+          v if isinstance(v, jax_core.DropVar) else jax_core.Var(v.aval) for v in eqn.outvars
+        ]
         self.eqns.append(eqn.replace(invars=ins, outvars=results))
-      env.update((v, r) for v, r in zip(eqn.outvars, results)
-                 if not isinstance(v, jax_core.DropVar))
+      env.update(
+        (v, r) for v, r in zip(eqn.outvars, results) if not isinstance(v, jax_core.DropVar)
+      )
     return [read(a) for a in jaxpr.outvars]
 
 
@@ -213,13 +221,14 @@ def _check_tf_dtype(aval, part_name: str):
   dtype = aval.dtype
   if jax.dtypes.issubdtype(dtype, jax.dtypes.extended) or dtype == jax.dtypes.float0:
     raise NotImplementedError(
-        f"Cannot convert {part_name} with native serialization: a value of type "
-        f"{aval.str_short()} crosses one of its call_tf(..., call_tf_graph=True) "
-        "calls (it is computed before the call and used after it), and values "
-        "between the parts of a split function travel as TF tensors, which have "
-        f"no dtype {dtype}. Remedy: pass random keys across the call as "
-        "jax.random.key_data(...) and rebuild them with jax.random.wrap_key_data, "
-        "or convert with native_serialization=False.")
+      f"Cannot convert {part_name} with native serialization: a value of type "
+      f"{aval.str_short()} crosses one of its call_tf(..., call_tf_graph=True) "
+      "calls (it is computed before the call and used after it), and values "
+      "between the parts of a split function travel as TF tensors, which have "
+      f"no dtype {dtype}. Remedy: pass random keys across the call as "
+      "jax.random.key_data(...) and rebuild them with jax.random.wrap_key_data, "
+      "or convert with native_serialization=False."
+    )
 
 
 class _Builder:
@@ -243,8 +252,7 @@ class _Builder:
     if not tf_dims.is_polymorphic(self.in_avals):
       return {}
     solution, _, _ = jax_private.solve_dim_vars(self.in_avals, self.in_tree)
-    scope = next(d.scope for a in self.in_avals for d in a.shape
-                 if jax_export.is_symbolic_dim(d))
+    scope = next(d.scope for a in self.in_avals for d in a.shape if jax_export.is_symbolic_dim(d))
     return {name: jax_export.symbolic_shape(name, scope=scope)[0] for name in solution}
 
   # -- slots ---------------------------------------------------------------
@@ -311,15 +319,24 @@ class _Builder:
         steps.append(self._tf_call(g))
     outputs = tuple(self._slot(a) for a in self.outs)
     return SplitModule(
-        in_avals=self.in_avals, out_avals=tuple(a.aval for a in self.outs),
-        in_tree=self.in_tree, out_tree=self.out_tree, steps=tuple(steps),
-        constants=tuple(self.constants), outputs=outputs)
+      in_avals=self.in_avals,
+      out_avals=tuple(a.aval for a in self.outs),
+      in_tree=self.in_tree,
+      out_tree=self.out_tree,
+      steps=tuple(steps),
+      constants=tuple(self.constants),
+      outputs=outputs,
+    )
 
   def _tf_call(self, eqn) -> _TfCall:
     inputs = tuple(self._slot(a) for a in eqn.invars)
     outvars = [v if _is_var(v) else jax_core.Var(v.aval) for v in eqn.outvars]
-    return _TfCall(fn=eqn.params["fn"], specs=tuple(spec_of(a.aval) for a in eqn.invars),
-                   inputs=inputs, outputs=self._define(outvars))
+    return _TfCall(
+      fn=eqn.params["fn"],
+      specs=tuple(spec_of(a.aval) for a in eqn.invars),
+      inputs=inputs,
+      outputs=self._define(outvars),
+    )
 
   def _part(self, eqns: list, needed: set, k: int, n_parts: int) -> _Part:
     free, defined = _free_and_defined(eqns)
@@ -331,11 +348,18 @@ class _Builder:
     for v in (*ins, *outs):
       _check_tf_dtype(v.aval, name)
     jaxpr = jax_core.Jaxpr(
-        [], consts + ins, outs, eqns,
-        frozenset().union(*(e.effects for e in eqns)),
-        jax_core.DebugInfo("jax2tf.convert", name,
-                           tuple(f"in{i}" for i in range(len(consts) + len(ins))),
-                           tuple(f"out{i}" for i in range(len(outs)))))
+      [],
+      consts + ins,
+      outs,
+      eqns,
+      frozenset().union(*(e.effects for e in eqns)),
+      jax_core.DebugInfo(
+        "jax2tf.convert",
+        name,
+        tuple(f"in{i}" for i in range(len(consts) + len(ins))),
+        tuple(f"out{i}" for i in range(len(outs))),
+      ),
+    )
     const_values = [self.flat.consts[v] for v in consts]
     n_in = len(ins)
 
@@ -343,20 +367,30 @@ class _Builder:
       return jax.core.eval_jaxpr(jaxpr, [], *const_values, *args[:n_in])
 
     part_fun.__name__ = part_fun.__qualname__ = f"part_{k}_of_{n_parts}"
-    avals = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype,
-                                  weak_type=getattr(v.aval, "weak_type", False)) for v in ins]
+    avals = [
+      jax.ShapeDtypeStruct(
+        v.aval.shape, v.aval.dtype, weak_type=getattr(v.aval, "weak_type", False)
+      )
+      for v in ins
+    ]
     avals += [jax.ShapeDtypeStruct((self.dim_vars[c], 0), np.int32) for c in carriers]
     try:
       module = self.export(jax.jit(part_fun), avals, {}, fun_name=name)
     except Exception as e:
       if hasattr(e, "add_note"):
-        e.add_note(f"(while exporting part {k} of {n_parts} of {self.fun_name}: "
-                   "native serialization splits the function at its "
-                   "call_tf(..., call_tf_graph=True) calls and exports the parts "
-                   "between them one by one)")
+        e.add_note(
+          f"(while exporting part {k} of {n_parts} of {self.fun_name}: "
+          "native serialization splits the function at its "
+          "call_tf(..., call_tf_graph=True) calls and exports the parts "
+          "between them one by one)"
+        )
       raise
-    return _Part(module=module, inputs=tuple(self._slot(v) for v in ins),
-                 outputs=self._define(outs), carriers=carriers)
+    return _Part(
+      module=module,
+      inputs=tuple(self._slot(v) for v in ins),
+      outputs=self._define(outs),
+      carriers=carriers,
+    )
 
   def _carriers(self, eqns, ins) -> tuple[str, ...]:
     if not self.dim_vars or not _mentions_symbolic_dims(eqns):

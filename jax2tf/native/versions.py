@@ -21,31 +21,35 @@ TARGET_ENV_VAR = "JAX2TF_TARGET_TF_VERSION"
 @dataclasses.dataclass(frozen=True)
 class ConsumerVersions:
   """What one TensorFlow release can read."""
+
   description: str
   calling_convention_max: int
-  stablehlo_version: str   # the newest StableHLO version it deserializes
+  stablehlo_version: str  # the newest StableHLO version it deserializes
 
 
 # Measured from each release's own
 # `tfxla.call_module_maximum_supported_version()` and
 # `tensorflow.compiler.mlir.stablehlo.stablehlo.get_current_version()`.
 KNOWN_RELEASES: dict[str, ConsumerVersions] = {
-    "2.15": ConsumerVersions("TensorFlow 2.15", 8, "0.14.24"),
-    "2.16": ConsumerVersions("TensorFlow 2.16", 9, "0.17.7"),
-    "2.17": ConsumerVersions("TensorFlow 2.17", 9, "1.1.1"),
-    "2.18": ConsumerVersions("TensorFlow 2.18", 9, "1.7.3"),
-    "2.19": ConsumerVersions("TensorFlow 2.19", 9, "1.9.1"),
-    "2.20": ConsumerVersions("TensorFlow 2.20", 10, "1.12.1"),
-    "2.21": ConsumerVersions("TensorFlow 2.21", 10, "1.13.7"),
+  "2.15": ConsumerVersions("TensorFlow 2.15", 8, "0.14.24"),
+  "2.16": ConsumerVersions("TensorFlow 2.16", 9, "0.17.7"),
+  "2.17": ConsumerVersions("TensorFlow 2.17", 9, "1.1.1"),
+  "2.18": ConsumerVersions("TensorFlow 2.18", 9, "1.7.3"),
+  "2.19": ConsumerVersions("TensorFlow 2.19", 9, "1.9.1"),
+  "2.20": ConsumerVersions("TensorFlow 2.20", 10, "1.12.1"),
+  "2.21": ConsumerVersions("TensorFlow 2.21", 10, "1.13.7"),
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def installed_tensorflow() -> ConsumerVersions:
   import tensorflow as tf
-  return ConsumerVersions(f"the installed TensorFlow {tf.__version__}",
-                          int(tf_private.call_module_maximum_supported_version()),
-                          str(tf_private.stablehlo_current_version()))
+
+  return ConsumerVersions(
+    f"the installed TensorFlow {tf.__version__}",
+    int(tf_private.call_module_maximum_supported_version()),
+    str(tf_private.stablehlo_current_version()),
+  )
 
 
 def consumer(target_tf_version: str | None) -> ConsumerVersions:
@@ -56,9 +60,10 @@ def consumer(target_tf_version: str | None) -> ConsumerVersions:
   release = ".".join(str(target).split(".")[:2])
   if release not in KNOWN_RELEASES:
     raise ValueError(
-        f"target_tf_version={target!r} is not a TensorFlow release this package "
-        f"knows; known releases: {sorted(KNOWN_RELEASES, key=_release_key)}. "
-        "Leave it unset to target the installed TensorFlow.")
+      f"target_tf_version={target!r} is not a TensorFlow release this package "
+      f"knows; known releases: {sorted(KNOWN_RELEASES, key=_release_key)}. "
+      "Leave it unset to target the installed TensorFlow."
+    )
   return KNOWN_RELEASES[release]
 
 
@@ -76,12 +81,14 @@ def calling_convention_version(target: ConsumerVersions) -> int:
   chosen = min(wanted, target.calling_convention_max)
   lowest = jax_export.minimum_supported_calling_convention_version
   if chosen < lowest:
-    readable = sorted((r for r, c in KNOWN_RELEASES.items()
-                       if c.calling_convention_max >= lowest), key=_release_key)
-    newer = (f" (target_tf_version={readable[0]!r} or newer)" if readable else "")
+    readable = sorted(
+      (r for r, c in KNOWN_RELEASES.items() if c.calling_convention_max >= lowest), key=_release_key
+    )
+    newer = f" (target_tf_version={readable[0]!r} or newer)" if readable else ""
     raise ValueError(
-        f"{target.description} reads XlaCallModule calling conventions up to "
-        f"version {target.calling_convention_max}, but the installed JAX exports "
-        f"versions {lowest}..{jax_export.maximum_supported_calling_convention_version} "
-        f"only. Use a newer TensorFlow consumer{newer} or an older JAX.")
+      f"{target.description} reads XlaCallModule calling conventions up to "
+      f"version {target.calling_convention_max}, but the installed JAX exports "
+      f"versions {lowest}..{jax_export.maximum_supported_calling_convention_version} "
+      f"only. Use a newer TensorFlow consumer{newer} or an older JAX."
+    )
   return chosen

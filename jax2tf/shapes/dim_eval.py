@@ -6,7 +6,8 @@ caller passes the arithmetic (a `DimArithmetic`) and the values of the
 dimension variables.
 """
 
-from typing import Any, Mapping, Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from jax import export as jax_export
 
@@ -23,6 +24,7 @@ class DimArithmetic(Protocol):
 
 class IntArithmetic:
   """Plain Python ints: for dims whose variables all have known values."""
+
   constant = staticmethod(int)
   add = staticmethod(lambda a, b: a + b)
   mul = staticmethod(lambda a, b: a * b)
@@ -62,10 +64,11 @@ def _factor(factor, env, arith):
   if factor.var is not None:
     if factor.var not in env:
       raise ValueError(
-          f"dimension variable {factor.var!r} has no value; known variables: "
-          f"{sorted(env)}")
+        f"dimension variable {factor.var!r} has no value; known variables: {sorted(env)}"
+      )
     return env[factor.var]
   a, b = (evaluate(o, env, arith) for o in factor.operands)
-  op = {"floordiv": arith.floordiv, "mod": arith.mod,
-        "max": arith.max, "min": arith.min}[factor.operation]
+  op = {"floordiv": arith.floordiv, "mod": arith.mod, "max": arith.max, "min": arith.min}[
+    factor.operation
+  ]
   return op(a, b)

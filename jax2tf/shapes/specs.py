@@ -8,11 +8,12 @@ Every error names the argument leaf it is about.
 import dataclasses
 import re
 import tokenize
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import jax
-from jax import export
 import numpy as np
+from jax import export
 
 
 class PolyShape(tuple):
@@ -26,10 +27,10 @@ class PolyShape(tuple):
     for i, d in enumerate(dim_specs):
       if d is ... and i != len(dim_specs) - 1:
         raise ValueError(
-            f"PolyShape: '...' may only appear last, found at position {i} in {dim_specs}")
+          f"PolyShape: '...' may only appear last, found at position {i} in {dim_specs}"
+        )
       if not (d is ... or isinstance(d, (str, int, np.integer))):
-        raise TypeError(
-            f"PolyShape: dimension {i} must be a str, an int or ..., got {d!r}")
+        raise TypeError(f"PolyShape: dimension {i} must be a str, an int or ..., got {d!r}")
     return super().__new__(cls, dim_specs)
 
   def __str__(self):
@@ -39,8 +40,9 @@ class PolyShape(tuple):
 @dataclasses.dataclass(frozen=True)
 class ArgLeaf:
   """What the shape machinery needs to know about one flattened argument."""
-  name: str                        # e.g. "x" or "params['w']"
-  shape: tuple[int | None, ...]    # None for unknown dims (TensorSpec under tf.function)
+
+  name: str  # e.g. "x" or "params['w']"
+  shape: tuple[int | None, ...]  # None for unknown dims (TensorSpec under tf.function)
   dtype: np.dtype
 
 
@@ -56,27 +58,31 @@ def _is_spec_leaf(x) -> bool:
   return x is None or isinstance(x, (str, PolyShape, _NoSpec))
 
 
-def spec_for_each_leaf(polymorphic_shapes: Any, args_tree: Any,
-                       describe: str = "the positional arguments") -> list[str | None]:
+def spec_for_each_leaf(
+  polymorphic_shapes: Any, args_tree: Any, describe: str = "the positional arguments"
+) -> list[str | None]:
   """Broadcasts a prefix pytree of specs to one spec (or None) per leaf of `args_tree`.
 
   Raises ValueError naming the mismatching part when the trees do not fit.
   """
   specs = jax.tree_util.tree_map(
-      lambda s: _NO_SPEC if s is None else s, polymorphic_shapes, is_leaf=_is_spec_leaf)
+    lambda s: _NO_SPEC if s is None else s, polymorphic_shapes, is_leaf=_is_spec_leaf
+  )
   spec_leaves, spec_def = jax.tree_util.tree_flatten(specs, is_leaf=_is_spec_leaf)
   for s in spec_leaves:
     if not isinstance(s, (str, PolyShape, _NoSpec)):
       raise TypeError(
-          "polymorphic_shapes: each shape spec must be a str, a PolyShape or None, "
-          f"got {s!r} of type {type(s).__name__}")
+        "polymorphic_shapes: each shape spec must be a str, a PolyShape or None, "
+        f"got {s!r} of type {type(s).__name__}"
+      )
   try:
     subtrees = spec_def.flatten_up_to(args_tree)  # type: ignore[attr-defined]  # not in jax's stubs
   except (ValueError, TypeError) as e:
     raise ValueError(
-        f"polymorphic_shapes must be a pytree prefix of {describe}: got "
-        f"polymorphic_shapes structure {spec_def} for arguments structure "
-        f"{jax.tree_util.tree_structure(args_tree)}. Details: {e}") from None
+      f"polymorphic_shapes must be a pytree prefix of {describe}: got "
+      f"polymorphic_shapes structure {spec_def} for arguments structure "
+      f"{jax.tree_util.tree_structure(args_tree)}. Details: {e}"
+    ) from None
   result: list[str | None] = []
   for spec, subtree in zip(spec_leaves, subtrees):
     n = len(jax.tree_util.tree_leaves(subtree))
@@ -96,22 +102,24 @@ def _dimension_variables(spec: str) -> set[str]:
 def _check_constraints(constraints: Sequence[str], known_vars: set[str]):
   if isinstance(constraints, str):
     raise TypeError(
-        "polymorphic_constraints must be a sequence of strings, got the string "
-        f"{constraints!r}; write ({constraints!r},)")
+      "polymorphic_constraints must be a sequence of strings, got the string "
+      f"{constraints!r}; write ({constraints!r},)"
+    )
   for c in constraints:
     if not isinstance(c, str):
-      raise TypeError(
-          f"polymorphic_constraints: each constraint must be a str, got {c!r}")
+      raise TypeError(f"polymorphic_constraints: each constraint must be a str, got {c!r}")
     unknown = sorted(_dimension_variables(c) - known_vars)
     if unknown:
       raise ValueError(
-          f"polymorphic_constraints: constraint {c!r} uses unknown dimension "
-          f"variable(s) {unknown}; the variables of polymorphic_shapes are "
-          f"{sorted(known_vars) or 'none'}")
+        f"polymorphic_constraints: constraint {c!r} uses unknown dimension "
+        f"variable(s) {unknown}; the variables of polymorphic_shapes are "
+        f"{sorted(known_vars) or 'none'}"
+      )
 
 
-def symbolic_avals(leaves: Sequence[ArgLeaf], specs: Sequence[str | None],
-                   constraints: Sequence[str] = ()) -> list[jax.ShapeDtypeStruct]:
+def symbolic_avals(
+  leaves: Sequence[ArgLeaf], specs: Sequence[str | None], constraints: Sequence[str] = ()
+) -> list[jax.ShapeDtypeStruct]:
   """One `jax.ShapeDtypeStruct` per leaf; symbolic dims share one scope."""
   known_vars = set()
   for s in specs:
@@ -127,9 +135,10 @@ def symbolic_avals(leaves: Sequence[ArgLeaf], specs: Sequence[str | None],
     if spec is None:
       if any(d is None for d in leaf.shape):
         raise ValueError(
-            f"argument {leaf.name} has shape {_fmt_shape(leaf.shape)} with unknown "
-            "dimensions, but no polymorphic_shapes spec for it; give one, e.g. "
-            f"polymorphic_shapes=... \"({', '.join('b' if d is None else '_' for d in leaf.shape)})\"")
+          f"argument {leaf.name} has shape {_fmt_shape(leaf.shape)} with unknown "
+          "dimensions, but no polymorphic_shapes spec for it; give one, e.g. "
+          f'polymorphic_shapes=... "({", ".join("b" if d is None else "_" for d in leaf.shape)})"'
+        )
       shape = tuple(leaf.shape)
     else:
       shape = _parse(spec, leaf, scope)
@@ -144,13 +153,15 @@ def _parse(spec: str, leaf: ArgLeaf, scope) -> tuple:
     # JAX's parser tokenizes with Python's tokenizer, whose errors (e.g. an
     # unclosed parenthesis) would otherwise escape without the argument name.
     raise ValueError(
-        f"polymorphic_shapes spec {spec!r} for argument {leaf.name} with shape "
-        f"{_fmt_shape(leaf.shape)}: {e}") from None
+      f"polymorphic_shapes spec {spec!r} for argument {leaf.name} with shape "
+      f"{_fmt_shape(leaf.shape)}: {e}"
+    ) from None
   if len(shape) != len(leaf.shape):
     raise ValueError(
-        f"polymorphic_shapes spec {spec!r} for argument {leaf.name} has rank "
-        f"{len(shape)}, but the argument has rank {len(leaf.shape)} "
-        f"(shape {_fmt_shape(leaf.shape)})")
+      f"polymorphic_shapes spec {spec!r} for argument {leaf.name} has rank "
+      f"{len(shape)}, but the argument has rank {len(leaf.shape)} "
+      f"(shape {_fmt_shape(leaf.shape)})"
+    )
   return tuple(shape)
 
 

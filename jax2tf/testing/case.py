@@ -21,11 +21,11 @@ failure that must keep failing until the gap is fixed).
 import dataclasses
 import types
 import zlib
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import ml_dtypes
 import numpy as np
-
 
 # --------------------------------------------------------------------------
 # Columns
@@ -34,25 +34,39 @@ import numpy as np
 @dataclasses.dataclass(frozen=True)
 class Serialization:
   """One way of converting a function, and what its refusals look like."""
+
   name: str
-  title: str                        # how the coverage page names it
-  options: Mapping[str, Any]        # keyword arguments of jax2tf.convert
-  remedies: tuple[str, ...]         # a refusal's message proposes one of these
-  parent: str | None = None         # whose refusals and gaps hold here too
-  graph: bool = False               # one TF op per primitive: the graph is checked
-  xla_ops: bool = True              # may emit Xla* TF ops
+  title: str  # how the coverage page names it
+  options: Mapping[str, Any]  # keyword arguments of jax2tf.convert
+  remedies: tuple[str, ...]  # a refusal's message proposes one of these
+  parent: str | None = None  # whose refusals and gaps hold here too
+  graph: bool = False  # one TF op per primitive: the graph is checked
+  xla_ops: bool = True  # may emit Xla* TF ops
 
 
 SERIALIZATIONS = (
-    Serialization("native", "native", types.MappingProxyType({"native_serialization": True}),
-                  ("native_serialization=False",)),
-    Serialization("graph", "graph",
-                  types.MappingProxyType({"native_serialization": False, "enable_xla": True}),
-                  ("native serialization",), graph=True),
-    Serialization("graph_no_xla", "graph, enable_xla=False",
-                  types.MappingProxyType({"native_serialization": False, "enable_xla": False}),
-                  ("native serialization", "enable_xla=True"), parent="graph", graph=True,
-                  xla_ops=False),
+  Serialization(
+    "native",
+    "native",
+    types.MappingProxyType({"native_serialization": True}),
+    ("native_serialization=False",),
+  ),
+  Serialization(
+    "graph",
+    "graph",
+    types.MappingProxyType({"native_serialization": False, "enable_xla": True}),
+    ("native serialization",),
+    graph=True,
+  ),
+  Serialization(
+    "graph_no_xla",
+    "graph, enable_xla=False",
+    types.MappingProxyType({"native_serialization": False, "enable_xla": False}),
+    ("native serialization", "enable_xla=True"),
+    parent="graph",
+    graph=True,
+    xla_ops=False,
+  ),
 )
 SERIALIZATION_NAMES = tuple(s.name for s in SERIALIZATIONS)
 _BY_NAME = {s.name: s for s in SERIALIZATIONS}
@@ -93,9 +107,12 @@ SPECIALS = (np.nan, np.inf, -np.inf, 0.0, -0.0)
 # Default (rtol, atol) by result dtype, for cases that give none: the two
 # sides may use different polynomial approximations for transcendentals.
 DEFAULT_TOL = {
-    np.dtype(F16): (1e-2, 1e-3), np.dtype(BF16): (2e-2, 1e-2),
-    np.dtype(F32): (2e-5, 2e-6), np.dtype(F64): (1e-12, 1e-14),
-    np.dtype(C64): (2e-5, 2e-6), np.dtype(C128): (1e-12, 1e-14),
+  np.dtype(F16): (1e-2, 1e-3),
+  np.dtype(BF16): (2e-2, 1e-2),
+  np.dtype(F32): (2e-5, 2e-6),
+  np.dtype(F64): (1e-12, 1e-14),
+  np.dtype(C64): (2e-5, 2e-6),
+  np.dtype(C128): (1e-12, 1e-14),
 }
 _FLOAT8_TOL = (1.3e-1, 1.3e-1)
 
@@ -130,12 +147,13 @@ class Arg:
   Random values are drawn from a generator seeded by the case's name, so a
   case sees the same arguments in every column and every run.
   """
+
   shape: tuple
   dtype: Any = F32
   lo: float = -3.0
   hi: float = 3.0
-  specials: tuple = ()       # values written at the first flat positions
-  value: Any = None          # a fixed value instead of random data
+  specials: tuple = ()  # values written at the first flat positions
+  value: Any = None  # a fixed value instead of random data
 
   def make(self, rng: np.random.Generator) -> np.ndarray:
     if self.value is not None:
@@ -148,8 +166,9 @@ class Arg:
       lo, hi = max(int(self.lo), info.min), min(int(self.hi), info.max)
       x = rng.integers(lo, hi, size=self.shape, endpoint=True, dtype=dt)
     elif dt.kind == "c":
-      x = (rng.uniform(self.lo, self.hi, self.shape)
-           + 1j * rng.uniform(self.lo, self.hi, self.shape)).astype(dt)
+      x = (
+        rng.uniform(self.lo, self.hi, self.shape) + 1j * rng.uniform(self.lo, self.hi, self.shape)
+      ).astype(dt)
     else:
       x = rng.uniform(self.lo, self.hi, self.shape).astype(dt)
     x = np.array(x)
@@ -205,6 +224,7 @@ def _make_arg(arg, rng, position):
 @dataclasses.dataclass(frozen=True)
 class Refusal:
   """Conversion must fail in this column, with an error naming `primitive`."""
+
   primitive: str
   reason: str
 
@@ -217,6 +237,7 @@ class Gap:
   must fail there (conversion, execution or comparison) with an error matching
   `error`, so that a fix shows up as a test to update, never as silence.
   """
+
   why: str
   tol: tuple | None = None
   error: str = ""
@@ -228,8 +249,14 @@ def refused(primitive: str, reason: str, *serializations: str) -> dict:
   return {s: Refusal(primitive, reason) for s in serializations}
 
 
-def gaps(why: str, serializations: Iterable[str], modes: Iterable[str] = TF_MODES, *,
-         tol=None, error: str = "") -> dict:
+def gaps(
+  why: str,
+  serializations: Iterable[str],
+  modes: Iterable[str] = TF_MODES,
+  *,
+  tol=None,
+  error: str = "",
+) -> dict:
   """{(serialization, mode): Gap} for every pair."""
   return {(s, m): Gap(why, tol, error) for s in serializations for m in modes}
 
@@ -242,17 +269,17 @@ def gaps(why: str, serializations: Iterable[str], modes: Iterable[str] = TF_MODE
 class Case:
   name: str
   fun: Callable
-  args: tuple                       # Arg, fixed arrays, or callables(rng) -> array
-  tol: tuple | None = None          # (rtol, atol); by default per result dtype
-  exact: bool = False               # bit for bit (NaN payloads aside)
-  compare: Callable | None = None   # compare(args, expected, actual, tol) for the non-unique
+  args: tuple  # Arg, fixed arrays, or callables(rng) -> array
+  tol: tuple | None = None  # (rtol, atol); by default per result dtype
+  exact: bool = False  # bit for bit (NaN payloads aside)
+  compare: Callable | None = None  # compare(args, expected, actual, tol) for the non-unique
   refuse: Mapping[str, Refusal] = dataclasses.field(default_factory=dict)
   gaps: Mapping[tuple, Gap] = dataclasses.field(default_factory=dict)
-  graph_ops: tuple = ()             # TF op types the graph serializations must emit
+  graph_ops: tuple = ()  # TF op types the graph serializations must emit
   polymorphic_shapes: tuple | None = None
   x64: bool = False
-  slow: bool = False                # exhaustive tier only
-  family: str = ""                  # the rule family; set by jax2tf.testing.collect
+  slow: bool = False  # exhaustive tier only
+  family: str = ""  # the rule family; set by jax2tf.testing.collect
 
   @property
   def id(self) -> str:
@@ -276,20 +303,36 @@ class Case:
 
   def dtypes(self) -> list[str]:
     """The argument dtypes, without drawing random data where they are declared."""
-    return [dtype_name(a.dtype) if isinstance(a, Arg) else dtype_name(np.asarray(
-        a(np.random.default_rng(i)) if callable(a) else a).dtype)
-            for i, a in enumerate(self.args)]
+    return [
+      dtype_name(a.dtype)
+      if isinstance(a, Arg)
+      else dtype_name(np.asarray(a(np.random.default_rng(i)) if callable(a) else a).dtype)
+      for i, a in enumerate(self.args)
+    ]
 
 
-def case(name: str, fun: Callable, *args, tol=None, exact=False, compare=None, refuse=None,
-         gaps=None, graph_ops=(), polymorphic_shapes=None, x64=None, slow=False) -> Case:
+def case(
+  name: str,
+  fun: Callable,
+  *args,
+  tol=None,
+  exact=False,
+  compare=None,
+  refuse=None,
+  gaps=None,
+  graph_ops=(),
+  polymorphic_shapes=None,
+  x64=None,
+  slow=False,
+) -> Case:
   """A checked Case; x64 defaults to whether an argument has a 64-bit dtype."""
   where = f"case {name!r}"
   assert callable(fun), f"{where}: fun is not callable"
   for a in args:
     assert isinstance(a, (Arg, np.ndarray, np.generic)) or callable(a), (
-        f"{where}: argument {a!r} is neither an Arg, a NumPy value nor a callable(rng); "
-        "a Python scalar would be float64 or int64 under x64")
+      f"{where}: argument {a!r} is neither an Arg, a NumPy value nor a callable(rng); "
+      "a Python scalar would be float64 or int64 under x64"
+    )
   refuse = dict(refuse or {})
   gaps = dict(gaps or {})
   unknown = set(refuse) - set(SERIALIZATION_NAMES)
@@ -306,8 +349,20 @@ def case(name: str, fun: Callable, *args, tol=None, exact=False, compare=None, r
     assert len(polymorphic_shapes) == len(args), f"{where}: one polymorphic shape per argument"
   if x64 is None:
     x64 = any(is_64(d) for d in Case(name, fun, tuple(args)).dtypes())
-  return Case(name, fun, tuple(args), tuple(tol) if tol else None, exact, compare, refuse,
-              gaps, tuple(graph_ops), polymorphic_shapes, bool(x64), bool(slow))
+  return Case(
+    name,
+    fun,
+    tuple(args),
+    tuple(tol) if tol else None,
+    exact,
+    compare,
+    refuse,
+    gaps,
+    tuple(graph_ops),
+    polymorphic_shapes,
+    bool(x64),
+    bool(slow),
+  )
 
 
 class Cases(list):

@@ -23,7 +23,8 @@ def family_cases(family: str) -> list:
   cases = case_module(family).CASES
   for c in cases:
     assert isinstance(c, case_lib.Case), (
-        f"{family}_cases.CASES holds {c!r}, which is no jax2tf.testing.case.Case")
+      f"{family}_cases.CASES holds {c!r}, which is no jax2tf.testing.case.Case"
+    )
   return [dataclasses.replace(c, family=family) for c in cases]
 
 

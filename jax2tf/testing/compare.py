@@ -27,10 +27,12 @@ def assert_same(expected, actual, *, tol=None, exact=False, where: str = "result
   e_leaves, e_tree = jax.tree_util.tree_flatten(expected)
   a_leaves = jax.tree_util.tree_leaves(actual)
   assert len(e_leaves) == len(a_leaves), (
-      f"{where}: {len(a_leaves)} results where JAX has {len(e_leaves)} ({e_tree})")
+    f"{where}: {len(a_leaves)} results where JAX has {len(e_leaves)} ({e_tree})"
+  )
   for i, (e, a) in enumerate(zip(e_leaves, a_leaves)):
-    assert_array_same(e, a, tol=tol, exact=exact,
-                      where=where if len(e_leaves) == 1 else f"{where} {i}")
+    assert_array_same(
+      e, a, tol=tol, exact=exact, where=where if len(e_leaves) == 1 else f"{where} {i}"
+    )
 
 
 def is_inexact(dtype) -> bool:
@@ -70,8 +72,7 @@ def _assert_floats(e, a, rtol, atol, exact, scale, where):
   e_inf, a_inf = np.isinf(e_w), np.isinf(a_w)
   _assert_at(~numbers | ~(e_inf | a_inf) | (e_w == a_w), e, a, where, "infinities differ")
   both_zero = numbers & (e_w == 0) & (a_w == 0)
-  _assert_at(~both_zero | (np.signbit(e_w) == np.signbit(a_w)), e, a, where,
-             "signs of zero differ")
+  _assert_at(~both_zero | (np.signbit(e_w) == np.signbit(a_w)), e, a, where, "signs of zero differ")
   if exact:
     _assert_at(~numbers | (_bits(e) == _bits(a)), e, a, where, "values differ (bit for bit)")
     return
@@ -80,8 +81,7 @@ def _assert_floats(e, a, rtol, atol, exact, scale, where):
   bound = atol + rtol * (np.abs(e64) if scale is None else scale)
   with np.errstate(invalid="ignore", over="ignore"):
     close = np.abs(a64 - e64) <= bound
-  _assert_at(~finite | close, e, a, where,
-             f"values differ beyond rtol={rtol:g}, atol={atol:g}")
+  _assert_at(~finite | close, e, a, where, f"values differ beyond rtol={rtol:g}, atol={atol:g}")
 
 
 def _assert_at(ok, e, a, where, what):
@@ -94,8 +94,9 @@ def _assert_at(ok, e, a, where, what):
     index = tuple(int(i) for i in index)
     shown.append(f"at {list(index)}: JAX {_show(e[index])}, converted {_show(a[index])}")
   more = f" (and {len(bad) - _SHOWN} more)" if len(bad) > _SHOWN else ""
-  raise AssertionError(f"{where}: {what} in {len(bad)} of {ok.size} elements{more}; "
-                       + "; ".join(shown))
+  raise AssertionError(
+    f"{where}: {what} in {len(bad)} of {ok.size} elements{more}; " + "; ".join(shown)
+  )
 
 
 def _show(x) -> str:

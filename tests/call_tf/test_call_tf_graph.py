@@ -1,11 +1,11 @@
 """call_tf_graph=True: the TF function stays a TF function in the converted result."""
 
 import jax
-from jax import lax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 import tensorflow as tf
+from jax import lax
 
 import jax2tf
 from jax2tf import call_tf

@@ -4,10 +4,10 @@ import re
 
 import jax
 import jax.numpy as jnp
-from jax import lax
 import numpy as np
 import pytest
 import tensorflow as tf
+from jax import lax
 
 from jax2tf import call_tf
 from jax2tf.call_tf import function_list

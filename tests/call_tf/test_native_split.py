@@ -6,11 +6,11 @@ function_list (which compiles it with XLA) instead of being a TF call.
 """
 
 import jax
-from jax import lax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 import tensorflow as tf
+from jax import lax
 
 import jax2tf
 from jax2tf import call_tf

@@ -9,12 +9,12 @@ import functools
 
 import jax
 import jax.numpy as jnp
-from jax import lax
-from jax.experimental import io_callback
-from jax.extend.mlir import ir
 import numpy as np
 import pytest
 import tensorflow as tf
+from jax import lax
+from jax.experimental import io_callback
+from jax.extend.mlir import ir
 
 import jax2tf
 from jax2tf import call_tf

@@ -11,9 +11,11 @@ import sys
 
 import pytest
 
-from jax2tf.graph import registry
-from jax2tf.graph import rules  # noqa: F401  (registers every rule)
-from jax2tf.graph import unsupported
+from jax2tf.graph import (
+  registry,
+  rules,  # noqa: F401  (registers every rule)
+  unsupported,
+)
 
 # Modules whose import defines primitives; those a JAX version lacks are skipped.
 _DEFINING_MODULES = [
@@ -81,9 +83,11 @@ def test_families_do_not_overlap():
 
 def test_missing_rule_error_gives_the_family_reason():
   import numpy as np
-  import jax2tf
+
   # A sparse matrix product: the error names the primitive and why.
   from jax.experimental import sparse
+
+  import jax2tf
 
   def f(x):
     return (sparse.BCOO.fromdense(x, nse=3) @ x).sum()

@@ -4,10 +4,10 @@ The family's cases are in jax2tf/graph/rules/indexing_cases.py.
 """
 
 import jax
-from jax import lax
 import numpy as np
 import pytest
 import tensorflow as tf
+from jax import lax
 
 import jax2tf
 

@@ -10,7 +10,6 @@ from jax.extend import core as jax_core
 from jax2tf.graph import registry
 from jax2tf.graph.context import RuleContext
 
-
 # -- the registry's guard against two rules for one primitive -----------------------
 
 @pytest.fixture

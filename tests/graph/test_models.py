@@ -65,7 +65,7 @@ def _native_params():
 
 # -- helpers -----------------------------------------------------------------
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _converted(name: str, variant: str, native: bool):
   # Cached so that the three TF modes of one variant share one lowering, as a
   # user converting once and calling from several places would.
@@ -74,7 +74,7 @@ def _converted(name: str, variant: str, native: bool):
                         polymorphic_shapes=m.polymorphic_shapes(m.variant(variant)))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _params_tf(name: str):
   return jax.tree_util.tree_map(tf.constant, models.get(name).params)
 

@@ -52,13 +52,16 @@ def test_key_data_jaxpr_top_level(mode):
   runs the same rewrite on a top-level jaxpr and lowers it directly.
   """
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from jax2tf.graph import interpreter  # pylint: disable=g-import-not-at-top
-  from jax2tf.graph.rules import random as random_rules  # pylint: disable=g-import-not-at-top
+
+  from jax2tf.graph import (
+    interpreter,  # pylint: disable=g-import-not-at-top
+    key_data,  # pylint: disable=g-import-not-at-top
+  )
   seed = np.int32(3)
   closed = jax.make_jaxpr(_top_level_typed_keys)(seed)
-  assert random_rules.mentions_keys(closed)
-  physical = random_rules.key_data_jaxpr(closed)
-  assert not random_rules.mentions_keys(physical)
+  assert key_data.mentions_keys(closed)
+  physical = key_data.key_data_jaxpr(closed)
+  assert not key_data.mentions_keys(physical)
   for flavour_xla in (True, False):
     def f_tf(x):
       return interpreter.lower_jaxpr(interpreter.make_env(flavour_xla, {}), physical, [x])

@@ -5,8 +5,8 @@ this checks where the annotation appears.
 """
 
 import jax
-from jax import lax
 import tensorflow as tf
+from jax import lax
 
 import jax2tf
 

@@ -12,14 +12,21 @@ import re
 
 import jax
 import jax.numpy as jnp
-from jax import lax
 import numpy as np
 import pytest
 import tensorflow as tf
+from jax import lax
 
 import jax2tf
-from tests.graph.spec_helpers import (FLAVOURS, assert_like_jax, concrete, gconvert,
-                                      graph_op_types, raises_shape_error, rand)
+from tests.graph.spec_helpers import (
+  FLAVOURS,
+  assert_like_jax,
+  concrete,
+  gconvert,
+  graph_op_types,
+  raises_shape_error,
+  rand,
+)
 from tests.spec.helpers import no_jax_model_fun, save_and_load, save_no_jax_model
 from tests.tf_modes import TF_MODES, in_mode, run_in_mode
 

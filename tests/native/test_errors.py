@@ -6,11 +6,11 @@ The errors common to both serializations are in tests/spec/test_errors.py.
 import re
 
 import jax
-from jax import lax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 import tensorflow as tf
+from jax import lax
 
 import jax2tf
 from jax2tf import options

@@ -6,11 +6,11 @@ import warnings
 
 import jax
 import jax.numpy as jnp
-from jax.extend.mlir import ir
-from jax.interpreters import mlir
 import numpy as np
 import pytest
 import tensorflow as tf
+from jax.extend.mlir import ir
+from jax.interpreters import mlir
 
 import jax2tf
 from jax2tf.internals import jax_private, tf_private

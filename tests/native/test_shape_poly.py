@@ -15,8 +15,7 @@ import pytest
 import tensorflow as tf
 
 import jax2tf
-
-from tests.spec.helpers import rand, raises_shape_error
+from tests.spec.helpers import raises_shape_error, rand
 from tests.tf_modes import TF_MODES, in_mode
 
 UNKNOWN_3D = tf.TensorSpec([None, None, None], tf.float32)

@@ -15,8 +15,7 @@ import tensorflow as tf
 import jax2tf
 from jax2tf.graph import rules
 from jax2tf.testing import case as case_lib
-from jax2tf.testing import collect
-from jax2tf.testing import coverage_doc
+from jax2tf.testing import collect, coverage_doc
 from tests import tf_modes
 from tests.primitives import runner
 
@@ -46,7 +45,7 @@ def test_case_table_is_consistent():
     assert callable(c.fun), c.id
     for refusal in c.refuse.values():
       assert refusal.reason and refusal.primitive, c.id
-    for (s, m), gap in c.gaps.items():
+    for (s, _mode), gap in c.gaps.items():
       assert gap.why, c.id
       assert c.refusal(s) is None, f"{c.id}: a gap in {s}, where the case is refused"
 

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.spec.helpers import (all_serializations, assert_like_jax,
-                                convert, rand)
+from tests.spec.helpers import all_serializations, assert_like_jax, convert, rand
 from tests.tf_modes import TF_MODES, in_mode, run_in_mode
 
 

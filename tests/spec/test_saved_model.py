@@ -8,13 +8,20 @@ import textwrap
 
 import jax
 import jax.numpy as jnp
-from jax import lax
 import numpy as np
 import pytest
 import tensorflow as tf
+from jax import lax
 
-from tests.spec.helpers import (GRAD_OPTIONS, all_serializations, convert,
-                                no_jax_model_fun, rand, save_and_load, save_no_jax_model)
+from tests.spec.helpers import (
+  GRAD_OPTIONS,
+  all_serializations,
+  convert,
+  no_jax_model_fun,
+  rand,
+  save_and_load,
+  save_no_jax_model,
+)
 
 
 def f_jax(x):

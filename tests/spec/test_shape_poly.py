@@ -3,16 +3,22 @@
 import re
 
 import jax
-from jax import export
 import jax.numpy as jnp
 import numpy as np
 import pytest
 import tensorflow as tf
+from jax import export
 
 import jax2tf
 from jax2tf import PolyShape
-from tests.spec.helpers import (all_serializations, assert_like_jax, concrete, convert,
-                                raises_shape_error, rand)
+from tests.spec.helpers import (
+  all_serializations,
+  assert_like_jax,
+  concrete,
+  convert,
+  raises_shape_error,
+  rand,
+)
 from tests.tf_modes import TF_MODES, in_mode
 
 SHAPE_ASSERTIONS = jax2tf.DisabledSafetyCheck.shape_assertions()

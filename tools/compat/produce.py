@@ -17,9 +17,9 @@ import json
 import os
 import sys
 
-import numpy as np
 import jax
 import jax.numpy as jnp
+import numpy as np
 import tensorflow as tf
 
 import jax2tf

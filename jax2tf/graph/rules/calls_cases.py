@@ -3,9 +3,9 @@
 import functools
 
 import jax
+import jax.numpy as jnp
 from jax import lax
 from jax.ad_checkpoint import checkpoint_name
-import jax.numpy as jnp
 
 from jax2tf.testing.case import A, Cases, case, rand
 

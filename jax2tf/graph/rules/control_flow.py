@@ -10,20 +10,18 @@ Cases: control_flow_cases.py
 
 import numpy as np
 import tensorflow as tf
-from jax._src import core as jax_src_core
-from jax._src.lax import control_flow as jax_src_control_flow
-from jax._src.lax import lax as jax_src_lax
 from jax.extend.core import primitives as core_primitives
 
 from jax2tf.graph import registry
-from jax2tf.graph.registry import register
 from jax2tf.graph.key_data import key_data_jaxpr
+from jax2tf.graph.registry import register
+from jax2tf.internals import jax_private
 from jax2tf.shapes import dim_eval
 
 
 def physical_aval(aval):
   """The aval of a value's TF representation (key arrays become key data)."""
-  return jax_src_core.physical_aval(aval)
+  return jax_private.physical_aval(aval)
 
 
 def _static_shape(aval) -> tf.TensorShape:
@@ -56,7 +54,8 @@ def _keep_shapes(values, shapes):
 
 # -- buffers whose contents JAX leaves unspecified
 
-@register(getattr(jax_src_lax, "empty_p", None))
+
+@register(jax_private.empty_p)
 def _empty(ctx, *, shape, dtype, out_sharding=None):
   # Loop and branch residuals that JAX allocates without initialising; any
   # value is correct, zeros are deterministic.
@@ -65,7 +64,7 @@ def _empty(ctx, *, shape, dtype, out_sharding=None):
   return tf.zeros(ctx.shape(physical_aval(aval).shape), _tf_dtype(aval))
 
 
-@register(getattr(jax_src_lax, "empty2_p", None))
+@register(core_primitives.empty2_p)
 def _empty2(ctx, *, dtype, memory_space=None):
   del dtype, memory_space
   aval = ctx.aval_out
@@ -73,6 +72,7 @@ def _empty2(ctx, *, dtype, memory_space=None):
 
 
 # -- cond / switch
+
 
 def _branch_index_in_range(i: int, n: int) -> int:
   # XLA's Conditional runs the last branch for an out-of-range index.
@@ -100,7 +100,7 @@ def _cond(ctx, index, *operands, branches, **_):
   return _keep_shapes(list(outs), out_shapes)
 
 
-@register(getattr(jax_src_control_flow, "platform_index_p", None))
+@register(jax_private.platform_index_p)
 def _platform_index(ctx, *, platforms, **_):
   # lax.platform_dependent: JAX resolves the index when it lowers for a
   # platform. Graph serialization emits portable TF ops, whose semantics the
@@ -112,18 +112,21 @@ def _platform_index(ctx, *, platforms, **_):
       if ps == wanted or (ps is not None and wanted in ps):
         return tf.constant(i, tf.int32)
   raise registry.unsupported_params_error(
-      ctx.primitive, dict(platforms=platforms),
-      "lax.platform_dependent has neither a 'cpu' nor a default branch")
+    ctx.primitive,
+    dict(platforms=platforms),
+    "lax.platform_dependent has neither a 'cpu' nor a default branch",
+  )
 
 
 # -- while
 
+
 @register(core_primitives.while_p)
 def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   cond_consts = list(args[:cond_nconsts])
-  body_consts = list(args[cond_nconsts:cond_nconsts + body_nconsts])
-  init = list(args[cond_nconsts + body_nconsts:])
-  shapes = [_static_shape(a) for a in ctx.avals_in[cond_nconsts + body_nconsts:]]
+  body_consts = list(args[cond_nconsts : cond_nconsts + body_nconsts])
+  init = list(args[cond_nconsts + body_nconsts :])
+  shapes = [_static_shape(a) for a in ctx.avals_in[cond_nconsts + body_nconsts :]]
   cond_jaxpr, body_jaxpr = key_data_jaxpr(cond_jaxpr), key_data_jaxpr(body_jaxpr)
 
   # A vmapped loop whose predicate is batched runs while any element's
@@ -131,19 +134,20 @@ def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   batched = bool(ctx.avals_in and _cond_out_aval(cond_jaxpr).shape)
 
   def cond(*carry):
-    pred, = ctx.lower_jaxpr(cond_jaxpr, cond_consts + list(carry))
+    (pred,) = ctx.lower_jaxpr(cond_jaxpr, cond_consts + list(carry))
     return tf.reduce_any(pred) if batched else pred
 
   def body(*carry):
     new = ctx.lower_jaxpr(body_jaxpr, body_consts + list(carry))
     if batched:
-      pred, = ctx.lower_jaxpr(cond_jaxpr, cond_consts + list(carry))
+      (pred,) = ctx.lower_jaxpr(cond_jaxpr, cond_consts + list(carry))
       new = [_select_leading(pred, n, old) for n, old in zip(new, carry)]
     return tuple(_keep_shapes(new, shapes))
 
   if not init:
-    raise NotImplementedError("a while loop without loop-carried values cannot be "
-                              "expressed as a TF while_loop")
+    raise NotImplementedError(
+      "a while loop without loop-carried values cannot be expressed as a TF while_loop"
+    )
   outs = tf.while_loop(cond, body, tuple(init), shape_invariants=tuple(shapes))
   return list(outs)
 
@@ -164,6 +168,7 @@ def _select_leading(pred, on_true, on_false):
 
 # -- scan
 
+
 def _scan_counts(num_consts, num_carry, ft_in):
   if ft_in is not None:  # newer JAX: the groups (consts, carry, xs) of a flat tree
     consts, carry, _ = ft_in.unpack()
@@ -172,16 +177,28 @@ def _scan_counts(num_consts, num_carry, ft_in):
 
 
 @register(core_primitives.scan_p)
-def _scan(ctx, *args, reverse, length, jaxpr, unroll, num_consts=None, num_carry=None,
-          ft_in=None, ft_out=None, linear=None, _split_transpose=False):
+def _scan(
+  ctx,
+  *args,
+  reverse,
+  length,
+  jaxpr,
+  unroll,
+  num_consts=None,
+  num_carry=None,
+  ft_in=None,
+  ft_out=None,
+  linear=None,
+  _split_transpose=False,
+):
   # `unroll`, `linear` and `_split_transpose` only shape how XLA or the
   # transposition sees the loop; the values are those of a plain loop.
   del unroll, linear, _split_transpose, ft_out
   n_consts, n_carry = _scan_counts(num_consts, num_carry, ft_in)
   consts = list(args[:n_consts])
-  init = list(args[n_consts:n_consts + n_carry])
-  xs = list(args[n_consts + n_carry:])
-  carry_shapes = [_static_shape(a) for a in ctx.avals_in[n_consts:n_consts + n_carry]]
+  init = list(args[n_consts : n_consts + n_carry])
+  xs = list(args[n_consts + n_carry :])
+  carry_shapes = [_static_shape(a) for a in ctx.avals_in[n_consts : n_consts + n_carry]]
   y_avals = ctx.avals_out[n_carry:]
   y_shapes = [_static_shape(a)[1:] for a in y_avals]
   n = ctx.dim(length)
@@ -198,13 +215,18 @@ def _scan(ctx, *args, reverse, length, jaxpr, unroll, num_consts=None, num_carry
     ys = [ta.write(idx, y) for ta, y in zip(ys, outs[n_carry:])]
     return i + 1, tuple(new_carry), tuple(ys)
 
-  ys0 = tuple(tf.TensorArray(_tf_dtype(a), size=n, element_shape=s, infer_shape=True)
-              for a, s in zip(y_avals, y_shapes))
+  ys0 = tuple(
+    tf.TensorArray(_tf_dtype(a), size=n, element_shape=s, infer_shape=True)
+    for a, s in zip(y_avals, y_shapes)
+  )
   i0 = tf.constant(0, tf.int32)
   _, carry, ys = tf.while_loop(
-      lambda i, *_: i < n, body, (i0, tuple(init), ys0),
-      shape_invariants=(i0.shape, tuple(carry_shapes), tuple(tf.TensorShape([]) for _ in ys0)),
-      maximum_iterations=n)
+    lambda i, *_: i < n,
+    body,
+    (i0, tuple(init), ys0),
+    shape_invariants=(i0.shape, tuple(carry_shapes), tuple(tf.TensorShape([]) for _ in ys0)),
+    maximum_iterations=n,
+  )
   return list(carry) + [_stacked(ta, s) for ta, s in zip(ys, y_shapes)]
 
 

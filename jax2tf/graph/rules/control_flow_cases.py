@@ -1,11 +1,11 @@
 """Cases of the control-flow family (control_flow.py): cond, while, scan, platform_index."""
 
 import jax
-from jax import lax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
-from jax2tf.testing.case import A, Cases, I32, V, case, gaps, rand, refused
+from jax2tf.testing.case import I32, A, Cases, V, case, gaps, rand, refused
 
 CASES = Cases()
 

@@ -22,9 +22,10 @@ import numpy as np
 import tensorflow as tf
 from jax import lax
 
-from jax2tf.graph.registry import register
 from jax2tf.graph import semantics as sem
 from jax2tf.graph import windowing
+from jax2tf.graph.registry import register
+from jax2tf.internals import tf_private
 
 
 def _is_int(dtype) -> bool:
@@ -40,15 +41,38 @@ def _transpose(x, perm):
 
 
 @register(lax.conv_general_dilated_p, no_xla=_conv_no_xla)
-def _conv(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
-          dimension_numbers, feature_group_count, batch_group_count, precision,
-          preferred_element_type, out_sharding=None):
+def _conv(
+  ctx,
+  lhs,
+  rhs,
+  *,
+  window_strides,
+  padding,
+  lhs_dilation,
+  rhs_dilation,
+  dimension_numbers,
+  feature_group_count,
+  batch_group_count,
+  precision,
+  preferred_element_type,
+  out_sharding=None,
+):
   del precision, out_sharding, preferred_element_type  # the result aval has the dtype
   lhs_spec, rhs_spec, out_spec = dimension_numbers
   out_dtype = np.dtype(ctx.aval_out.dtype)
   if _is_int(out_dtype):
-    return _xla_conv(ctx, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
-                     dimension_numbers, feature_group_count, batch_group_count)
+    return _xla_conv(
+      ctx,
+      lhs,
+      rhs,
+      window_strides,
+      padding,
+      lhs_dilation,
+      rhs_dilation,
+      dimension_numbers,
+      feature_group_count,
+      batch_group_count,
+    )
   nsp = len(lhs_spec) - 2
   lhs_perm = [lhs_spec[0], *lhs_spec[2:], lhs_spec[1]]
   rhs_perm = [*rhs_spec[2:], rhs_spec[1], rhs_spec[0]]
@@ -57,9 +81,17 @@ def _conv(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
   dt = sem.compute_dtype(out_dtype)
   x = _transpose(tf.cast(lhs, dt), lhs_perm)
   w = _transpose(tf.cast(rhs, dt), rhs_perm)
-  conv = _Conv(ctx, lhs_shape, rhs_shape, list(window_strides), list(padding),
-               list(lhs_dilation), list(rhs_dilation), feature_group_count,
-               batch_group_count)
+  conv = _Conv(
+    ctx,
+    lhs_shape,
+    rhs_shape,
+    list(window_strides),
+    list(padding),
+    list(lhs_dilation),
+    list(rhs_dilation),
+    feature_group_count,
+    batch_group_count,
+  )
   if dt.is_complex:
     xr, xi, wr, wi = tf.math.real(x), tf.math.imag(x), tf.math.real(w), tf.math.imag(w)
     res = tf.complex(conv(xr, wr) - conv(xi, wi), conv(xr, wi) + conv(xi, wr))
@@ -75,8 +107,18 @@ def _conv(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
 class _Conv:
   """A real convolution on channels-last operands, for fixed parameters."""
 
-  def __init__(self, ctx, lhs_shape, rhs_shape, strides, padding, lhs_dilation,
-               rhs_dilation, groups, batch_groups):
+  def __init__(
+    self,
+    ctx,
+    lhs_shape,
+    rhs_shape,
+    strides,
+    padding,
+    lhs_dilation,
+    rhs_dilation,
+    groups,
+    batch_groups,
+  ):
     self.ctx = ctx
     self.lhs_shape, self.rhs_shape = lhs_shape, rhs_shape
     self.strides, self.padding = strides, padding
@@ -89,8 +131,7 @@ class _Conv:
       # Batch group g (a contiguous block of the batch) meets output features
       # block g; the results are those blocks side by side.
       bg = self.batch_groups
-      part = self._part(batch=self.lhs_shape[0] // bg, out=self.rhs_shape[-1] // bg,
-                        batch_groups=1)
+      part = self._part(batch=self.lhs_shape[0] // bg, out=self.rhs_shape[-1] // bg, batch_groups=1)
       xs = tf.split(x, bg, axis=0)
       ws = tf.split(w, bg, axis=-1)
       return tf.concat([part._grouped(a, b) for a, b in zip(xs, ws)], axis=-1)
@@ -104,7 +145,7 @@ class _Conv:
     if self.nsp in (1, 2) and in_per_group == 1 and _all_one(self.lhs_dilation):
       return self._depthwise(x, w)
     if self.nsp in (1, 2) and _all_one(self.lhs_dilation):
-      return self._plain(x, w)   # Conv2D takes grouped filters directly
+      return self._plain(x, w)  # Conv2D takes grouped filters directly
     part = self._part(channels=self.lhs_shape[-1] // g, out=self.rhs_shape[-1] // g, groups=1)
     xs = tf.split(x, g, axis=-1)
     ws = tf.split(w, g, axis=-1)
@@ -119,10 +160,17 @@ class _Conv:
       lhs_shape[-1] = channels
     if out is not None:
       rhs_shape[-1] = out
-    return _Conv(self.ctx, lhs_shape, rhs_shape, self.strides, self.padding,
-                 self.lhs_dilation, self.rhs_dilation,
-                 self.groups if groups is None else groups,
-                 self.batch_groups if batch_groups is None else batch_groups)
+    return _Conv(
+      self.ctx,
+      lhs_shape,
+      rhs_shape,
+      self.strides,
+      self.padding,
+      self.lhs_dilation,
+      self.rhs_dilation,
+      self.groups if groups is None else groups,
+      self.batch_groups if batch_groups is None else batch_groups,
+    )
 
   def _depthwise(self, x, w):
     # (spatial..., 1, C*M) -> (spatial..., C, M): output channel c*M + m is
@@ -142,7 +190,7 @@ class _Conv:
     uneven = strides[0] != strides[1]
     if both or uneven:
       res = tf.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "VALID", dilations=dil)
-      res = res[:, ::strides[0], ::strides[1], :]
+      res = res[:, :: strides[0], :: strides[1], :]
     else:
       res = tf.nn.depthwise_conv2d(x, w, [1, *strides, 1], "VALID", dilations=dil)
     return res[:, 0] if self.nsp == 1 else res
@@ -153,8 +201,12 @@ class _Conv:
   def _dilated(self, x, w):
     if _all_one(self.lhs_dilation):
       return self._plain(x, w)
-    if self.nsp == 2 and _all_one(self.strides) and _all_one(self.rhs_dilation) \
-        and all(isinstance(k, int) for k in self.rhs_shape[:2]):
+    if (
+      self.nsp == 2
+      and _all_one(self.strides)
+      and _all_one(self.rhs_dilation)
+      and all(isinstance(k, int) for k in self.rhs_shape[:2])
+    ):
       return self._transposed(x, w)
     x, shape = windowing.dilate(self.ctx, x, self.lhs_shape, [1, *self.lhs_dilation, 1], 0)
     return self._plain(x, w, shape)
@@ -173,8 +225,12 @@ class _Conv:
     full = [n, (h - 1) * sh + kh, (wd - 1) * sw + kw, o]
     res = tf.nn.conv2d_transpose(x, filt, ctx.shape(full), [1, sh, sw, 1], "VALID")
     (lo_h, hi_h), (lo_w, hi_w) = self.padding
-    res, _ = windowing.pad_or_crop(ctx, res, full, [
-        (0, 0), (lo_h - (kh - 1), hi_h - (kh - 1)), (lo_w - (kw - 1), hi_w - (kw - 1)), (0, 0)])
+    res, _ = windowing.pad_or_crop(
+      ctx,
+      res,
+      full,
+      [(0, 0), (lo_h - (kh - 1), hi_h - (kh - 1)), (lo_w - (kw - 1), hi_w - (kw - 1)), (0, 0)],
+    )
     return res
 
   def _plain(self, x, w, shape=None):
@@ -196,25 +252,44 @@ def _all_one(xs) -> bool:
   return all(v == 1 for v in xs)
 
 
-def _xla_conv(ctx, lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
-              dimension_numbers, feature_group_count, batch_group_count):
-  from tensorflow.compiler.tf2xla.python import xla as tfxla
-  from tensorflow.compiler.xla import xla_data_pb2
+def _xla_conv(
+  ctx,
+  lhs,
+  rhs,
+  window_strides,
+  padding,
+  lhs_dilation,
+  rhs_dilation,
+  dimension_numbers,
+  feature_group_count,
+  batch_group_count,
+):
   lhs_spec, rhs_spec, out_spec = dimension_numbers
-  dnums = xla_data_pb2.ConvolutionDimensionNumbers(
-      input_batch_dimension=lhs_spec[0], input_feature_dimension=lhs_spec[1],
-      input_spatial_dimensions=list(lhs_spec[2:]),
-      kernel_output_feature_dimension=rhs_spec[0],
-      kernel_input_feature_dimension=rhs_spec[1],
-      kernel_spatial_dimensions=list(rhs_spec[2:]),
-      output_batch_dimension=out_spec[0], output_feature_dimension=out_spec[1],
-      output_spatial_dimensions=list(out_spec[2:]))
+  dnums = tf_private.ConvolutionDimensionNumbers(
+    input_batch_dimension=lhs_spec[0],
+    input_feature_dimension=lhs_spec[1],
+    input_spatial_dimensions=list(lhs_spec[2:]),
+    kernel_output_feature_dimension=rhs_spec[0],
+    kernel_input_feature_dimension=rhs_spec[1],
+    kernel_spatial_dimensions=list(rhs_spec[2:]),
+    output_batch_dimension=out_spec[0],
+    output_feature_dimension=out_spec[1],
+    output_spatial_dimensions=list(out_spec[2:]),
+  )
   compute = sem.compute_dtype(ctx.aval_out.dtype)
   pads = [[ctx.dim(lo), ctx.dim(hi)] for lo, hi in padding]
   if not all(isinstance(p, int) for pair in pads for p in pair):
     pads = tf.reshape(sem.stack_dims([p for pair in pads for p in pair]), [-1, 2])
-  res = tfxla.conv(tf.cast(lhs, compute), tf.cast(rhs, compute), list(window_strides), pads,
-                   list(lhs_dilation), list(rhs_dilation), dnums,
-                   feature_group_count=feature_group_count,
-                   batch_group_count=batch_group_count, preferred_element_type=compute)
+  res = tf_private.xla_conv(
+    tf.cast(lhs, compute),
+    tf.cast(rhs, compute),
+    list(window_strides),
+    pads,
+    list(lhs_dilation),
+    list(rhs_dilation),
+    dnums,
+    feature_group_count=feature_group_count,
+    batch_group_count=batch_group_count,
+    preferred_element_type=compute,
+  )
   return sem.cast_result(res, ctx.aval_out.dtype)

@@ -1,10 +1,22 @@
 """Cases of the convolution family (conv.py): conv_general_dilated in every layout and dtype."""
 
-from jax import lax
 import numpy as np
+from jax import lax
 
-from jax2tf.testing.case import (A, BF16, C128, Cases, F16, F64, I32, I8, case,
-                                 fast_representatives, rand, refused)
+from jax2tf.testing.case import (
+  BF16,
+  C128,
+  F16,
+  F64,
+  I8,
+  I32,
+  A,
+  Cases,
+  case,
+  fast_representatives,
+  rand,
+  refused,
+)
 
 CASES = Cases()
 

@@ -11,17 +11,23 @@ import string
 
 import tensorflow as tf
 from jax import lax
-from jax._src.lax import lax as lax_internal  # ragged_dot_general_p is not public
 
 from jax2tf.graph import registry
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
+from jax2tf.internals import jax_private
+
 
 def _matmul_flags(lhs_rank, rhs_rank, lhs_contract, rhs_contract, lhs_batch, rhs_batch):
   """(transpose_a, transpose_b) when MatMul/BatchMatMul computes this dot, else None."""
   nb = len(lhs_batch)
-  if (lhs_rank != nb + 2 or rhs_rank != nb + 2 or len(lhs_contract) != 1
-      or tuple(lhs_batch) != tuple(range(nb)) or tuple(rhs_batch) != tuple(range(nb))):
+  if (
+    lhs_rank != nb + 2
+    or rhs_rank != nb + 2
+    or len(lhs_contract) != 1
+    or tuple(lhs_batch) != tuple(range(nb))
+    or tuple(rhs_batch) != tuple(range(nb))
+  ):
     return None
   return lhs_contract[0] == nb, rhs_contract[0] == nb + 1
 
@@ -49,8 +55,9 @@ def _einsum_spec(lhs_rank, rhs_rank, lhs_contract, rhs_contract, lhs_batch, rhs_
 
 
 @register(lax.dot_general_p)
-def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision,
-                 preferred_element_type, out_sharding=None):
+def _dot_general(
+  ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type, out_sharding=None
+):
   # Precision only selects TPU/GPU algorithms; sharding has no TF meaning here.
   del precision, out_sharding, preferred_element_type  # the result aval has the dtype
   (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
@@ -73,21 +80,28 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision,
 # sizes, and group g is multiplied by rhs[g]. Rows past the last group are 0.
 def _is_ragged_rows_layout(rdn, lhs_rank: int) -> bool:
   (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = rdn.dot_dimension_numbers
-  return (lhs_rank == 2 and tuple(lhs_contract) == (1,) and tuple(rhs_contract) == (1,)
-          and not lhs_batch and not rhs_batch
-          and tuple(rdn.lhs_ragged_dimensions) == (0,)
-          and tuple(rdn.rhs_group_dimensions) == (0,))
+  return (
+    lhs_rank == 2
+    and tuple(lhs_contract) == (1,)
+    and tuple(rhs_contract) == (1,)
+    and not lhs_batch
+    and not rhs_batch
+    and tuple(rdn.lhs_ragged_dimensions) == (0,)
+    and tuple(rdn.rhs_group_dimensions) == (0,)
+  )
 
 
-@register(lax_internal.ragged_dot_general_p)
-def _ragged_dot_general(ctx, lhs, rhs, group_sizes, *, ragged_dot_dimension_numbers,
-                        group_offset=None, **params):
+@register(jax_private.ragged_dot_general_p)
+def _ragged_dot_general(
+  ctx, lhs, rhs, group_sizes, *, ragged_dot_dimension_numbers, group_offset=None, **params
+):
   rdn = ragged_dot_dimension_numbers
   if group_offset is not None or not _is_ragged_rows_layout(rdn, len(ctx.avals_in[0].shape)):
     raise registry.unsupported_params_error(
-        ctx.primitive, dict(params, ragged_dot_dimension_numbers=rdn,
-                            group_offset=group_offset),
-        "only lax.ragged_dot's layout (lhs [m, k] ragged in m, rhs [g, k, n]) is supported")
+      ctx.primitive,
+      dict(params, ragged_dot_dimension_numbers=rdn, group_offset=group_offset),
+      "only lax.ragged_dot's layout (lhs [m, k] ragged in m, rhs [g, k, n]) is supported",
+    )
   out_dtype = ctx.aval_out.dtype
   dt = sem.compute_dtype(out_dtype)
   lhs, rhs = tf.cast(lhs, dt), tf.cast(rhs, dt)

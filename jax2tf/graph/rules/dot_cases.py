@@ -1,12 +1,25 @@
 """Cases of the dot family (dot.py): dot_general and ragged_dot, on every dtype."""
 
 import jax
-from jax import lax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
-from jax2tf.testing.case import (A, BF16, BOOL, C64, Cases, F16, F64, I32, I8, V, case,
-                                 fast_representatives, rand)
+from jax2tf.testing.case import (
+  BF16,
+  BOOL,
+  C64,
+  F16,
+  F64,
+  I8,
+  I32,
+  A,
+  Cases,
+  V,
+  case,
+  fast_representatives,
+  rand,
+)
 
 CASES = Cases()
 

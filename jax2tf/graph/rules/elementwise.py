@@ -25,8 +25,7 @@ import ml_dtypes
 import numpy as np
 import tensorflow as tf
 from jax import lax
-from jax._src import ad_util
-from jax._src.lax import lax as lax_internal
+from jax.extend.core import primitives as core_primitives
 
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
@@ -37,34 +36,48 @@ from jax2tf.graph.registry import register
 # TF's float16/bfloat16 kernels for these evaluate approximations in the narrow
 # type; XLA evaluates them in float32 and rounds once, and so do these rules.
 
+
 def _math_with_accuracy(tf_fn):
   def rule(ctx, x, *, accuracy=None):
     # `accuracy` is a hint about acceptable approximation error; TF's kernels
     # have one implementation each, the most accurate one.
     del accuracy
     return sem.in_f32(tf_fn, x)
+
   return rule
 
 
 for _p, _fn in [
-    (lax.sin_p, tf.sin), (lax.cos_p, tf.cos), (lax.tan_p, tf.tan),
-    (lax.exp_p, tf.exp), (lax.log_p, tf.math.log), (lax.tanh_p, tf.tanh),
-    (lax.sqrt_p, tf.sqrt), (lax.rsqrt_p, tf.math.rsqrt),
-    (lax.log1p_p, tf.math.log1p), (lax.expm1_p, tf.math.expm1),
-    (lax.logistic_p, tf.sigmoid),
+  (lax.sin_p, tf.sin),
+  (lax.cos_p, tf.cos),
+  (lax.tan_p, tf.tan),
+  (lax.exp_p, tf.exp),
+  (lax.log_p, tf.math.log),
+  (lax.tanh_p, tf.tanh),
+  (lax.sqrt_p, tf.sqrt),
+  (lax.rsqrt_p, tf.math.rsqrt),
+  (lax.log1p_p, tf.math.log1p),
+  (lax.expm1_p, tf.math.expm1),
+  (lax.logistic_p, tf.sigmoid),
 ]:
   register(_p)(_math_with_accuracy(_fn))
 
 for _p, _fn in [
-    (lax.asin_p, tf.asin), (lax.acos_p, tf.acos), (lax.atan_p, tf.atan),
-    (lax.sinh_p, tf.sinh), (lax.cosh_p, tf.cosh), (lax.asinh_p, tf.asinh),
-    (lax.acosh_p, tf.acosh), (lax.atanh_p, tf.atanh),
+  (lax.asin_p, tf.asin),
+  (lax.acos_p, tf.acos),
+  (lax.atan_p, tf.atan),
+  (lax.sinh_p, tf.sinh),
+  (lax.cosh_p, tf.cosh),
+  (lax.asinh_p, tf.asinh),
+  (lax.acosh_p, tf.acosh),
+  (lax.atanh_p, tf.atanh),
 ]:
   register(_p)(lambda ctx, x, _fn=_fn: sem.in_f32(_fn, x))
 
 for _p, _fn in [
-    (lax.floor_p, tf.floor), (lax.ceil_p, tf.math.ceil),
-    (lax.is_finite_p, tf.math.is_finite),
+  (lax.floor_p, tf.floor),
+  (lax.ceil_p, tf.math.ceil),
+  (lax.is_finite_p, tf.math.is_finite),
 ]:
   register(_p)(lambda ctx, x, _fn=_fn: _fn(x))
 
@@ -90,13 +103,14 @@ def _cbrt(ctx, x, *, accuracy=None):
     y = tf.where(regular, refined, y)
     # Selecting on v == 0 keeps the sign of -0.0.
     return tf.where(tf.equal(v, 0), v, tf.where(v < 0, -y, y))
+
   return sem.in_f32(cbrt, x)
 
 
 @register(lax.round_p)
 def _round(ctx, x, *, rounding_method):
   if int(rounding_method) == int(lax.RoundingMethod.TO_NEAREST_EVEN):
-    return tf.round(x)   # TF's Round rounds half to even.
+    return tf.round(x)  # TF's Round rounds half to even.
   # Half away from zero. floor(|x| + 0.5) is wrong when the addition rounds
   # (0.49999997 + 0.5 == 1.0 in float32); the fractional part is exact.
   trunc = tf.where(x < 0, tf.math.ceil(x), tf.floor(x))
@@ -108,7 +122,7 @@ def _round(ctx, x, *, rounding_method):
 @register(lax.neg_p)
 def _neg(ctx, x):
   if sem.is_unsigned(x.dtype):
-    return _twos_complement_neg(x)   # there is no unsigned Neg kernel
+    return _twos_complement_neg(x)  # there is no unsigned Neg kernel
   return tf.negative(x)
 
 
@@ -127,7 +141,7 @@ def _sign(ctx, x):
 def _abs(ctx, x):
   if sem.is_unsigned(x.dtype):
     return x
-  return tf.abs(x)   # complex -> its real dtype, as in JAX
+  return tf.abs(x)  # complex -> its real dtype, as in JAX
 
 
 @register(lax.square_p)
@@ -136,6 +150,7 @@ def _square(ctx, x):
 
 
 if hasattr(lax, "one_minus_square_p"):  # newer JAX: in the VJPs of tanh, asin, ...
+
   @register(lax.one_minus_square_p)
   def _one_minus_square(ctx, x):
     # (1 + x) * (1 - x), as JAX lowers it: no cancellation for |x| near 1.
@@ -144,6 +159,7 @@ if hasattr(lax, "one_minus_square_p"):  # newer JAX: in the VJPs of tanh, asin, 
 
 
 if hasattr(lax, "log2_p"):  # newer JAX: jnp.log2 binds its own primitive
+
   @register(lax.log2_p)
   def _log2(ctx, x, *, accuracy=None):
     del accuracy
@@ -158,6 +174,7 @@ if hasattr(lax, "log2_p"):  # newer JAX: jnp.log2 binds its own primitive
 
 
 if hasattr(lax, "polynomial_p"):  # newer JAX: lax.polynomial
+
   @register(lax.polynomial_p)
   def _polynomial(ctx, x, *coeffs, unroll=None):
     # Horner's rule in JAX's order of operations. Past `unroll` terms JAX runs
@@ -206,11 +223,12 @@ def _atan2(ctx, x, y):
     # StableHLO's complex atan2: -i log((y + i x) / sqrt(y^2 + x^2)).
     i = sem.const(1j, x.dtype)
     return -i * tf.math.log((y + i * x) / tf.sqrt(y * y + x * x))
-  return sem.in_f32(tf.math.atan2, x, y)   # lax.atan2(x, y) is atan(x / y): TF's Atan2(y, x)
+  return sem.in_f32(tf.math.atan2, x, y)  # lax.atan2(x, y) is atan(x / y): TF's Atan2(y, x)
 
 
 # ---------------------------------------------------------------------------
 # Arithmetic.
+
 
 def _add(ctx, x, y):
   if x.dtype == tf.bool:
@@ -219,7 +237,7 @@ def _add(ctx, x, y):
 
 
 register(lax.add_p)(_add)
-register(ad_util.add_jaxvals_p)(_add)
+register(core_primitives.add_jaxvals_p)(_add)
 
 
 @register(lax.sub_p)
@@ -283,7 +301,7 @@ def _rem(ctx, x, y):
   safe, is_zero, _ = _safe_int_divisor(x, y)
   if x.dtype in (tf.int32, tf.int64):
     r = tf.truncatemod(x, safe)
-  else:   # no TruncateMod kernel for these; the identity wraps correctly
+  else:  # no TruncateMod kernel for these; the identity wraps correctly
     r = tf.subtract(x, tf.multiply(tf.truncatediv(x, safe), safe))
   return tf.where(is_zero, x, r)
 
@@ -320,6 +338,7 @@ def _nextafter(ctx, x, y):
 # ---------------------------------------------------------------------------
 # Complex numbers.
 
+
 @register(lax.real_p)
 def _real(ctx, x):
   return tf.math.real(x)
@@ -332,9 +351,9 @@ def _imag(ctx, x):
 
 @register(lax.conj_p)
 def _conj(ctx, x, *, input_dtype):
-  del input_dtype   # the operand's dtype, also available from x
+  del input_dtype  # the operand's dtype, also available from x
   if not sem.is_complex(x.dtype):
-    return convert_to(x, ctx.tf_dtype())   # conj of a real array is complex in JAX
+    return convert_to(x, ctx.tf_dtype())  # conj of a real array is complex in JAX
   return tf.math.conj(x)
 
 
@@ -346,19 +365,24 @@ def _complex(ctx, x, y):
 # ---------------------------------------------------------------------------
 # Comparisons and logic.
 
+
 def _compare(tf_fn, ordered: bool):
   def rule(ctx, x, y):
     if ordered and x.dtype == tf.bool:
       # TF's ordered comparisons have no bool kernel; False < True as in XLA.
       x, y = tf.cast(x, tf.uint8), tf.cast(y, tf.uint8)
     return tf_fn(x, y)
+
   return rule
 
 
 for _p, _fn, _ordered in [
-    (lax.eq_p, tf.equal, False), (lax.ne_p, tf.not_equal, False),
-    (lax.lt_p, tf.less, True), (lax.le_p, tf.less_equal, True),
-    (lax.gt_p, tf.greater, True), (lax.ge_p, tf.greater_equal, True),
+  (lax.eq_p, tf.equal, False),
+  (lax.ne_p, tf.not_equal, False),
+  (lax.lt_p, tf.less, True),
+  (lax.le_p, tf.less_equal, True),
+  (lax.gt_p, tf.greater, True),
+  (lax.ge_p, tf.greater_equal, True),
 ]:
   register(_p)(_compare(_fn, _ordered))
 
@@ -384,17 +408,19 @@ def _total_order_compare(tf_fn):
     for kx, ky in zip(_total_order_keys(x), _total_order_keys(y)):
       res = tf_fn(kx, ky) if res is None else tf.logical_and(res, tf_fn(kx, ky))
     return res
+
   return rule
 
 
 for _name, _fn in [("eq_to_p", tf.equal), ("le_to_p", tf.less_equal), ("lt_to_p", tf.less)]:
   # Complex operands reach only eq_to (the ordered ones take real types).
-  register(getattr(lax_internal, _name, None))(_total_order_compare(_fn))
+  register(getattr(lax, _name))(_total_order_compare(_fn))
 
 
 def _logical(bool_fn, int_fn):
   def rule(ctx, x, y):
     return bool_fn(x, y) if x.dtype == tf.bool else int_fn(x, y)
+
   return rule
 
 
@@ -445,7 +471,7 @@ def _shift_right_arithmetic(ctx, x, y):
 
 @register(lax.population_count_p)
 def _population_count(ctx, x):
-  return tf.cast(tf.raw_ops.PopulationCount(x=x), x.dtype)   # TF's result is uint8
+  return tf.cast(tf.raw_ops.PopulationCount(x=x), x.dtype)  # TF's result is uint8
 
 
 @register(lax.clz_p)
@@ -464,6 +490,7 @@ def _clz(ctx, x):
 
 # ---------------------------------------------------------------------------
 # Conversions.
+
 
 def _float_to_int(x, target: tf.DType):
   """XLA's conversion: truncation, saturating at the bounds, NaN -> 0.
@@ -487,19 +514,19 @@ def convert_to(x, target: tf.DType) -> tf.Tensor:
   if x.dtype == target:
     return x
   if sem.is_complex(x.dtype) and not target.is_complex:
-    x = tf.math.real(x)   # JAX drops the imaginary part
+    x = tf.math.real(x)  # JAX drops the imaginary part
   if target == tf.bool:
     return tf.not_equal(x, tf.zeros_like(x))
   if sem.is_float(x.dtype) and target.is_integer:
     return _float_to_int(x, target)
   if target.is_complex and x.dtype in (tf.bfloat16, tf.float16, tf.bool):
-    x = tf.cast(x, tf.float32)   # no direct Cast kernel
+    x = tf.cast(x, tf.float32)  # no direct Cast kernel
   return tf.cast(x, target)
 
 
 @register(lax.convert_element_type_p)
 def _convert_element_type(ctx, x, *, new_dtype, weak_type, sharding):
-  del weak_type, sharding   # no effect on values
+  del weak_type, sharding  # no effect on values
   return convert_to(x, tf.as_dtype(np.dtype(new_dtype)))
 
 
@@ -564,6 +591,7 @@ def _select_n(ctx, which, *cases):
 
 # ---------------------------------------------------------------------------
 # Identities: TF values are immutable and gradients come from JAX's VJP.
+
 
 @register(lax.stop_gradient_p)
 def _stop_gradient(ctx, x):

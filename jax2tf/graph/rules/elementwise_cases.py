@@ -15,14 +15,37 @@ Four kinds:
 import dataclasses
 
 import jax
-from jax import lax
 import jax.extend.core.primitives as core_primitives
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from jax2tf.testing.case import (
-    A, BF16, BOOL, C128, C64, Cases, F16, F32, F64, I16, I32, I64, I8, SPECIALS, U16, U32,
-    U64, U8, V, case, dtype_name, fast_representatives, gaps, rand)
+  BF16,
+  BOOL,
+  C64,
+  C128,
+  F16,
+  F32,
+  F64,
+  I8,
+  I16,
+  I32,
+  I64,
+  SPECIALS,
+  U8,
+  U16,
+  U32,
+  U64,
+  A,
+  Cases,
+  V,
+  case,
+  dtype_name,
+  fast_representatives,
+  gaps,
+  rand,
+)
 
 CASES = Cases()
 

@@ -10,24 +10,24 @@ Cases: fft_cases.py
 """
 
 import tensorflow as tf
-from jax._src.lax import fft as lax_fft
+from jax import lax
 
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 
-_FftType = lax_fft.FftType
+_FftType = lax.FftType
 
 _COMPLEX = {
-    _FftType.FFT: (tf.signal.fft, tf.signal.fft2d, tf.signal.fft3d),
-    _FftType.IFFT: (tf.signal.ifft, tf.signal.ifft2d, tf.signal.ifft3d),
+  _FftType.FFT: (tf.signal.fft, tf.signal.fft2d, tf.signal.fft3d),
+  _FftType.IFFT: (tf.signal.ifft, tf.signal.ifft2d, tf.signal.ifft3d),
 }
 _REAL = {
-    _FftType.RFFT: (tf.signal.rfft, tf.signal.rfft2d, tf.signal.rfft3d),
-    _FftType.IRFFT: (tf.signal.irfft, tf.signal.irfft2d, tf.signal.irfft3d),
+  _FftType.RFFT: (tf.signal.rfft, tf.signal.rfft2d, tf.signal.rfft3d),
+  _FftType.IRFFT: (tf.signal.irfft, tf.signal.irfft2d, tf.signal.irfft3d),
 }
 
 
-@register(lax_fft.fft_p)
+@register(lax.fft_p)
 def _fft(ctx, x, *, fft_type, fft_lengths):
   fft_type = _FftType(fft_type)
   rank = len(fft_lengths)

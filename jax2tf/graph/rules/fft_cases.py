@@ -1,10 +1,10 @@
 """Cases of the FFT family (fft.py): complex and real FFTs over 1 to 3 dimensions."""
 
-from jax import lax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
-from jax2tf.testing.case import A, C128, C64, Cases, F16, F64, case, fast_representatives, rand
+from jax2tf.testing.case import C64, C128, F16, F64, A, Cases, case, fast_representatives, rand
 
 CASES = Cases()
 

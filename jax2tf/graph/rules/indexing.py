@@ -17,6 +17,7 @@ import tensorflow as tf
 from jax import lax
 
 from jax2tf.graph.registry import register
+from jax2tf.internals import tf_private
 from jax2tf.shapes import dim_eval
 
 _Mode = lax.GatherScatterMode
@@ -48,8 +49,9 @@ def _clamp(ctx, start, upper, valid=None):
 def _slice(ctx, operand, *, start_indices, limit_indices, strides):
   if strides is None or all(_is_one(s) for s in strides):
     return tf.slice(operand, ctx.shape(start_indices), ctx.shape(ctx.aval_out.shape))
-  return tf.strided_slice(operand, ctx.shape(start_indices), ctx.shape(limit_indices),
-                          ctx.shape(strides))
+  return tf.strided_slice(
+    operand, ctx.shape(start_indices), ctx.shape(limit_indices), ctx.shape(strides)
+  )
 
 
 def _clamped_starts(ctx, starts, operand_shape, sizes):
@@ -115,8 +117,9 @@ def _gather_starts(ctx, indices, dnums, slice_sizes, mode):
   for k, d in enumerate(start_map):
     s, valid = _clamp(ctx, indices[..., k], op_shape[d] - slice_sizes[d], valid)
     starts.append(s)
-  for od, ib in zip(getattr(dnums, "operand_batching_dims", ()),
-                    getattr(dnums, "start_indices_batching_dims", ())):
+  for od, ib in zip(
+    getattr(dnums, "operand_batching_dims", ()), getattr(dnums, "start_indices_batching_dims", ())
+  ):
     starts.append(tf.broadcast_to(_iota_along(ctx, batch_shape, ib), ctx.shape(batch_shape)))
     start_map.append(od)
   return starts, start_map, (None if valid is True else valid)
@@ -131,14 +134,20 @@ def _gather_ordinary(ctx, operand, starts, start_map, slice_sizes):
   rest = [d for d in range(rank) if d not in start_map]
   # Non-indexed dims start at 0: a static slice of the operand.
   if any(not _same(slice_sizes[d], op_shape[d]) for d in rest):
-    operand = tf.slice(operand, [0] * rank, ctx.shape(
-        [op_shape[d] if d in start_map else slice_sizes[d] for d in range(rank)]))
+    operand = tf.slice(
+      operand,
+      [0] * rank,
+      ctx.shape([op_shape[d] if d in start_map else slice_sizes[d] for d in range(rank)]),
+    )
   windowed = [k for k, d in enumerate(start_map) if not _is_one(slice_sizes[d])]
   if len(start_map) == 1 and not windowed:
     d = start_map[0]
     res = tf.gather(operand, starts[0], axis=d)
-    labels = ([("op", e) for e in range(d)] + [("b", i) for i in range(nb)]
-              + [("op", e) for e in range(d + 1, rank)])
+    labels = (
+      [("op", e) for e in range(d)]
+      + [("b", i) for i in range(nb)]
+      + [("op", e) for e in range(d + 1, rank)]
+    )
     return res, labels
   if start_map:
     operand = tf.transpose(operand, start_map + rest)
@@ -197,24 +206,37 @@ def _to_output_layout(ctx, res, labels, dnums):
 
 
 def _gather_xla(ctx, operand, starts, start_map, dnums, slice_sizes, indices_are_sorted):
-  from tensorflow.compiler.tf2xla.python import xla as tfxla
-  from tensorflow.compiler.xla import xla_data_pb2
   nb = len(ctx.avals_in[1].shape) - 1
-  proto = xla_data_pb2.GatherDimensionNumbers()
+  proto = tf_private.GatherDimensionNumbers()
   proto.offset_dims.extend(dnums.offset_dims)
   proto.collapsed_slice_dims.extend(
-      sorted(set(dnums.collapsed_slice_dims) | set(getattr(dnums, "operand_batching_dims", ()))))
+    sorted(set(dnums.collapsed_slice_dims) | set(getattr(dnums, "operand_batching_dims", ())))
+  )
   proto.start_index_map.extend(start_map)
   proto.index_vector_dim = nb
   idx = tf.stack(starts, axis=-1)
-  return tfxla.gather(operand, idx, dimension_numbers=proto,
-                      slice_sizes=ctx.shape(slice_sizes),
-                      indices_are_sorted=indices_are_sorted)
+  return tf_private.xla_gather(
+    operand,
+    idx,
+    dimension_numbers=proto,
+    slice_sizes=ctx.shape(slice_sizes),
+    indices_are_sorted=indices_are_sorted,
+  )
 
 
 @register(lax.gather_p)
-def _gather(ctx, operand, indices, *, dimension_numbers, slice_sizes, mode, fill_value,
-            indices_are_sorted, unique_indices):
+def _gather(
+  ctx,
+  operand,
+  indices,
+  *,
+  dimension_numbers,
+  slice_sizes,
+  mode,
+  fill_value,
+  indices_are_sorted,
+  unique_indices,
+):
   del unique_indices  # a promise that only matters for the gradient (a scatter)
   dnums = dimension_numbers
   mode = _Mode.from_any(mode)
@@ -223,16 +245,14 @@ def _gather(ctx, operand, indices, *, dimension_numbers, slice_sizes, mode, fill
   if ctx.enable_xla and windowed:
     # Windows of several elements per index: XLA's gather avoids building the
     # index of every element, which the ordinary-op form needs.
-    res = _gather_xla(ctx, operand, starts, start_map, dnums, slice_sizes,
-                      indices_are_sorted)
+    res = _gather_xla(ctx, operand, starts, start_map, dnums, slice_sizes, indices_are_sorted)
   else:
     res, labels = _gather_ordinary(ctx, operand, starts, start_map, slice_sizes)
     res = _to_output_layout(ctx, res, labels, dnums)
   if valid is not None:
     out_shape = ctx.aval_out.shape
     batch_shape = iter(ctx.avals_in[1].shape[:-1])
-    mask_shape = [1 if p in dnums.offset_dims else next(batch_shape)
-                  for p in range(len(out_shape))]
+    mask_shape = [1 if p in dnums.offset_dims else next(batch_shape) for p in range(len(out_shape))]
     mask = tf.reshape(valid, ctx.shape(mask_shape))
     dtype = np.dtype(ctx.aval_out.dtype)
     fill = tf.constant(np.array(_fill_value(dtype, fill_value)).astype(dtype))
@@ -276,7 +296,7 @@ def _scatter_linear_indices(ctx, indices, dnums, mode):
       pos = off if pos is None else pos + off
     if pos is None:
       continue
-    stride = _tensor(ctx.dim(math.prod(op_shape[d + 1:])), tf.int64)
+    stride = _tensor(ctx.dim(math.prod(op_shape[d + 1 :])), tf.int64)
     linear = linear + tf.cast(pos, tf.int64) * stride
   linear = tf.broadcast_to(linear, ctx.shape(upd_shape))
   size = _tensor(ctx.dim(math.prod(op_shape)), tf.int64)
@@ -286,19 +306,37 @@ def _scatter_linear_indices(ctx, indices, dnums, mode):
 
 
 def _scatter_rule(kind):
-  def rule(ctx, operand, indices, updates, *, dimension_numbers, indices_are_sorted,
-           unique_indices, mode, update_jaxpr, update_consts):
+  def rule(
+    ctx,
+    operand,
+    indices,
+    updates,
+    *,
+    dimension_numbers,
+    indices_are_sorted,
+    unique_indices,
+    mode,
+    update_jaxpr,
+    update_consts,
+  ):
     # Sortedness and uniqueness are promises about `indices`; the TF ops are
     # correct without them.
     del indices_are_sorted, unique_indices
     if kind == "set" and update_jaxpr is not None:
-      return _scatter_apply_xla(ctx, operand, indices, updates, dimension_numbers,
-                                _Mode.from_any(mode), update_jaxpr, update_consts)
+      return _scatter_apply_xla(
+        ctx,
+        operand,
+        indices,
+        updates,
+        dimension_numbers,
+        _Mode.from_any(mode),
+        update_jaxpr,
+        update_consts,
+      )
     dtype = np.dtype(ctx.aval_out.dtype)
     if kind in ("min", "max") and np.issubdtype(dtype, np.complexfloating):
       raise NotImplementedError(f"scatter-{kind} on {dtype} has no TF kernel")
-    linear, size = _scatter_linear_indices(ctx, indices, dimension_numbers,
-                                           _Mode.from_any(mode))
+    linear, size = _scatter_linear_indices(ctx, indices, dimension_numbers, _Mode.from_any(mode))
     flat_upd = tf.reshape(updates, [-1])
     # Dropped windows land on one extra slot past the end, cut off afterwards.
     flat = tf.concat([tf.reshape(operand, [-1]), tf.zeros([1], operand.dtype)], 0)
@@ -308,51 +346,61 @@ def _scatter_rule(kind):
       prod = tf.math.unsorted_segment_prod(flat_upd, linear[:, 0], size + 1)
       res = flat * prod
     else:
-      op = {"set": tf.tensor_scatter_nd_update, "add": tf.tensor_scatter_nd_add,
-            "sub": tf.tensor_scatter_nd_sub, "min": tf.tensor_scatter_nd_min,
-            "max": tf.tensor_scatter_nd_max}[kind]
+      op = {
+        "set": tf.tensor_scatter_nd_update,
+        "add": tf.tensor_scatter_nd_add,
+        "sub": tf.tensor_scatter_nd_sub,
+        "min": tf.tensor_scatter_nd_min,
+        "max": tf.tensor_scatter_nd_max,
+      }[kind]
       res = op(flat, linear, flat_upd)
       if kind in ("min", "max") and np.issubdtype(dtype, np.floating):
         # JAX's min/max propagate NaN from either side; TF's scatters keep the
         # operand when an update is NaN.
-        hit = tf.tensor_scatter_nd_max(tf.zeros_like(flat, tf.int32), linear,
-                                       tf.cast(tf.math.is_nan(flat_upd), tf.int32))
+        hit = tf.tensor_scatter_nd_max(
+          tf.zeros_like(flat, tf.int32), linear, tf.cast(tf.math.is_nan(flat_upd), tf.int32)
+        )
         nan = tf.logical_or(tf.greater(hit, 0), tf.math.is_nan(flat))
         res = tf.where(nan, tf.constant(np.nan, res.dtype), res)
     res = tf.slice(res, [0], tf.reshape(tf.cast(size, tf.int32), [1]))
     return tf.reshape(res, ctx.shape(ctx.aval_out.shape))
+
   return rule
 
 
-for _p, _kind in [(lax.scatter_p, "set"), (lax.scatter_add_p, "add"),
-                  (lax.scatter_sub_p, "sub"), (lax.scatter_mul_p, "mul"),
-                  (lax.scatter_min_p, "min"), (lax.scatter_max_p, "max")]:
-  register(_p, no_xla=(
-      (lambda ctx, update_jaxpr=None, **_: update_jaxpr is None) if _kind == "set"
-      else True))(_scatter_rule(_kind))
+for _p, _kind in [
+  (lax.scatter_p, "set"),
+  (lax.scatter_add_p, "add"),
+  (lax.scatter_sub_p, "sub"),
+  (lax.scatter_mul_p, "mul"),
+  (lax.scatter_min_p, "min"),
+  (lax.scatter_max_p, "max"),
+]:
+  register(
+    _p,
+    no_xla=((lambda ctx, update_jaxpr=None, **_: update_jaxpr is None) if _kind == "set" else True),
+  )(_scatter_rule(_kind))
 
 
-def _scatter_apply_xla(ctx, operand, indices, updates, dnums, mode, update_jaxpr,
-                       update_consts):
+def _scatter_apply_xla(ctx, operand, indices, updates, dnums, mode, update_jaxpr, update_consts):
   """A scatter whose combiner is an arbitrary JAX function (`.at[].apply`)."""
-  from tensorflow.compiler.tf2xla.python import xla as tfxla
-  from tensorflow.compiler.xla import xla_data_pb2
   op_shape, upd_shape = ctx.avals_in[0].shape, ctx.avals_in[2].shape
   if mode == _Mode.CLIP:
     batching = set(getattr(dnums, "operand_batching_dims", ()))
     inserted = set(dnums.inserted_window_dims) | batching
     window_op = [d for d in range(len(op_shape)) if d not in inserted]
     wsize = {d: upd_shape[dnums.update_window_dims[j]] for j, d in enumerate(window_op)}
-    cols = [_clamp(ctx, indices[..., k], op_shape[d] - wsize.get(d, 1))[0]
-            for k, d in enumerate(dnums.scatter_dims_to_operand_dims)]
+    cols = [
+      _clamp(ctx, indices[..., k], op_shape[d] - wsize.get(d, 1))[0]
+      for k, d in enumerate(dnums.scatter_dims_to_operand_dims)
+    ]
     indices = tf.stack(cols, axis=-1)
-  proto = xla_data_pb2.ScatterDimensionNumbers()
+  proto = tf_private.ScatterDimensionNumbers()
   proto.update_window_dims.extend(dnums.update_window_dims)
   proto.inserted_window_dims.extend(dnums.inserted_window_dims)
   proto.scatter_dims_to_operand_dims.extend(dnums.scatter_dims_to_operand_dims)
   proto.input_batching_dims.extend(getattr(dnums, "operand_batching_dims", ()))
-  proto.scatter_indices_batching_dims.extend(
-      getattr(dnums, "scatter_indices_batching_dims", ()))
+  proto.scatter_indices_batching_dims.extend(getattr(dnums, "scatter_indices_batching_dims", ()))
   proto.index_vector_dim = len(ctx.avals_in[1].shape) - 1
   dtype = operand.dtype
   consts = list(update_consts)
@@ -361,13 +409,11 @@ def _scatter_apply_xla(ctx, operand, indices, updates, dnums, mode, update_jaxpr
   if consts:
     # The combiner's constants travel beside its jaxpr; ClosedJaxpr's
     # constructor differs across JAX versions, so pair them by attribute.
-    jaxpr = types.SimpleNamespace(jaxpr=getattr(update_jaxpr, "jaxpr", update_jaxpr),
-                                  consts=consts)
+    jaxpr = types.SimpleNamespace(jaxpr=getattr(update_jaxpr, "jaxpr", update_jaxpr), consts=consts)
 
   @tf.function(autograph=False)
   def combiner(x, y):
     return ctx.lower_jaxpr(jaxpr, [x, y])[0]
 
-  computation = combiner.get_concrete_function(
-      tf.TensorSpec([], dtype), tf.TensorSpec([], dtype))
-  return tfxla.scatter(operand, indices, updates, computation, proto)
+  computation = combiner.get_concrete_function(tf.TensorSpec([], dtype), tf.TensorSpec([], dtype))
+  return tf_private.xla_scatter(operand, indices, updates, computation, proto)

@@ -9,12 +9,32 @@ scatters that add or multiply floats get a tolerance.
 import dataclasses
 
 import jax
-from jax import lax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
-from jax2tf.testing.case import (A, BF16, BOOL, Cases, F16, F32, F64, I16, I32, I64, I8, U16,
-                                 U32, U64, U8, V, case, dtype_name, rand, refused)
+from jax2tf.testing.case import (
+  BF16,
+  BOOL,
+  F16,
+  F32,
+  F64,
+  I8,
+  I16,
+  I32,
+  I64,
+  U8,
+  U16,
+  U32,
+  U64,
+  A,
+  Cases,
+  V,
+  case,
+  dtype_name,
+  rand,
+  refused,
+)
 
 CASES = Cases()
 

@@ -30,8 +30,8 @@ Cases: linalg_cases.py
 
 import numpy as np
 import tensorflow as tf
-from jax._src.lax import linalg as lax_linalg
-from jax._src.lax.control_flow import solves as lax_solves
+from jax import lax
+from jax.lax import linalg as lax_linalg
 
 from jax2tf.graph import registry
 from jax2tf.graph import semantics as sem
@@ -43,9 +43,11 @@ _LAPACK_DTYPES = (tf.float32, tf.float64, tf.complex64, tf.complex128)
 def _require_lapack_dtype(ctx, params, x):
   if x.dtype not in _LAPACK_DTYPES:
     raise registry.unsupported_params_error(
-        ctx.primitive, params,
-        f"JAX computes it with LAPACK on CPU, for float32/float64/complex64/"
-        f"complex128 only, not {x.dtype.name}")
+      ctx.primitive,
+      params,
+      f"JAX computes it with LAPACK on CPU, for float32/float64/complex64/"
+      f"complex128 only, not {x.dtype.name}",
+    )
 
 
 def _batch_rank(ctx) -> int:
@@ -92,6 +94,7 @@ def _abs1(x):
 
 # -- Cholesky
 
+
 @register(lax_linalg.cholesky_p)
 def _cholesky(ctx, x, **params):
   _require_lapack_dtype(ctx, params, x)
@@ -115,6 +118,7 @@ def _cholesky_update(ctx, r, w, **params):
 
 # -- triangular solve
 
+
 def _solve_left(a, b, lower, transpose, conjugate):
   """Solves op(a) x = b, op given by (transpose, conjugate)."""
   complex_ = a.dtype.is_complex
@@ -127,8 +131,7 @@ def _solve_left(a, b, lower, transpose, conjugate):
 
 
 @register(lax_linalg.triangular_solve_p)
-def _triangular_solve(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a,
-                      unit_diagonal):
+def _triangular_solve(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
   out_dtype = b.dtype
   if a.dtype in sem.SMALL_FLOATS:
     a, b = tf.cast(a, tf.float32), tf.cast(b, tf.float32)
@@ -146,6 +149,7 @@ def _triangular_solve(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a,
 
 # -- LU with partial pivoting
 
+
 def _lu_loop(a, m, n, k, batch_rank):
   """LAPACK getrf's result (lu, 0-based pivots, permutation) by unblocked steps."""
   rows = tf.range(m)
@@ -161,12 +165,15 @@ def _lu_loop(a, m, n, k, batch_rank):
   def body(j, a, pivots, perm):
     mag = _abs1(tf.gather(a, j, axis=-1))
     mag = tf.where(rows >= j, mag, -tf.ones_like(mag))
-    p = tf.math.argmax(mag, axis=-1, output_type=tf.int32)      # first of ties
+    p = tf.math.argmax(mag, axis=-1, output_type=tf.int32)  # first of ties
     row_j = tf.gather(a, j, axis=-2)
     row_p = gather_batched(a, p)
     is_p = tf.equal(rows, p[..., None])
-    a = tf.where(tf.equal(rows, j)[:, None], row_p[..., None, :],
-                 tf.where(is_p[..., :, None], row_j[..., None, :], a))
+    a = tf.where(
+      tf.equal(rows, j)[:, None],
+      row_p[..., None, :],
+      tf.where(is_p[..., :, None], row_j[..., None, :], a),
+    )
     perm_j, perm_p = tf.gather(perm, j, axis=-1), gather_batched(perm, p)
     perm = tf.where(tf.equal(rows, j), perm_p[..., None], tf.where(is_p, perm_j[..., None], perm))
     pivots = tf.where(tf.equal(tf.range(k), j), p[..., None], pivots)
@@ -176,8 +183,11 @@ def _lu_loop(a, m, n, k, batch_rank):
     col = tf.gather(a, j, axis=-1)
     l = tf.where(below, col / tf.where(below, pivot, tf.ones_like(pivot)), col)
     a = tf.where(tf.equal(cols, j)[None, :], l[..., :, None], a)
-    update = tf.where(tf.logical_and(below[..., :, None], (cols > j)[None, :]),
-                      l[..., :, None] * row_p[..., None, :], zero)
+    update = tf.where(
+      tf.logical_and(below[..., :, None], (cols > j)[None, :]),
+      l[..., :, None] * row_p[..., None, :],
+      zero,
+    )
     return j + 1, a - update, pivots, perm
 
   if tf.executing_eagerly():
@@ -187,12 +197,18 @@ def _lu_loop(a, m, n, k, batch_rank):
       j, *state = body(j, *state)
     return state
   shapes = (tf.TensorShape([]), a.shape, pivots.shape, perm.shape)
+
   def body_keep_shapes(*args):
-    return tuple(tf.ensure_shape(v, s) if i else v
-                 for i, (v, s) in enumerate(zip(body(*args), shapes)))
+    return tuple(
+      tf.ensure_shape(v, s) if i else v for i, (v, s) in enumerate(zip(body(*args), shapes))
+    )
+
   _, a, pivots, perm = tf.while_loop(
-      lambda j, *_: j < k, body_keep_shapes, (tf.constant(0), a, pivots, perm),
-      shape_invariants=shapes)
+    lambda j, *_: j < k,
+    body_keep_shapes,
+    (tf.constant(0), a, pivots, perm),
+    shape_invariants=shapes,
+  )
   return a, pivots, perm
 
 
@@ -209,24 +225,26 @@ def _lu_blocked(a, m: int, n: int, batch_rank: int):
   """
   k = min(m, n)
   done_rows, done_perm, pivots = [], [], []
-  rest = a                                    # rows j0: of the matrix
+  rest = a  # rows j0: of the matrix
   perm = tf.broadcast_to(tf.range(m), tf.concat([tf.shape(a)[:-2], [m]], 0))
   for j0 in range(0, k, _LU_BLOCK):
     b = min(_LU_BLOCK, k - j0)
-    lu_p, piv_p, perm_p = _lu_loop(rest[..., :, j0:j0 + b], m - j0, b, b, batch_rank)
+    lu_p, piv_p, perm_p = _lu_loop(rest[..., :, j0 : j0 + b], m - j0, b, b, batch_rank)
     pivots.append(piv_p + j0)
     rest = tf.gather(rest, perm_p, axis=batch_rank, batch_dims=batch_rank)
     perm = tf.gather(perm, perm_p, axis=batch_rank, batch_dims=batch_rank)
-    rest = tf.concat([rest[..., :, :j0], lu_p, rest[..., :, j0 + b:]], -1)
+    rest = tf.concat([rest[..., :, :j0], lu_p, rest[..., :, j0 + b :]], -1)
     top, rest = rest[..., :b, :], rest[..., b:, :]
     if j0 + b < n:
-      l11 = tf.linalg.set_diag(tf.linalg.band_part(lu_p[..., :b, :], -1, 0),
-                               tf.ones_like(tf.linalg.diag_part(lu_p[..., :b, :])))
-      u12 = tf.linalg.triangular_solve(l11, top[..., :, j0 + b:], lower=True)
-      top = tf.concat([top[..., :, :j0 + b], u12], -1)
+      l11 = tf.linalg.set_diag(
+        tf.linalg.band_part(lu_p[..., :b, :], -1, 0),
+        tf.ones_like(tf.linalg.diag_part(lu_p[..., :b, :])),
+      )
+      u12 = tf.linalg.triangular_solve(l11, top[..., :, j0 + b :], lower=True)
+      top = tf.concat([top[..., :, : j0 + b], u12], -1)
       if m > j0 + b:
-        trailing = rest[..., :, j0 + b:] - tf.linalg.matmul(lu_p[..., b:, :], u12)
-        rest = tf.concat([rest[..., :, :j0 + b], trailing], -1)
+        trailing = rest[..., :, j0 + b :] - tf.linalg.matmul(lu_p[..., b:, :], u12)
+        rest = tf.concat([rest[..., :, : j0 + b], trailing], -1)
     done_rows.append(top)
     done_perm.append(perm[..., :b])
     perm = perm[..., b:]
@@ -242,8 +260,11 @@ def _lu(ctx, x, **params):
   if isinstance(k, int) and k == 0:
     # XLA cannot compile the loop body's reductions over an empty axis.
     batch_shape = tf.shape(x)[:-2]
-    return [x, tf.zeros(tf.concat([batch_shape, [0]], 0), tf.int32),
-            tf.broadcast_to(tf.range(m), tf.concat([batch_shape, [m]], 0))]
+    return [
+      x,
+      tf.zeros(tf.concat([batch_shape, [0]], 0), tf.int32),
+      tf.broadcast_to(tf.range(m), tf.concat([batch_shape, [m]], 0)),
+    ]
   if isinstance(k, int) and isinstance(m, int) and isinstance(n, int) and k > _LU_BLOCK:
     return list(_lu_blocked(x, m, n, _batch_rank(ctx)))
   return list(_lu_loop(x, m, n, k, _batch_rank(ctx)))
@@ -261,23 +282,32 @@ def _lu_pivots_to_permutation(ctx, pivots, *, permutation_size):
     p = tf.gather(pivots, i, axis=-1)
     perm_i = tf.gather(perm, i, axis=-1)
     perm_p = tf.gather(perm, p, axis=batch_rank, batch_dims=batch_rank)
-    perm = tf.where(tf.equal(rows, i), perm_p[..., None],
-                    tf.where(tf.equal(rows, p[..., None]), perm_i[..., None], perm))
+    perm = tf.where(
+      tf.equal(rows, i),
+      perm_p[..., None],
+      tf.where(tf.equal(rows, p[..., None]), perm_i[..., None], perm),
+    )
     return i + 1, perm
 
-  _, perm = tf.while_loop(lambda i, _: i < k, body, (tf.constant(0), perm),
-                          shape_invariants=(tf.TensorShape([]), perm.shape))
+  _, perm = tf.while_loop(
+    lambda i, _: i < k,
+    body,
+    (tf.constant(0), perm),
+    shape_invariants=(tf.TensorShape([]), perm.shape),
+  )
   return perm
 
 
 # -- QR, SVD, eigendecompositions
+
 
 @register(lax_linalg.qr_p)
 def _qr(ctx, x, *, pivoting, full_matrices, **params):
   params = dict(pivoting=pivoting, full_matrices=full_matrices, **params)
   if pivoting:
     raise registry.unsupported_params_error(
-        ctx.primitive, params, "TensorFlow has no column-pivoted QR")
+      ctx.primitive, params, "TensorFlow has no column-pivoted QR"
+    )
   _require_lapack_dtype(ctx, params, x)
   # Householder QR with LAPACK's sign convention for the reflectors.
   q, r = tf.linalg.qr(x, full_matrices=full_matrices)
@@ -299,8 +329,13 @@ def _complex_singular_values(x):
 @register(lax_linalg.svd_p)
 def _svd(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm=None, **params):
   # The algorithm (divide and conquer, QR, ...) changes speed, not the result.
-  params = dict(full_matrices=full_matrices, compute_uv=compute_uv,
-                subset_by_index=subset_by_index, algorithm=algorithm, **params)
+  params = dict(
+    full_matrices=full_matrices,
+    compute_uv=compute_uv,
+    subset_by_index=subset_by_index,
+    algorithm=algorithm,
+    **params,
+  )
   _require_lapack_dtype(ctx, params, x)
   m, n = ctx.avals_in[0].shape[-2:]
   if any(isinstance(d, int) and d == 0 for d in (m, n)):
@@ -347,12 +382,17 @@ def _hermitian_from_triangle(x, lower):
 def _eigh(ctx, x, *, lower, sort_eigenvalues, subset_by_index, algorithm=None, **params):
   # Eigenvalues come sorted ascending whatever `sort_eigenvalues` says, as on
   # CPU; the algorithm choice (QR, Jacobi, ...) does not change the result.
-  params = dict(lower=lower, sort_eigenvalues=sort_eigenvalues,
-                subset_by_index=subset_by_index, algorithm=algorithm, **params)
+  params = dict(
+    lower=lower,
+    sort_eigenvalues=sort_eigenvalues,
+    subset_by_index=subset_by_index,
+    algorithm=algorithm,
+    **params,
+  )
   _require_lapack_dtype(ctx, params, x)
   h, ok = _finite_or_identity(_hermitian_from_triangle(x, lower))
   w, v = tf.linalg.eigh(h)
-  w = tf.math.real(w)   # TF gives complex (real-valued) eigenvalues for complex input
+  w = tf.math.real(w)  # TF gives complex (real-valued) eigenvalues for complex input
   if subset_by_index is not None:
     start, end = (ctx.dim(d) for d in subset_by_index)
     w, v = w[..., start:end], v[..., :, start:end]
@@ -361,13 +401,18 @@ def _eigh(ctx, x, *, lower, sort_eigenvalues, subset_by_index, algorithm=None, *
 
 @register(lax_linalg.eig_p)
 def _eig(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors, **params):
-  params = dict(compute_left_eigenvectors=compute_left_eigenvectors,
-                compute_right_eigenvectors=compute_right_eigenvectors, **params)
+  params = dict(
+    compute_left_eigenvectors=compute_left_eigenvectors,
+    compute_right_eigenvectors=compute_right_eigenvectors,
+    **params,
+  )
   if compute_left_eigenvectors:
     raise registry.unsupported_params_error(
-        ctx.primitive, params,
-        "TensorFlow's Eig computes no left eigenvectors (jnp.linalg.eig and "
-        "eigvals do not ask for them)")
+      ctx.primitive,
+      params,
+      "TensorFlow's Eig computes no left eigenvectors (jnp.linalg.eig and "
+      "eigvals do not ask for them)",
+    )
   _require_lapack_dtype(ctx, params, x)
   x, ok = _finite_or_identity(x)
   if compute_right_eigenvectors:
@@ -377,6 +422,7 @@ def _eig(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors, **par
 
 
 # -- tridiagonal solve
+
 
 def _tridiagonal_solve_scan(dl, d, du, b):
   m_first = lambda v: tf.transpose(v, [len(v.shape) - 1] + list(range(len(v.shape) - 1)))
@@ -389,11 +435,17 @@ def _tridiagonal_solve_scan(dl, d, du, b):
     l, dd, u, bb = row
     swap = _abs1(a) < _abs1(l)
     fact = tf.where(swap, a / l, l / a)
-    out = (tf.where(swap, l, a), tf.where(swap, dd, c), tf.where(swap, u, zero),
-           tf.where(swap[..., None], bb, r))
-    nxt = (tf.where(swap, c - fact * dd, dd - fact * c),
-           tf.where(swap, -fact * u, u),
-           tf.where(swap[..., None], r - fact[..., None] * bb, bb - fact[..., None] * r))
+    out = (
+      tf.where(swap, l, a),
+      tf.where(swap, dd, c),
+      tf.where(swap, u, zero),
+      tf.where(swap[..., None], bb, r),
+    )
+    nxt = (
+      tf.where(swap, c - fact * dd, dd - fact * c),
+      tf.where(swap, -fact * u, u),
+      tf.where(swap[..., None], r - fact[..., None] * bb, bb - fact[..., None] * r),
+    )
     return nxt + out
 
   # LAPACK reads neither dl[0] nor du[m-1]. A decoupled identity row appended
@@ -434,12 +486,17 @@ def _tridiagonal_solve(ctx, dl, d, du, b, *, perturb_singular=False, **params):
   if perturb_singular:
     # TF's kernel perturbs tiny pivots like JAX's CPU kernel (no XLA kernel).
     return tf.linalg.tridiagonal_solve(
-        tf.stack([du, d, dl], axis=-2), b, diagonals_format="compact",
-        partial_pivoting=True, perturb_singular=True)
+      tf.stack([du, d, dl], axis=-2),
+      b,
+      diagonals_format="compact",
+      partial_pivoting=True,
+      perturb_singular=True,
+    )
   return _tridiagonal_solve_scan(dl, d, du, b)
 
 
 # -- symmetric product
+
 
 @register(lax_linalg.symmetric_product_p)
 def _symmetric_product(ctx, a, c, *, alpha, beta):
@@ -447,17 +504,20 @@ def _symmetric_product(ctx, a, c, *, alpha, beta):
   # JAX's CPU lowering is this matmul, in float32 for 16-bit floats.
   wide = sem.widened(dtype)
   a, c = tf.cast(a, wide), tf.cast(c, wide)
-  res = (tf.constant(alpha, wide) * tf.linalg.matmul(a, a, transpose_b=True)
-         + tf.constant(beta, wide) * c)
+  res = (
+    tf.constant(alpha, wide) * tf.linalg.matmul(a, a, transpose_b=True)
+    + tf.constant(beta, wide) * c
+  )
   return tf.cast(res, dtype)
 
 
 # -- custom_linear_solve: its forward computation is the `solve` function
 
-@register(lax_solves.linear_solve_p)
+
+@register(lax.linear_solve_p)
 def _custom_linear_solve(ctx, *args, const_lengths, jaxprs):
-  consts = list(args[:sum(const_lengths)])
-  b = list(args[sum(const_lengths):])
-  start = sum(const_lengths[:2])   # matvec and vecmat constants come first
-  solve_consts = consts[start:start + const_lengths.solve]
+  consts = list(args[: sum(const_lengths)])
+  b = list(args[sum(const_lengths) :])
+  start = sum(const_lengths[:2])  # matvec and vecmat constants come first
+  solve_consts = consts[start : start + const_lengths.solve]
   return ctx.lower_jaxpr(jaxprs.solve, solve_consts + b)

@@ -8,13 +8,28 @@ function for the actual one.
 """
 
 import jax
-from jax import lax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import numpy as np
+from jax import lax
 
-from jax2tf.testing.case import (A, BF16, C128, C64, Cases, F16, F32, F64, I32, V, case,
-                                 fast_representatives, gaps, rand, refused)
+from jax2tf.testing.case import (
+  BF16,
+  C64,
+  C128,
+  F16,
+  F32,
+  F64,
+  I32,
+  A,
+  Cases,
+  V,
+  case,
+  fast_representatives,
+  gaps,
+  rand,
+  refused,
+)
 
 CASES = Cases()
 

@@ -21,10 +21,17 @@ import numpy as np
 import tensorflow as tf
 from jax.extend.core import primitives as core_primitives
 
-from jax2tf.graph.key_data import (bits_fn, fold_in_fn, gamma_jaxpr, key_data_jaxpr,
-                                   physical_aval, seed_fn, split_fn)
+from jax2tf.graph.key_data import (
+  bits_fn,
+  fold_in_fn,
+  gamma_jaxpr,
+  key_data_jaxpr,
+  physical_aval,
+  seed_fn,
+  split_fn,
+)
 from jax2tf.graph.registry import register
-from jax2tf.internals import jax_private
+from jax2tf.internals import jax_private, tf_private
 
 
 def _lower_traced(ctx, fn, args, avals):
@@ -57,7 +64,7 @@ def _random_seed(ctx, seeds, *, impl):
 
 @register(core_primitives.random_split_p)
 def _random_split(ctx, keys, *, shape):
-  aval, = ctx.avals_in
+  (aval,) = ctx.avals_in
   return _lower_traced(ctx, split_fn(aval, shape), [keys], [physical_aval(aval)])[0]
 
 
@@ -70,7 +77,7 @@ def _random_fold_in(ctx, keys, msgs):
 
 @register(core_primitives.random_bits_p)
 def _random_bits(ctx, keys, *, bit_width, shape):
-  aval, = ctx.avals_in
+  (aval,) = ctx.avals_in
   fn = bits_fn(aval, bit_width, shape)
   return _lower_traced(ctx, fn, [keys], [physical_aval(aval)])[0]
 
@@ -93,8 +100,9 @@ def _u32(c):
 
 
 def _rotate_left(x, r: int):
-  return tf.bitwise.bitwise_or(tf.bitwise.left_shift(x, _u32(r)),
-                               tf.bitwise.right_shift(x, _u32(32 - r)))
+  return tf.bitwise.bitwise_or(
+    tf.bitwise.left_shift(x, _u32(r)), tf.bitwise.right_shift(x, _u32(32 - r))
+  )
 
 
 @register(core_primitives.threefry2x32_p)
@@ -133,7 +141,6 @@ _TF_RNG_ALGORITHM = {0: 3, 1: 2, 2: 1}
 @register(core_primitives.rng_bit_generator_p, no_xla=False)
 def _rng_bit_generator(ctx, key, *, shape, dtype, algorithm, out_sharding=None):
   del out_sharding
-  from tensorflow.compiler.tf2xla.python import xla as tfxla  # pylint: disable=g-import-not-at-top
   dtype = np.dtype(dtype)
   key_aval = ctx.avals_in[0]
   # JAX keeps the state as u32[4]; the XLA op takes it as u64[2].
@@ -142,9 +149,12 @@ def _rng_bit_generator(ctx, key, *, shape, dtype, algorithm, out_sharding=None):
   # XlaRngBitGenerator has no uint16 output; JAX's uint16 bits are the low
   # halves of the uint32 bits (checked against JAX on CPU).
   gen_dtype = tf.uint32 if dtype == np.uint16 else tf.as_dtype(dtype)
-  new_state, bits = tfxla.rng_bit_generator(
-      _TF_RNG_ALGORITHM[int(getattr(algorithm, "value", algorithm))], state,
-      ctx.shape(shape), gen_dtype)
+  new_state, bits = tf_private.xla_rng_bit_generator(
+    _TF_RNG_ALGORITHM[int(getattr(algorithm, "value", algorithm))],
+    state,
+    ctx.shape(shape),
+    gen_dtype,
+  )
   if gen_dtype != tf.as_dtype(dtype):
     bits = tf.cast(bits, tf.as_dtype(dtype))
   if as_u32:

@@ -6,10 +6,10 @@ enable_xla=False wherever they generate bits.
 """
 
 import jax
-from jax import lax
 import jax.extend as jex
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from jax2tf.testing.case import U32, Cases, V, case, rand, refused
 

@@ -7,10 +7,10 @@ import numpy as np
 import tensorflow as tf
 from jax import lax
 
-from jax2tf.graph import registry
+from jax2tf.graph import registry, windowing
 from jax2tf.graph import semantics as sem
-from jax2tf.graph import windowing
 from jax2tf.graph.registry import register
+from jax2tf.internals import tf_private
 
 
 def _axes(axes):
@@ -38,8 +38,10 @@ def _extremum(ctx, x, axes, is_max):
     # XLA orders complex numbers lexicographically; TF's reductions have no
     # complex max/min.
     raise registry.unsupported_params_error(
-        ctx.primitive, {"axes": tuple(axes), "operand dtype": dtype.name},
-        "TF has no max/min reduction of complex numbers")
+      ctx.primitive,
+      {"axes": tuple(axes), "operand dtype": dtype.name},
+      "TF has no max/min reduction of complex numbers",
+    )
   return sem.reduce_extremum(x, _axes(axes), is_max)
 
 
@@ -85,6 +87,7 @@ def _logical(kind):
     if kind == "or":
       return tf.reduce_any(x, axes)
     return tf.equal(tf.math.floormod(tf.reduce_sum(tf.cast(x, tf.int32), axes), 2), 1)
+
   return rule
 
 
@@ -122,6 +125,7 @@ def _argmin(ctx, x, *, axes, index_dtype):
 
 # ----------------------------------------------------------- generic reduce ---
 
+
 def _reduce_no_xla(ctx, *, jaxpr, dimensions, **_):
   return len(ctx.avals_in) == 2 and windowing.recognise_body(jaxpr) is not None
 
@@ -153,10 +157,10 @@ def _reduce(ctx, *args, computation, jaxpr, dimensions):
 
 
 def _xla_reduce(ctx, operands, inits, jaxpr, axes):
-  from tensorflow.compiler.tf2xla.python import xla as tfxla
   specs = [tf.TensorSpec((), x.dtype) for x in operands] * 2
+
   def reducer(*scalars):
     return tuple(ctx.lower_jaxpr(jaxpr, scalars))
 
   fn = tf.function(reducer, autograph=False).get_concrete_function(*specs)
-  return list(tfxla.variadic_reduce(list(operands), list(inits), axes, fn))
+  return list(tf_private.xla_variadic_reduce(list(operands), list(inits), axes, fn))

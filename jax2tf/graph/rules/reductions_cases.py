@@ -5,13 +5,35 @@ sprinkled in where they decide the result.
 """
 
 import jax
-from jax import lax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
-from jax2tf.testing.case import (A, BF16, BOOL, C128, C64, Cases, F16, F64, I16, I32, I64, I8,
-                                 U16, U32, U64, U8, V, case, dtype_name, fast_representatives,
-                                 gaps, rand, refused)
+from jax2tf.testing.case import (
+  BF16,
+  BOOL,
+  C64,
+  C128,
+  F16,
+  F64,
+  I8,
+  I16,
+  I32,
+  I64,
+  U8,
+  U16,
+  U32,
+  U64,
+  A,
+  Cases,
+  V,
+  case,
+  dtype_name,
+  fast_representatives,
+  gaps,
+  rand,
+  refused,
+)
 
 CASES = Cases()
 

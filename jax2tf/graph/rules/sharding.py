@@ -8,11 +8,11 @@ Cases: sharding_cases.py
 """
 
 import tensorflow as tf
-from jax._src import pjit  # reshard_p, layout_constraint_p: no public alias
 from jax.extend.core import primitives as core_primitives
 
 from jax2tf import sharding as tf_sharding
 from jax2tf.graph.registry import register
+from jax2tf.internals import jax_private
 
 
 @register(core_primitives.device_put_p)
@@ -21,13 +21,13 @@ def _device_put(ctx, *xs, devices, srcs, copy_semantics):
   return [tf.identity(x) for x in xs]
 
 
-@register(pjit.reshard_p)
+@register(jax_private.reshard_p)
 def _reshard(ctx, x, **_):
   # Only the placement of the value changes.
   return tf.identity(x)
 
 
-@register(pjit.layout_constraint_p)
+@register(jax_private.layout_constraint_p)
 def _layout_constraint(ctx, x, **_):
   # Memory layouts have no TF counterpart; the value is unchanged.
   return tf.identity(x)
@@ -39,5 +39,4 @@ def _sharding_constraint(ctx, x, *, sharding, layout, context_mesh, unconstraine
   if not ctx.enable_xla or tf.executing_eagerly():
     return tf.identity(x)
   proto = tf_sharding.op_sharding(sharding, len(ctx.avals_in[0].shape))
-  return tf_sharding.annotate(tf.identity(x), proto,
-                              unspecified_dims=sorted(unconstrained_dims))
+  return tf_sharding.annotate(tf.identity(x), proto, unspecified_dims=sorted(unconstrained_dims))

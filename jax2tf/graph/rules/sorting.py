@@ -13,7 +13,6 @@ Cases: sorting_cases.py
 import numpy as np
 import tensorflow as tf
 from jax import lax
-from jax._src.lax import ann as lax_ann
 
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
@@ -96,14 +95,23 @@ def _top_k(ctx, x, *, k, axis=None, is_stable=True):
         perm = _argsort_last(key, n, descending=True)
       else:
         perm = _gather_last(perm, _argsort_last(_gather_last(key, perm), n, descending=True))
-    idx = perm[..., :ctx.dim(k)]
+    idx = perm[..., : ctx.dim(k)]
   values = _gather_last(xs, idx)
   return [_move_back(values, axis, rank), _move_back(tf.cast(idx, tf.int32), axis, rank)]
 
 
-@register(lax_ann.approx_top_k_p)
-def _approx_top_k(ctx, x, *, k, reduction_dimension, recall_target, is_max_k,
-                  reduction_input_size_override, aggregate_to_topk):
+@register(lax.approx_top_k_p)
+def _approx_top_k(
+  ctx,
+  x,
+  *,
+  k,
+  reduction_dimension,
+  recall_target,
+  is_max_k,
+  reduction_input_size_override,
+  aggregate_to_topk,
+):
   # Off TPU, XLA computes approx_top_k exactly: a sort along the reduction
   # dimension (-0.0 == +0.0) cut to the output size, which is k with
   # aggregate_to_topk and otherwise the size JAX chose for the TPU algorithm.
@@ -115,7 +123,7 @@ def _approx_top_k(ctx, x, *, k, reduction_dimension, recall_target, is_max_k,
   axis = reduction_dimension % rank
   size = ctx.dim(ctx.avals_out[0].shape[axis])
   xs = _move_last(x, axis, rank)
-  key, = sort_keys(xs)
+  (key,) = sort_keys(xs)
   if not is_max_k:
     key = tf.bitwise.invert(key)
   _, idx = tf.math.top_k(key, k=size, sorted=True)

@@ -5,13 +5,31 @@ Sorting moves values, so every case is exact: NaN after +inf, -0.0 == +0.0
 """
 
 import jax
-from jax import lax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from jax2tf.testing import compare
-from jax2tf.testing.case import (A, BF16, BOOL, C64, Cases, F16, F32, F64, I32, I64, I8, U16,
-                                 U32, U64, U8, V, case, rand)
+from jax2tf.testing.case import (
+  BF16,
+  BOOL,
+  C64,
+  F16,
+  F32,
+  F64,
+  I8,
+  I32,
+  I64,
+  U8,
+  U16,
+  U32,
+  U64,
+  A,
+  Cases,
+  V,
+  case,
+  rand,
+)
 
 CASES = Cases()
 

@@ -13,7 +13,6 @@ import jax
 import numpy as np
 import tensorflow as tf
 from jax import lax
-from jax._src.lax import special as lax_special
 
 from jax2tf.graph.registry import register
 
@@ -29,6 +28,7 @@ def _via_f32(tf_fn):
     if dtype not in _NARROW:
       return tf_fn(*xs)
     return tf.cast(tf_fn(*[tf.cast(x, tf.float32) for x in xs]), dtype)
+
   return rule
 
 
@@ -43,14 +43,14 @@ _JAX_012_EDGES = jax.__version_info__ >= (0, 12)
 
 def _erf(x):
   res = tf.math.erf(x)
-  if x.dtype == tf.float64:   # TF's float64 CPU kernel gives NaN at +-inf
+  if x.dtype == tf.float64:  # TF's float64 CPU kernel gives NaN at +-inf
     res = tf.where(tf.math.is_inf(x), tf.math.sign(x), res)
   return res
 
 
 def _digamma(x):
   res = tf.math.digamma(x)
-  if _JAX_012_EDGES:   # XLA's digamma gives -inf at 0 (TF: NaN)
+  if _JAX_012_EDGES:  # XLA's digamma gives -inf at 0 (TF: NaN)
     res = tf.where(tf.equal(x, 0), tf.constant(-np.inf, x.dtype), res)
   return res
 
@@ -63,13 +63,17 @@ def _any(*conds):
 
 
 def _consts(a):
-  return (tf.constant(float("nan"), a.dtype), tf.constant(1, a.dtype),
-          tf.constant(0, a.dtype))
+  return (tf.constant(float("nan"), a.dtype), tf.constant(1, a.dtype), tf.constant(0, a.dtype))
 
 
 def _igamma_domain_error(a, x):
-  errors = [x < 0, a < 0, tf.logical_and(tf.equal(a, 0), tf.equal(x, 0)),
-            tf.math.is_nan(a), tf.math.is_nan(x)]
+  errors = [
+    x < 0,
+    a < 0,
+    tf.logical_and(tf.equal(a, 0), tf.equal(x, 0)),
+    tf.math.is_nan(a),
+    tf.math.is_nan(x),
+  ]
   if _JAX_012_EDGES:
     errors.append(tf.logical_and(tf.math.is_inf(a), tf.math.is_inf(x)))
   return _any(*errors)
@@ -111,25 +115,25 @@ def _igamma_grad_a(a, x):
 
 
 for _p, _fn in [
-    (lax.erf_p, _erf),
-    (lax.erfc_p, tf.math.erfc),
-    (lax.erf_inv_p, tf.math.erfinv),
-    (lax.lgamma_p, tf.math.lgamma),
-    (lax.digamma_p, _digamma),
-    (lax.bessel_i0e_p, tf.math.special.bessel_i0e),
-    (lax.bessel_i1e_p, tf.math.special.bessel_i1e),
-    # lax.igamma(a, x) is P(a, x), TF's Igamma(a, x); likewise Q.
-    (lax.igamma_p, _igamma),
-    (lax.igammac_p, _igammac),
-    (lax_special.igamma_grad_a_p, _igamma_grad_a),
-    # lax.polygamma(m, x) and lax.zeta(x, q) take their operands in TF's order.
-    # Outside the usual domain (infinite or zero operands) TF's Eigen kernels
-    # and JAX's expansions disagree on inf versus NaN; those points are not
-    # corrected.
-    (lax.polygamma_p, tf.math.polygamma),
-    (lax.zeta_p, tf.math.zeta),
-    # lax.betainc(a, b, x), TF's Betainc(a, b, x). For a == 0 or b == 0 TF
-    # gives NaN where JAX's continued fraction gives 0 or 1 (not corrected).
-    (lax_special.regularized_incomplete_beta_p, tf.math.betainc),
+  (lax.erf_p, _erf),
+  (lax.erfc_p, tf.math.erfc),
+  (lax.erf_inv_p, tf.math.erfinv),
+  (lax.lgamma_p, tf.math.lgamma),
+  (lax.digamma_p, _digamma),
+  (lax.bessel_i0e_p, tf.math.special.bessel_i0e),
+  (lax.bessel_i1e_p, tf.math.special.bessel_i1e),
+  # lax.igamma(a, x) is P(a, x), TF's Igamma(a, x); likewise Q.
+  (lax.igamma_p, _igamma),
+  (lax.igammac_p, _igammac),
+  (lax.igamma_grad_a_p, _igamma_grad_a),
+  # lax.polygamma(m, x) and lax.zeta(x, q) take their operands in TF's order.
+  # Outside the usual domain (infinite or zero operands) TF's Eigen kernels
+  # and JAX's expansions disagree on inf versus NaN; those points are not
+  # corrected.
+  (lax.polygamma_p, tf.math.polygamma),
+  (lax.zeta_p, tf.math.zeta),
+  # lax.betainc(a, b, x), TF's Betainc(a, b, x). For a == 0 or b == 0 TF
+  # gives NaN where JAX's continued fraction gives 0 or 1 (not corrected).
+  (lax.regularized_incomplete_beta_p, tf.math.betainc),
 ]:
   register(_p)(_via_f32(_fn))

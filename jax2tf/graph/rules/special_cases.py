@@ -9,11 +9,23 @@ implementations drift further apart (incomplete gamma/beta, polygamma).
 import dataclasses
 
 import jax
-from jax import lax
 import numpy as np
+from jax import lax
 
-from jax2tf.testing.case import (A, BF16, Cases, F16, F32, F64, SPECIALS, V, case, dtype_name,
-                                 gaps, rand)
+from jax2tf.testing.case import (
+  BF16,
+  F16,
+  F32,
+  F64,
+  SPECIALS,
+  A,
+  Cases,
+  V,
+  case,
+  dtype_name,
+  gaps,
+  rand,
+)
 
 CASES = Cases()
 

@@ -5,18 +5,19 @@ Cases: structural_cases.py
 
 import tensorflow as tf
 from jax import lax
-from jax._src.export import shape_poly
 
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
+from jax2tf.internals import jax_private
 from jax2tf.shapes import dim_eval
 
 
 def _no_dynamic_shapes(primitive, dyn):
   if dyn:
     raise NotImplementedError(
-        f"'{primitive}' with dynamic-shape operands is not supported by graph "
-        "serialization; use shape polymorphism (polymorphic_shapes) instead.")
+      f"'{primitive}' with dynamic-shape operands is not supported by graph "
+      "serialization; use shape polymorphism (polymorphic_shapes) instead."
+    )
 
 
 def _max0(v):
@@ -47,7 +48,7 @@ def _same_dims(a, b) -> bool:
   return True
 
 
-@register(shape_poly.dim_as_value_p)
+@register(jax_private.dim_as_value_p)
 def _dim_as_value(ctx, *, dim):
   return tf.cast(ctx.dim(dim), ctx.tf_dtype())
 
@@ -140,11 +141,11 @@ def _pad(ctx, operand, padding_value, *, padding_config):
   for axis, (_, _, interior) in enumerate(padding_config):
     if not dim_eval.is_constant(interior):
       raise NotImplementedError(
-          f"pad with symbolic interior padding {interior} on axis {axis} is not "
-          "supported by graph serialization")
+        f"pad with symbolic interior padding {interior} on axis {axis} is not "
+        "supported by graph serialization"
+      )
     if int(interior) > 0:
-      operand, shape[axis] = _interior_pad(ctx, operand, padding_value, axis, shape,
-                                           int(interior))
+      operand, shape[axis] = _interior_pad(ctx, operand, padding_value, axis, shape, int(interior))
   lows = [ctx.dim(lo) for lo, _, _ in padding_config]
   highs = [ctx.dim(hi) for _, hi, _ in padding_config]
   grow = [(_max0(lo), _max0(hi)) for lo, hi in zip(lows, highs)]
@@ -166,7 +167,7 @@ def _interior_pad(ctx, operand, padding_value, axis, shape, interior):
   # [.., n, ..] -> [.., n, 1 + interior, ..] -> [.., n * (1 + interior), ..], then
   # drop the padding after the last element.
   expanded = tf.expand_dims(operand, axis + 1)
-  fill_shape = list(shape[:axis + 1]) + [interior] + list(shape[axis + 1:])
+  fill_shape = list(shape[: axis + 1]) + [interior] + list(shape[axis + 1 :])
   fill = tf.broadcast_to(tf.cast(padding_value, operand.dtype), ctx.shape(fill_shape))
   joined = tf.concat([expanded, fill], axis=axis + 1)
   flat_shape = list(shape)

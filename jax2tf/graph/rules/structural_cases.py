@@ -5,12 +5,32 @@ compared bit for bit.
 """
 
 import jax
-from jax import lax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
-from jax2tf.testing.case import (A, BF16, BOOL, C128, C64, Cases, F16, F32, F64, I16, I32, I64,
-                                 I8, U16, U32, U64, U8, case, dtype_name, rand)
+from jax2tf.testing.case import (
+  BF16,
+  BOOL,
+  C64,
+  C128,
+  F16,
+  F32,
+  F64,
+  I8,
+  I16,
+  I32,
+  I64,
+  U8,
+  U16,
+  U32,
+  U64,
+  A,
+  Cases,
+  case,
+  dtype_name,
+  rand,
+)
 
 CASES = Cases()
 

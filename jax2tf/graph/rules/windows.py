@@ -18,22 +18,33 @@ from jax import lax
 from jax2tf.graph import registry
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
-from jax2tf.graph.windowing import (dilate, monoid, pad_or_crop, recognise_body,
-                                    window_reduce, window_slices, is_identity)
-
+from jax2tf.graph.windowing import (
+  dilate,
+  is_identity,
+  monoid,
+  pad_or_crop,
+  recognise_body,
+  window_reduce,
+  window_slices,
+)
+from jax2tf.internals import tf_private
 
 # ------------------------------------------------------- reduce_window ---
 
+
 def _spatial_axes(window, strides, padding, base_dilation, window_dilation):
-  return [i for i, (w, s, p, b, d) in enumerate(
-      zip(window, strides, padding, base_dilation, window_dilation))
-      if w != 1 or s != 1 or tuple(p) != (0, 0) or b != 1 or d != 1]
+  return [
+    i
+    for i, (w, s, p, b, d) in enumerate(
+      zip(window, strides, padding, base_dilation, window_dilation)
+    )
+    if w != 1 or s != 1 or tuple(p) != (0, 0) or b != 1 or d != 1
+  ]
 
 
 def _pool_layout(rank, spatial):
   """True when the operand is already (batch, spatial..., channel) for tf.nn.pool."""
-  return (1 <= len(spatial) <= 3 and rank == len(spatial) + 2
-          and spatial == list(range(1, rank - 1)))
+  return 1 <= len(spatial) <= 3 and rank == len(spatial) + 2 and spatial == list(range(1, rank - 1))
 
 
 def _is_tf_same(shape, window, strides, padding) -> bool:
@@ -52,10 +63,15 @@ def _try_pool(ctx, x, kind, window, strides, padding, base_dilation, window_dila
   dtype = np.dtype(ctx.avals_in[0].dtype)
   rank = len(window)
   spatial = _spatial_axes(window, strides, padding, base_dilation, window_dilation)
-  if (kind not in ("max", "sum") or dtype != np.float32 or not _pool_layout(rank, spatial)
-      or any(b != 1 for b in base_dilation) or any(d != 1 for d in window_dilation)
-      or not all(isinstance(p, int) and p >= 0 for pair in padding for p in pair)
-      or not all(isinstance(w, int) for w in window)):
+  if (
+    kind not in ("max", "sum")
+    or dtype != np.float32
+    or not _pool_layout(rank, spatial)
+    or any(b != 1 for b in base_dilation)
+    or any(d != 1 for d in window_dilation)
+    or not all(isinstance(p, int) and p >= 0 for pair in padding for p in pair)
+    or not all(isinstance(w, int) for w in window)
+  ):
     return None
   ksize = list(window[1:-1])
   st = list(strides[1:-1])
@@ -71,11 +87,11 @@ def _try_pool(ctx, x, kind, window, strides, padding, base_dilation, window_dila
     # MaxPool skips NaNs and returns whichever zero it meets; JAX's max
     # propagates NaN and puts +0.0 above -0.0. One more pool finds both: it
     # marks NaN with 2 and +0.0 with 1.
-    marks = tf.where(tf.math.is_nan(xp), 2.0,
-                     tf.cast(tf.equal(tf.bitcast(xp, tf.int32), 0), tf.float32))
+    marks = tf.where(
+      tf.math.is_nan(xp), 2.0, tf.cast(tf.equal(tf.bitcast(xp, tf.int32), 0), tf.float32)
+    )
     mark = tf.nn.pool(marks, ksize, "MAX", strides=st, padding=tf_padding)
-    return sem.fix_extremum_zeros_and_nans(res, True, zero_found=mark > 0,
-                                           nan_found=mark > 1)
+    return sem.fix_extremum_zeros_and_nans(res, True, zero_found=mark > 0, nan_found=mark > 1)
   xp, _ = pad_or_crop(ctx, x, ctx.avals_in[0].shape, padding, pad_value)
   # AvgPool over VALID windows divides by the full window size, so multiplying
   # back gives the sum (up to one rounding).
@@ -84,14 +100,16 @@ def _try_pool(ctx, x, kind, window, strides, padding, base_dilation, window_dila
 
 
 def _reduce_window_rule(kind):
-  def rule(ctx, x, *, window_dimensions, window_strides, padding, base_dilation,
-           window_dilation):
-    res = _try_pool(ctx, x, kind, window_dimensions, window_strides, padding,
-                    base_dilation, window_dilation)
+  def rule(ctx, x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation):
+    res = _try_pool(
+      ctx, x, kind, window_dimensions, window_strides, padding, base_dilation, window_dilation
+    )
     if res is not None:
       return res
-    return window_reduce(ctx, x, kind, window_dimensions, window_strides, padding,
-                         base_dilation, window_dilation)
+    return window_reduce(
+      ctx, x, kind, window_dimensions, window_strides, padding, base_dilation, window_dilation
+    )
+
   return rule
 
 
@@ -105,8 +123,17 @@ def _generic_no_xla(ctx, *, jaxpr, consts, **_):
 
 
 @register(lax.reduce_window_p, no_xla=_generic_no_xla)
-def _reduce_window(ctx, *args, jaxpr, consts, window_dimensions, window_strides, padding,
-                   base_dilation, window_dilation):
+def _reduce_window(
+  ctx,
+  *args,
+  jaxpr,
+  consts,
+  window_dimensions,
+  window_strides,
+  padding,
+  base_dilation,
+  window_dilation,
+):
   n = len(args) // 2
   operands, inits = args[:n], args[n:]
   kind = recognise_body(jaxpr) if n == 1 and not consts else None
@@ -119,25 +146,29 @@ def _reduce_window(ctx, *args, jaxpr, consts, window_dimensions, window_strides,
   if not ctx.enable_xla:
     # XLA leaves open how often a non-identity init enters each window.
     raise registry.no_xla_error(
-        ctx.primitive, dict(window_dimensions=window_dimensions, padding=padding),
-        "its init value is not known to be the identity of its reduction")
+      ctx.primitive,
+      dict(window_dimensions=window_dimensions, padding=padding),
+      "its init value is not known to be the identity of its reduction",
+    )
   return _xla_reduce_window(ctx, operands, inits, jaxpr, consts, *params)
 
 
 class _Closed(NamedTuple):
   """A body with its constants, in the shape ctx.lower_jaxpr reads (the
   ClosedJaxpr class differs between JAX versions)."""
+
   jaxpr: Any
   consts: Sequence
 
 
-def _xla_reduce_window(ctx, operands, inits, jaxpr, consts, window, strides, padding,
-                       base_dilation, window_dilation):
-  from tensorflow.compiler.tf2xla.python import xla as tfxla
+def _xla_reduce_window(
+  ctx, operands, inits, jaxpr, consts, window, strides, padding, base_dilation, window_dilation
+):
   if len(operands) != 1:
     raise NotImplementedError(
-        "reduce_window with several operands has no graph-serialization rule; use "
-        "native serialization (native_serialization=True).")
+      "reduce_window with several operands has no graph-serialization rule; use "
+      "native serialization (native_serialization=True)."
+    )
   x, init = operands[0], inits[0]
   spec = tf.TensorSpec((), x.dtype)
 
@@ -148,12 +179,14 @@ def _xla_reduce_window(ctx, operands, inits, jaxpr, consts, window, strides, pad
   pads = [[ctx.dim(lo), ctx.dim(hi)] for lo, hi in padding]
   if not all(isinstance(p, int) for pair in pads for p in pair):
     pads = tf.reshape(sem.stack_dims([p for pair in pads for p in pair]), [-1, 2])
-  res = tfxla.reduce_window(x, init, fn, list(window), list(strides), list(base_dilation),
-                            list(window_dilation), pads)
+  res = tf_private.xla_reduce_window(
+    x, init, fn, list(window), list(strides), list(base_dilation), list(window_dilation), pads
+  )
   return [res]
 
 
 # ---------------------------------------- gradients of max/min pooling ---
+
 
 def _select_fn(select_prim):
   if select_prim is lax.ge_p:
@@ -164,8 +197,18 @@ def _select_fn(select_prim):
 
 
 @register(lax.select_and_gather_add_p)
-def _select_and_gather_add(ctx, tangents, operand, *, select_prim, window_dimensions,
-                           window_strides, padding, base_dilation, window_dilation):
+def _select_and_gather_add(
+  ctx,
+  tangents,
+  operand,
+  *,
+  select_prim,
+  window_dimensions,
+  window_strides,
+  padding,
+  base_dilation,
+  window_dilation,
+):
   """For each window, the tangent at the position the select picks (first max/min)."""
   select, kind = _select_fn(select_prim)
   _, pad_value, dt = monoid(kind, operand.dtype.as_numpy_dtype)
@@ -178,8 +221,9 @@ def _select_and_gather_add(ctx, tangents, operand, *, select_prim, window_dimens
   best_x = best_t = None
   out_shape = ctx.aval_out.shape
   for (_, xk), (_, tk) in zip(
-      window_slices(ctx, x, window_dimensions, window_strides, window_dilation, out_shape),
-      window_slices(ctx, t, window_dimensions, window_strides, window_dilation, out_shape)):
+    window_slices(ctx, x, window_dimensions, window_strides, window_dilation, out_shape),
+    window_slices(ctx, t, window_dimensions, window_strides, window_dilation, out_shape),
+  ):
     if best_x is None:
       best_x, best_t = xk, tk
       continue
@@ -190,13 +234,14 @@ def _select_and_gather_add(ctx, tangents, operand, *, select_prim, window_dimens
 
 
 @register(lax.select_and_scatter_add_p)
-def _select_and_scatter_add(ctx, source, operand, *, select_prim, window_dimensions,
-                            window_strides, padding):
+def _select_and_scatter_add(
+  ctx, source, operand, *, select_prim, window_dimensions, window_strides, padding
+):
   """Adds each window's source value at the position the select picks."""
   select, kind = _select_fn(select_prim)
   _, pad_value, dt = monoid(kind, operand.dtype.as_numpy_dtype)
   in_shape = list(ctx.avals_in[1].shape)
-  out_shape = list(ctx.avals_in[0].shape)   # the source has the windows' shape
+  out_shape = list(ctx.avals_in[0].shape)  # the source has the windows' shape
   rank = len(in_shape)
   ones = [1] * rank
   x, padded_shape = pad_or_crop(ctx, tf.cast(operand, dt), in_shape, padding, pad_value)
@@ -208,14 +253,22 @@ def _select_and_scatter_add(ctx, source, operand, *, select_prim, window_dimensi
   total = None
   zero = tf.zeros_like(source)
   for offsets, xk in pieces:
-    hit = tf.equal(xk, best) if taken is None else tf.logical_and(
-        tf.equal(xk, best), tf.logical_not(taken))
+    hit = (
+      tf.equal(xk, best)
+      if taken is None
+      else tf.logical_and(tf.equal(xk, best), tf.logical_not(taken))
+    )
     taken = hit if taken is None else tf.logical_or(taken, hit)
     contrib = tf.where(hit, source, zero)
     # Put window w's value at offset + w * stride of the padded operand.
     spread, spread_shape = dilate(ctx, contrib, out_shape, window_strides, 0)
-    placed, _ = pad_or_crop(ctx, spread, spread_shape, [
-        (k, p - k - s) for k, p, s in zip(offsets, padded_shape, spread_shape)], 0)
+    placed, _ = pad_or_crop(
+      ctx,
+      spread,
+      spread_shape,
+      [(k, p - k - s) for k, p, s in zip(offsets, padded_shape, spread_shape)],
+      0,
+    )
     total = placed if total is None else total + placed
   if total is None:
     return tf.zeros(ctx.shape(in_shape), ctx.tf_dtype())
@@ -224,6 +277,7 @@ def _select_and_scatter_add(ctx, source, operand, *, select_prim, window_dimensi
 
 
 # ---------------------------------------------------------- cumulative ---
+
 
 def _cumulative_scan(ctx, x, axis, reverse, op, identity):
   """Inclusive scan by doubling (Hillis-Steele): log2(n) shifted combines."""
@@ -259,8 +313,8 @@ def _cumulative_scan(ctx, x, axis, reverse, op, identity):
       piece = tf.gather(v, tf.maximum(src, 0), axis=axis)
       piece = tf.where(tf.reshape(src >= 0, bcast), piece, fill)
       return shift * 2, op(v, piece)
-    _, x = tf.while_loop(lambda shift, v: shift < n_tf, body,
-                         [tf.constant(1, tf.int32), x])
+
+    _, x = tf.while_loop(lambda shift, v: shift < n_tf, body, [tf.constant(1, tf.int32), x])
   if reverse:
     x = tf.reverse(x, [axis])
   return x
@@ -270,8 +324,9 @@ def _cumulative_scan(ctx, x, axis, reverse, op, identity):
 def _cumsum(ctx, x, *, axis, reverse):
   if x.dtype.is_complex:
     # XLA has no complex Cumsum kernel; complex sums are componentwise.
-    parts = [tf.math.cumsum(p, axis=axis, reverse=reverse)
-             for p in (tf.math.real(x), tf.math.imag(x))]
+    parts = [
+      tf.math.cumsum(p, axis=axis, reverse=reverse) for p in (tf.math.real(x), tf.math.imag(x))
+    ]
     return tf.complex(*parts)
   dt = sem.compute_dtype(ctx.aval_out.dtype)
   return tf.cast(tf.math.cumsum(tf.cast(x, dt), axis=axis, reverse=reverse), x.dtype)
@@ -288,6 +343,7 @@ def _cum_minmax(kind):
     op, identity, dt = monoid(kind, ctx.aval_out.dtype)
     res = _cumulative_scan(ctx, tf.cast(x, dt), axis, reverse, op, identity)
     return tf.cast(res, x.dtype) if x.dtype != tf.bool else res
+
   return rule
 
 

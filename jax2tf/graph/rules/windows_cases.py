@@ -5,12 +5,29 @@ sums and products get a tolerance.
 """
 
 import jax
-from jax import lax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
-from jax2tf.testing.case import (A, BF16, BOOL, Cases, F16, F64, I16, I32, I64, I8, U32, U64,
-                                 U8, case, gaps, rand, refused)
+from jax2tf.testing.case import (
+  BF16,
+  BOOL,
+  F16,
+  F64,
+  I8,
+  I16,
+  I32,
+  I64,
+  U8,
+  U32,
+  U64,
+  A,
+  Cases,
+  case,
+  gaps,
+  rand,
+  refused,
+)
 
 CASES = Cases()
 

@@ -23,8 +23,8 @@ class Family:
 
 FAMILIES = {
   "not_yet": Family(
-    "no rule yet",
-    ("no graph rule yet; planned with the remaining lax primitives"),
+    "without a graph rule",
+    ("graph serialization has no rule for this primitive; native serialization converts it"),
     frozenset(
       {
         "after_all",
@@ -58,7 +58,10 @@ FAMILIES = {
   ),
   "sparse": Family(
     "sparse arrays",
-    ("a jax.experimental.sparse primitive (BCOO/BCSR/COO/CSR); no graph rule yet"),
+    (
+      "a jax.experimental.sparse primitive (BCOO/BCSR/COO/CSR); graph serialization has "
+      "no rule for sparse arrays: densify them (.todense()) before the converted function"
+    ),
     frozenset(
       {
         "bcoo_dot_general",
@@ -93,7 +96,11 @@ FAMILIES = {
   ),
   "state": Family(
     "mutable state",
-    ("mutable array references and boxes (jax.new_ref, Pallas refs, hijax): no graph rule yet"),
+    (
+      "mutable array references and boxes (jax.new_ref, Pallas refs, hijax): graph "
+      "serialization has no TF representation for them; keep the state outside the "
+      "converted function"
+    ),
     frozenset(
       {
         "accum_grad_in_ref",

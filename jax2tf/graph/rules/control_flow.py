@@ -145,8 +145,11 @@ def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     return tuple(_keep_shapes(new, shapes))
 
   if not init:
-    raise NotImplementedError(
-      "a while loop without loop-carried values cannot be expressed as a TF while_loop"
+    raise registry.unsupported_params_error(
+      ctx.primitive,
+      {"loop-carried values": 0},
+      "TF's while_loop needs at least one loop-carried value; a loop that carries "
+      "nothing leaves nothing for the function to return, so remove it",
     )
   outs = tf.while_loop(cond, body, tuple(init), shape_invariants=tuple(shapes))
   return list(outs)

@@ -12,6 +12,7 @@ Cases: fft_cases.py
 import tensorflow as tf
 from jax import lax
 
+from jax2tf.graph import registry
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 
@@ -33,7 +34,11 @@ def _fft(ctx, x, *, fft_type, fft_lengths):
   rank = len(fft_lengths)
   if rank not in (1, 2, 3):
     # JAX's fft primitive is XLA's, which takes 1 to 3 dimensions.
-    raise ValueError(f"fft over {rank} dimensions; XLA's FFT takes 1 to 3")
+    raise registry.unsupported_params_error(
+      ctx.primitive,
+      {"fft_type": fft_type, "fft_lengths": fft_lengths},
+      f"an FFT over {rank} dimensions; XLA's FFT, which this primitive is, takes 1 to 3",
+    )
   if fft_type in _COMPLEX:
     return _COMPLEX[fft_type][rank - 1](x)
   lengths = [ctx.dim(d) for d in fft_lengths]

@@ -16,6 +16,7 @@ import numpy as np
 import tensorflow as tf
 from jax import lax
 
+from jax2tf.graph import registry
 from jax2tf.graph.registry import register
 from jax2tf.internals import tf_private
 from jax2tf.shapes import dim_eval
@@ -62,7 +63,12 @@ def _clamped_starts(ctx, starts, operand_shape, sizes):
 def _dynamic_slice(ctx, operand, *start_indices, slice_sizes):
   op_shape = ctx.avals_in[0].shape
   if len(start_indices) != len(op_shape):
-    raise NotImplementedError("dynamic_slice with dynamic-shape operands is not supported")
+    raise registry.unsupported_params_error(
+      ctx.primitive,
+      {"slice_sizes": slice_sizes, "start indices": len(start_indices)},
+      "operands with dynamic shapes have no TF form; make the dimensions "
+      "symbolic with polymorphic_shapes instead",
+    )
   if not op_shape:
     return operand
   begin = tf.stack(_clamped_starts(ctx, start_indices, op_shape, slice_sizes))
@@ -335,7 +341,11 @@ def _scatter_rule(kind):
       )
     dtype = np.dtype(ctx.aval_out.dtype)
     if kind in ("min", "max") and np.issubdtype(dtype, np.complexfloating):
-      raise NotImplementedError(f"scatter-{kind} on {dtype} has no TF kernel")
+      raise registry.unsupported_params_error(
+        ctx.primitive,
+        {"combiner": kind, "operand dtype": dtype.name},
+        "TF has no scatter min/max of complex numbers",
+      )
     linear, size = _scatter_linear_indices(ctx, indices, dimension_numbers, _Mode.from_any(mode))
     flat_upd = tf.reshape(updates, [-1])
     # Dropped windows land on one extra slot past the end, cut off afterwards.

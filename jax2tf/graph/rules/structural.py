@@ -6,6 +6,7 @@ Cases: structural_cases.py
 import tensorflow as tf
 from jax import lax
 
+from jax2tf.graph import registry
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import jax_private
@@ -14,9 +15,11 @@ from jax2tf.shapes import dim_eval
 
 def _no_dynamic_shapes(primitive, dyn):
   if dyn:
-    raise NotImplementedError(
-      f"'{primitive}' with dynamic-shape operands is not supported by graph "
-      "serialization; use shape polymorphism (polymorphic_shapes) instead."
+    raise registry.unsupported_params_error(
+      primitive,
+      {"dynamic-shape operands": len(dyn)},
+      "operands with dynamic shapes have no TF form; make the dimensions symbolic "
+      "with polymorphic_shapes instead",
     )
 
 
@@ -140,9 +143,11 @@ def _pad(ctx, operand, padding_value, *, padding_config):
   shape = list(ctx.avals_in[0].shape)
   for axis, (_, _, interior) in enumerate(padding_config):
     if not dim_eval.is_constant(interior):
-      raise NotImplementedError(
-        f"pad with symbolic interior padding {interior} on axis {axis} is not "
-        "supported by graph serialization"
+      raise registry.unsupported_params_error(
+        ctx.primitive,
+        {"padding_config": padding_config},
+        f"the interior padding {interior} of axis {axis} is symbolic; TF's ops take "
+        "interior padding only as a constant",
       )
     if int(interior) > 0:
       operand, shape[axis] = _interior_pad(ctx, operand, padding_value, axis, shape, int(interior))

@@ -165,9 +165,10 @@ def _xla_reduce_window(
   ctx, operands, inits, jaxpr, consts, window, strides, padding, base_dilation, window_dilation
 ):
   if len(operands) != 1:
-    raise NotImplementedError(
-      "reduce_window with several operands has no graph-serialization rule; use "
-      "native serialization (native_serialization=True)."
+    raise registry.unsupported_params_error(
+      ctx.primitive,
+      {"operands": len(operands), "window_dimensions": window},
+      "XlaReduceWindow, the TF op of a reduce_window with a custom body, takes one operand",
     )
   x, init = operands[0], inits[0]
   spec = tf.TensorSpec((), x.dtype)
@@ -188,12 +189,17 @@ def _xla_reduce_window(
 # ---------------------------------------- gradients of max/min pooling ---
 
 
-def _select_fn(select_prim):
+def _select_fn(ctx, select_prim):
   if select_prim is lax.ge_p:
     return tf.greater_equal, "max"
   if select_prim is lax.le_p:
     return tf.less_equal, "min"
-  raise NotImplementedError(f"select_prim {select_prim} is not ge or le")
+  raise registry.unsupported_params_error(
+    ctx.primitive,
+    {"select_prim": select_prim},
+    "TF ops reproduce the selection of JAX's max and min pooling gradients "
+    "(select_prim ge or le) only",
+  )
 
 
 @register(lax.select_and_gather_add_p)
@@ -210,7 +216,7 @@ def _select_and_gather_add(
   window_dilation,
 ):
   """For each window, the tangent at the position the select picks (first max/min)."""
-  select, kind = _select_fn(select_prim)
+  select, kind = _select_fn(ctx, select_prim)
   _, pad_value, dt = monoid(kind, operand.dtype.as_numpy_dtype)
   shape = list(ctx.avals_in[1].shape)
   x = tf.cast(operand, dt)
@@ -238,7 +244,7 @@ def _select_and_scatter_add(
   ctx, source, operand, *, select_prim, window_dimensions, window_strides, padding
 ):
   """Adds each window's source value at the position the select picks."""
-  select, kind = _select_fn(select_prim)
+  select, kind = _select_fn(ctx, select_prim)
   _, pad_value, dt = monoid(kind, operand.dtype.as_numpy_dtype)
   in_shape = list(ctx.avals_in[1].shape)
   out_shape = list(ctx.avals_in[0].shape)  # the source has the windows' shape

@@ -130,19 +130,14 @@ CASES += [
            graph_ops=["MaxPool"]),
     _exact("maxpool_nan", rw(NEG_INF, lax.max, (1, 2, 2, 1), (1, 1, 1, 1), "SAME"),
            with_specials((2, 5, 5, 2)), slow=True,
-           gaps={**gaps("TF's MaxPool gives -0.0 for a window holding -0.0 and +0.0 (no "
-                        "larger value), JAX +0.0", ["graph"], error="signs of zero differ"),
-                 **gaps("TF's XLA runtime, which executes the native module, gives -0.0 "
-                        "for a window holding -0.0 and +0.0, JAX's +0.0", ["native"],
-                        error="signs of zero differ")}),
+           gaps=gaps("TF's XLA runtime, which executes the native module, gives -0.0 "
+                     "for a window holding -0.0 and +0.0, JAX's +0.0", ["native"],
+                     error="signs of zero differ")),
     case("sumpool_same", rw(ZERO, lax.add, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"), img,
          tol=(1e-5, 1e-5), graph_ops=["AvgPool"]),
     _exact("minpool_nchw", rw(POS_INF, lax.min, (1, 1, 3, 2), (1, 1, 2, 1),
                               ((0, 0), (0, 0), (1, 1), (0, 1))),
-           with_specials((2, 3, 6, 5)), slow=True,
-           gaps=gaps("a window min over -0.0 and +0.0 gives +0.0 where JAX gives -0.0 (eager "
-                     "and tf.function; jit_compile is right)", ["graph"], ["eager", "graph"],
-                     error="signs of zero differ")),
+           with_specials((2, 3, 6, 5)), slow=True),
     _exact("max_window_dilation", rw(NEG_INF, lax.max, (2, 2), (1, 2), "VALID", None, (2, 3)),
            rand((9, 10)), slow=True),
     _exact("max_base_dilation", rw(NEG_INF, lax.max, (2, 3), (1, 2), ((1, 0), (2, 1)), (2, 2)),
@@ -260,12 +255,9 @@ CASES += [
          tol=(1e-5, 1e-5)),
     _exact("poly_cummax", cum(lax.cummax_p, 0, True), with_specials((11, 2)),
            polymorphic_shapes=["(b, _)"],
-           gaps={**gaps("TF's XLA runtime, which executes the native module, keeps -0.0 as "
-                        "the running max after a +0.0 where JAX's gives +0.0", ["native"],
-                        error="signs of zero differ"),
-                 **gaps("under jit_compile with an unknown length, TF's XLA keeps -0.0 as the "
-                        "running max after a +0.0 where JAX gives +0.0", ["graph"],
-                        ["compiled"], error="signs of zero differ")}),
+           gaps=gaps("TF's XLA runtime, which executes the native module, keeps -0.0 as "
+                     "the running max after a +0.0 where JAX's gives +0.0", ["native"],
+                     error="signs of zero differ")),
     case("associative_cumsum_axis0", lambda x: jnp.cumsum(x, axis=0), rand((4, 3))),
     # 64-bit dtypes
     _exact("cummax_i64", cum(lax.cummax_p, 0), rand((17,), I64, -2**62, 2**62)),

@@ -408,10 +408,10 @@ def call_split_module(module: SplitModule, args_flat: Sequence[tf.Tensor]) -> li
   for step in module.steps:
     ins = [values[s] for s in step.inputs]
     if isinstance(step, _Part):
-      if step.carriers and dims is None:
-        dims = tf_dims.bind_dimension_variables(module.in_avals, module.in_tree, args_flat)
-      assert dims is not None
-      ins += [tf.zeros(tf.stack([dims[c], 0]), tf.int32) for c in step.carriers]
+      if step.carriers:
+        if dims is None:
+          dims = tf_dims.bind_dimension_variables(module.in_avals, module.in_tree, args_flat)
+        ins += [tf.zeros(tf.stack([dims[c], 0]), tf.int32) for c in step.carriers]
       outs = call_module.call_native_module(step.module, ins)
     else:
       outs = step.fn.concrete(list(step.specs))(*ins)

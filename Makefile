@@ -10,7 +10,7 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 PY312 ?= $(shell ls -d $$(pyenv root 2>/dev/null)/versions/3.12.*/bin/python3.12 2>/dev/null | tail -n 1)
 VENV312 ?= .venv312
 
-.PHONY: demo test test-all test-py312 test-all-py312 bench bench-quick install lint format clean
+.PHONY: demo docs test test-all test-py312 test-all-py312 bench bench-quick install lint format clean
 
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,10 @@ bench: $(VENV)/.installed
 
 bench-quick: $(VENV)/.installed
 	$(PY) -m benchmarks.run --quick
+
+# Generated pages: the primitive coverage page, from the case table.
+docs: $(VENV)/.installed
+	$(PY) -m jax2tf.testing.coverage_doc
 
 # Lint (ruff), formatting check (ruff format) and types (mypy), as configured in
 # pyproject.toml; `make format` rewrites what the check would flag.

@@ -173,7 +173,11 @@ def recognise_body(jaxpr) -> str | None:
     return None
   if eqn.outvars[0] is not jaxpr.outvars[0]:
     return None
-  if np.dtype(jaxpr.invars[0].aval.dtype) == np.bool_ and kind in ("sum", "prod"):
+  is_bool = np.dtype(jaxpr.invars[0].aval.dtype) == np.bool_
+  if is_bool and kind in ("sum", "prod"):
+    return None
+  # On integers `or` and `and` are bitwise, not max and min.
+  if not is_bool and eqn.primitive in (lax.or_p, lax.and_p):
     return None
   return kind
 

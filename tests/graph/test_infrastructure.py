@@ -5,8 +5,10 @@ import jax
 import numpy as np
 import pytest
 import tensorflow as tf
+from jax import lax
 from jax.extend import core as jax_core
 
+import jax2tf
 from jax2tf.graph import registry
 from jax2tf.graph.context import RuleContext
 
@@ -65,3 +67,18 @@ def test_tf_dtype_of_a_given_aval_even_if_falsy():
   ctx = RuleContext(None, [], [jax.core.ShapedArray((), np.float32)], env=None)
   assert ctx.tf_dtype() == tf.float32
   assert ctx.tf_dtype(_FalsyAval()) == tf.int32
+
+
+@pytest.mark.parametrize("enable_xla", [True, False])
+def test_generic_reduce_with_bitwise_or_body_on_integers(enable_xla):
+  # An `or` body is max only on bool: on integers it is bitwise (JAX: 1|2|8|5 == 15).
+  def f(x):
+    return lax.reduce(x, np.int32(5), lax.bitwise_or, (0,))
+
+  x = np.array([1, 2, 8], np.int32)
+  f_tf = jax2tf.convert(f, native_serialization=False, enable_xla=enable_xla)
+  if not enable_xla:
+    with pytest.raises(NotImplementedError, match="reduce"):
+      f_tf(x)
+    return
+  np.testing.assert_array_equal(np.asarray(f_tf(x)), np.asarray(jax.jit(f)(x)))

@@ -374,6 +374,11 @@ class Cases(list):
     return c
 
 
+def exact_case(name: str, fun: Callable, *args, **kw) -> Case:
+  """A case whose result JAX computes exactly: compared bit for bit."""
+  return case(name, fun, *args, exact=True, **kw)
+
+
 def fast_representatives(cases: list, names: Iterable[str]) -> list:
   """`cases` with the named exhaustive-tier cases moved to the fast tier.
 

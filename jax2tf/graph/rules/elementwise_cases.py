@@ -42,6 +42,7 @@ from jax2tf.testing.case import (
   V,
   case,
   dtype_name,
+  exact_case,
   fast_representatives,
   gaps,
   rand,
@@ -313,8 +314,7 @@ def _shift_edges(t):
                     200 if info.bits > 8 else 100], t))
 
 
-def _exact(name, fun, *args, **kw):
-  return case(name, fun, *args, exact=True, **kw)
+_exact = exact_case
 
 
 _add_any = core_primitives.add_jaxvals_p.bind

@@ -32,6 +32,7 @@ from jax2tf.testing.case import (
   V,
   case,
   dtype_name,
+  exact_case,
   rand,
   refused,
 )
@@ -39,8 +40,7 @@ from jax2tf.testing.case import (
 CASES = Cases()
 
 
-def _exact(name, fun, *args, **kw):
-  return case(name, fun, *args, exact=True, **kw)
+_exact = exact_case
 
 
 def idx(*values, dtype=I32):

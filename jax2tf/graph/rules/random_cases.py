@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jax2tf.testing.case import U32, Cases, V, case, rand, refused
+from jax2tf.testing.case import U32, Cases, V, case, exact_case, rand, refused
 
 CASES = Cases()
 
@@ -82,8 +82,7 @@ def _in_range(low, high):
   return compare
 
 
-def _exact(name, fun, *args, **kw):
-  return case(name, fun, *args, exact=True, **kw)
+_exact = exact_case
 
 
 CASES += [

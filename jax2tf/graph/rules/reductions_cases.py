@@ -29,6 +29,7 @@ from jax2tf.testing.case import (
   V,
   case,
   dtype_name,
+  exact_case,
   fast_representatives,
   gaps,
   rand,
@@ -130,8 +131,7 @@ def signed_zeros(shape, seed=0, dtype=np.float32):
   return np.where(rng.random(shape) < 0.5, -0.0, 0.0).astype(dtype)
 
 
-def _exact(name, fun, *args, **kw):
-  return case(name, fun, *args, exact=True, **kw)
+_exact = exact_case
 
 
 x34 = rand((3, 4, 5))

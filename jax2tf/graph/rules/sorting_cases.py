@@ -27,15 +27,14 @@ from jax2tf.testing.case import (
   A,
   Cases,
   V,
-  case,
+  exact_case,
   rand,
 )
 
 CASES = Cases()
 
 
-def _exact(name, fun, *args, **kw):
-  return case(name, fun, *args, exact=True, **kw)
+_exact = exact_case
 
 
 # ---------------------------------------------------------------------------

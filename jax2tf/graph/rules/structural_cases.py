@@ -27,16 +27,15 @@ from jax2tf.testing.case import (
   U64,
   A,
   Cases,
-  case,
   dtype_name,
+  exact_case,
   rand,
 )
 
 CASES = Cases()
 
 
-def _exact(name, fun, *args, **kw):
-  return case(name, fun, *args, exact=True, **kw)
+_exact = exact_case
 
 
 CASES += [

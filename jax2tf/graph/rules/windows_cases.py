@@ -24,6 +24,7 @@ from jax2tf.testing.case import (
   A,
   Cases,
   case,
+  exact_case,
   gaps,
   rand,
   refused,
@@ -97,8 +98,7 @@ def rw(init, op, window, strides=None, padding="VALID", base=None, wdil=None):
                                      strides, padding, base, wdil)
 
 
-def _exact(name, fun, *args, **kw):
-  return case(name, fun, *args, exact=True, **kw)
+_exact = exact_case
 
 
 # NumPy inits (not jnp) let JAX recognise the monoid and emit reduce_window_{max,min,sum}.

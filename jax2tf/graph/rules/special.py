@@ -48,6 +48,16 @@ def _erf(x):
   return res
 
 
+def _odd_through_zero(tf_fn):
+  """`tf_fn` for an odd function that is 0 at 0, keeping the sign of a zero
+  argument: TF's Erfinv and BesselI1e kernels give +0.0 for -0.0 outside XLA."""
+
+  def fn(x):
+    return tf.where(tf.equal(x, 0), x, tf_fn(x))
+
+  return fn
+
+
 def _digamma(x):
   res = tf.math.digamma(x)
   if _JAX_012_EDGES:  # XLA's digamma gives -inf at 0 (TF: NaN)
@@ -117,11 +127,11 @@ def _igamma_grad_a(a, x):
 for _p, _fn in [
   (lax.erf_p, _erf),
   (lax.erfc_p, tf.math.erfc),
-  (lax.erf_inv_p, tf.math.erfinv),
+  (lax.erf_inv_p, _odd_through_zero(tf.math.erfinv)),
   (lax.lgamma_p, tf.math.lgamma),
   (lax.digamma_p, _digamma),
   (lax.bessel_i0e_p, tf.math.special.bessel_i0e),
-  (lax.bessel_i1e_p, tf.math.special.bessel_i1e),
+  (lax.bessel_i1e_p, _odd_through_zero(tf.math.special.bessel_i1e)),
   # lax.igamma(a, x) is P(a, x), TF's Igamma(a, x); likewise Q.
   (lax.igamma_p, _igamma),
   (lax.igammac_p, _igammac),

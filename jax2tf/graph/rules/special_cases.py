@@ -23,21 +23,10 @@ from jax2tf.testing.case import (
   V,
   case,
   dtype_name,
-  gaps,
   rand,
 )
 
 CASES = Cases()
-
-# TF's Erfinv and BesselI1e kernels (eager and tf.function; XLA's under
-# jit_compile are right) lose the sign of a zero argument.
-_ERF_INV_ZERO = gaps("graph serialization: TF's Erfinv kernel gives +0.0 for erf_inv(-0.0), "
-                     "JAX -0.0 (eager and tf.function; jit_compile is right)", ["graph"],
-                     ["eager", "graph"], error="signs of zero differ")
-_BESSEL_I1E_ZERO = gaps("graph serialization: TF's BesselI1e kernel gives +0.0 for "
-                        "bessel_i1e(-0.0), JAX -0.0 (eager and tf.function; jit_compile is "
-                        "right)", ["graph"], ["eager", "graph"], error="signs of zero differ")
-_ZERO_SIGN_GAPS = {"erf_inv": _ERF_INV_ZERO, "bessel_i1e": _BESSEL_I1E_ZERO}
 
 # ---------------------------------------------------------------------------
 # Random operands in each function's domain, with specials, per dtype.
@@ -51,12 +40,11 @@ UNARY = [
 ]
 for _n, _f, _lo, _hi, _tol in UNARY:
   CASES.add(f"{_n}_float32", _f, A(4, 6, lo=_lo, hi=_hi), tol=_tol, slow=True)
-  CASES.add(f"{_n}_float32_specials", _f, A(16, lo=_lo, hi=_hi, specials=SPECIALS), tol=_tol,
-            gaps=_ZERO_SIGN_GAPS.get(_n))
+  CASES.add(f"{_n}_float32_specials", _f, A(16, lo=_lo, hi=_hi, specials=SPECIALS), tol=_tol)
   for _dt in (F16, BF16):
     CASES.add(f"{_n}_{dtype_name(_dt)}", _f, A(4, 6, dtype=_dt, lo=_lo, hi=_hi), slow=True)
   CASES.add(f"{_n}_float64", _f, A(4, 6, dtype=F64, lo=_lo, hi=_hi, specials=SPECIALS),
-            tol=(1e-10, 1e-12), slow=True, gaps=_ZERO_SIGN_GAPS.get(_n))
+            tol=(1e-10, 1e-12), slow=True)
 
 BINARY = [
     ("igamma", lax.igamma, A(4, 5, lo=0.5, hi=5), A(4, 5, lo=0.1, hi=6), (1e-4, 1e-5)),
@@ -162,11 +150,11 @@ EDGE = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 30.0, -30.0
 CASES += [
     case("erf_edges", lambda x: (lax.erf(x), lax.erfc(x)), EDGE, tol=(1e-6, 1e-6)),
     case("erf_inv_edges", lax.erf_inv, np.array([-1, 1, 0, -0.0, 1.5, np.nan, 0.999], F32),
-         tol=(1e-5, 1e-5), gaps=_ERF_INV_ZERO),
+         tol=(1e-5, 1e-5)),
     case("lgamma_digamma_poles", lambda x: (lax.lgamma(x), lax.digamma(x)),
          np.array([0.0, -1.0, -2.0, 1.0, 2.0, np.inf, 1e-20], F32), tol=(1e-5, 1e-5)),
     case("bessel_edges", lambda x: (lax.bessel_i0e(x), lax.bessel_i1e(x)), EDGE,
-         tol=(1e-6, 1e-6), gaps=_BESSEL_I1E_ZERO),
+         tol=(1e-6, 1e-6)),
     # JAX's values where a or x is 0, negative, infinite or NaN.
     case("igamma_family_edges",
          lambda a, x: (lax.igamma(a, x), lax.igammac(a, x), lax.igamma_grad_a(a, x)),

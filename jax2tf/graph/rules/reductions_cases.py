@@ -223,3 +223,20 @@ CASES += [
     _exact("xor_u64", red(lax.reduce_xor_p, (0,)), rand((5, 4), U64, 0, 2**63), slow=True),
     case("prod_c128", rprod((0,)), rand((3, 4), C128), tol=(1e-12, 1e-6), slow=True),
 ]
+
+# ---------------------------------------------------------------------------
+# Signed zeros in lax.reduce with a max/min body and an init that is not the
+# identity: the init is combined with the reduced value once, in XLA's order
+# of zeros (-0.0 < +0.0) and with NaN propagating.
+_ZEROS_6x2 = np.array([[-0.0, 0.0], [-0.0, -0.0], [0.0, 0.0], [np.nan, -0.0], [0.0, -1.0],
+                       [-0.0, 1.0]], np.float32)
+CASES += [
+    _exact("zeros_reduce_max_init_pos_zero",
+           lambda x: lax.reduce(x, np.float32(0.0), lax.max, (1,)), _ZEROS_6x2),
+    _exact("zeros_reduce_min_init_neg_zero",
+           lambda x: lax.reduce(x, np.float32(-0.0), lax.min, (1,)), _ZEROS_6x2),
+    _exact("zeros_reduce_max_init_nan",
+           lambda x: lax.reduce(x, np.float32(np.nan), lax.max, (0,)), _ZEROS_6x2),
+    _exact("zeros_reduce_min_init_neg_zero_axis0",
+           lambda x: lax.reduce(x, np.float32(-0.0), lax.min, (0,)), _ZEROS_6x2),
+]

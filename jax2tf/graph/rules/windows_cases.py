@@ -32,6 +32,12 @@ from jax2tf.testing.case import (
 
 CASES = Cases()
 
+# Native serialization: the module is JAX's, but TF's own XLA runs it, and its
+# windowed and cumulative max/min return whichever zero they meet.
+_NATIVE_ZEROS = gaps("TF's XLA runtime, which executes the native module, gives -0.0 "
+                     "for a window holding -0.0 and +0.0 where JAX's gives +0.0 (and the "
+                     "reverse for min)", ["native"], error="signs of zero differ")
+
 # ---------------------------------------------------------------------------
 # Random operands.
 _GENERIC_REFUSED = refused("reduce_window", "a window reduction with a custom body needs "
@@ -262,4 +268,42 @@ CASES += [
     # 64-bit dtypes
     _exact("cummax_i64", cum(lax.cummax_p, 0), rand((17,), I64, -2**62, 2**62)),
     case("cumsum_u64", cum(lax.cumsum_p, 0), rand((17,), U64, 0, 2**63), slow=True),
+]
+
+# ---------------------------------------------------------------------------
+# Signed zeros: XLA orders -0.0 < +0.0 (max of the two is +0.0, min -0.0) and
+# propagates NaN, where TF's Maximum/Minimum/MaxPool return whichever zero they
+# meet and MaxPool skips NaN. Each input puts both orders of the two zeros,
+# zeros beside NaN and zeros beside nonzero numbers in some window.
+_ZEROS_1D = np.array([-0.0, 0.0, -0.0, -0.0, 0.0, 0.0, np.nan, -0.0, 0.0, -1.0, -0.0, 1.0, 0.0,
+                      -0.0], np.float32)
+_ZEROS_NHWC = np.array([[-0.0, -0.0, -0.0, 0.0, 0.0, -0.0],
+                        [-0.0, -0.0, 0.0, -0.0, -0.0, -0.0],
+                        [np.nan, -0.0, -1.0, -0.0, -2.0, -3.0],
+                        [0.0, -0.0, -0.0, -1.0, -4.0, 0.0]], np.float32).reshape(1, 4, 6, 1)
+
+
+def GENERIC_POS_INF(dt):
+  return jnp.array(jnp.inf, dt)
+
+
+_Z16, _Z64 = _ZEROS_1D.astype(F16), _ZEROS_1D.astype(F64)
+_Z = {"gaps": _NATIVE_ZEROS}
+CASES += [
+    _exact("zeros_window_max", rw(NEG_INF, lax.max, (2,), (1,)), _ZEROS_1D, **_Z),
+    _exact("zeros_window_min", rw(POS_INF, lax.min, (3,), (1,)), _ZEROS_1D, **_Z),
+    _exact("zeros_window_max_f16", rw(NEG_INF, lax.max, (2,), (1,)), _Z16, **_Z),
+    _exact("zeros_window_min_f64", rw(POS_INF, lax.min, (2,), (1,)), _Z64, **_Z),
+    _exact("zeros_generic_window_max", rw(GENERIC_NEG_INF, lax.max, (2,), (1,)), _ZEROS_1D, **_Z),
+    _exact("zeros_generic_window_min", rw(GENERIC_POS_INF, lax.min, (3,), (1,)), _ZEROS_1D, **_Z),
+    _exact("zeros_maxpool_valid", rw(NEG_INF, lax.max, (1, 2, 2, 1), (1, 2, 2, 1)),
+           _ZEROS_NHWC, graph_ops=["MaxPool"], **_Z),
+    _exact("zeros_maxpool_overlapping", rw(NEG_INF, lax.max, (1, 2, 2, 1), (1, 1, 1, 1)),
+           _ZEROS_NHWC, **_Z),
+    _exact("zeros_maxpool_same", rw(NEG_INF, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"),
+           _ZEROS_NHWC, **_Z),
+    _exact("zeros_cummax", cum(lax.cummax_p, 0), _ZEROS_1D, **_Z),
+    _exact("zeros_cummin", cum(lax.cummin_p, 0), _ZEROS_1D),
+    _exact("zeros_cummax_reverse", cum(lax.cummax_p, 0, True), _ZEROS_1D),
+    _exact("zeros_cummin_reverse_f16", cum(lax.cummin_p, 0, True), _Z16, **_Z),
 ]

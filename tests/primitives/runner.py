@@ -43,6 +43,24 @@ _ARGS: dict = {}
 _JAX: dict = {}
 _CONVERTED: dict = {}
 
+# A worker runs thousands of cases; the executables JAX and TF's XLA compile
+# for them stay mapped in memory until their functions go, and an exhaustive
+# run then exhausts the process's memory mappings (XLA aborts compiling).
+# Every so many cases the caches are dropped; the columns of the case at hand
+# recompute what they need.
+_FLUSH_EVERY = 200
+_seen: list = []
+
+
+def _flush_now_and_then(case):
+  if _seen and _seen[-1] == case.id:
+    return
+  _seen.append(case.id)
+  if len(_seen) % _FLUSH_EVERY == 0:
+    for cache in (_ARGS, _JAX, _CONVERTED):
+      cache.clear()
+    jax.clear_caches()
+
 
 def _args(case):
   if case.id not in _ARGS:
@@ -128,6 +146,7 @@ def _run_and_compare(case, ser, mode, f_mode, tf_args, args, tol, exact):
 
 
 def run(case, serialization: str, mode: str):
+  _flush_now_and_then(case)
   ser = case_lib.serialization(serialization)
   with x64(case.x64):
     args = _args(case)

@@ -17,6 +17,7 @@ del _tf
 from jax2tf.api import convert
 from jax2tf.call_tf import call_tf
 from jax2tf.dtypes import dtype_of_val
+from jax2tf.lite import to_tflite
 from jax2tf.options import DisabledSafetyCheck
 from jax2tf.shapes import PolyShape, eval_polymorphic_shape
 from jax2tf.sharding import split_to_logical_devices
@@ -29,6 +30,7 @@ __all__ = [
   "dtype_of_val",
   "eval_polymorphic_shape",
   "split_to_logical_devices",
+  "to_tflite",
 ]
 
 __version__ = "0.1.0"

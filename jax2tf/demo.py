@@ -7,8 +7,10 @@ batch-polymorphic shape: native serialization (StableHLO in one XlaCallModule
 op) and graph serialization (ordinary TF ops, one or a few per JAX primitive).
 Both are saved with the parameters as tf.Variables under DIR/native and
 DIR/graph, reloaded in a child process where `import jax` fails, run on
-batches of 1, 8 and 32 images there, and compared with the JAX model. Exits
-non-zero if any result differs.
+batches of 1, 8 and 32 images there, and compared with the JAX model. The
+same model also goes to DIR/cnn.tflite through `jax2tf.to_tflite` (builtin
+TFLite ops only, dynamic batch) and runs on the LiteRT interpreter at the same
+batch sizes. Exits non-zero if any result differs.
 """
 
 import argparse
@@ -184,6 +186,39 @@ def export(model, params, out_root: str, name: str, native: bool, i: int, total:
   }
 
 
+def export_tflite(model, params, out_root: str, inputs: dict, i: int, total: int) -> dict:
+  path = os.path.join(out_root, "cnn.tflite")
+  step(i, total, f"Writing {path} with jax2tf.to_tflite (builtin ops, batch dimension dynamic)")
+  t0 = time.perf_counter()
+  lite_model = jax2tf.to_tflite(
+    model.apply, inputs[1], params=params, polymorphic_shapes=[POLY_SPEC], path=path
+  )
+  convert_s = time.perf_counter() - t0
+  outputs, steady = {}, {}
+  interpreter = jax2tf.lite.runtime.interpreter(lite_model)
+  for b in BATCH_SIZES:
+    outputs[b] = jax2tf.lite.run(lite_model, inputs[b])[0]
+  runner = interpreter.get_signature_runner(jax2tf.lite.runtime.SIGNATURE)
+  name = lite_model.input_names[0]
+  for b in BATCH_SIZES:
+    runner(**{name: inputs[b]})  # resizes and plans for this batch
+    times = []
+    for _ in range(STEADY_STATE_CALLS):
+      t0 = time.perf_counter()
+      runner(**{name: inputs[b]})
+      times.append(time.perf_counter() - t0)
+    steady[b] = float(np.median(times))
+  return {
+    "path": path,
+    "route": lite_model.route,
+    "bytes": len(lite_model),
+    "input": name,
+    "convert_s": convert_s,
+    "outputs": outputs,
+    "steady_s": steady,
+  }
+
+
 def compare(outputs: dict, reference: dict) -> tuple[dict, bool]:
   errors, ok = {}, True
   for b in BATCH_SIZES:
@@ -204,6 +239,8 @@ def print_report(
   jit_steady: float,
   total_s: float,
   ok: bool,
+  lite: dict,
+  lite_errors: dict,
 ) -> None:
   big = max(BATCH_SIZES)
   print()
@@ -254,6 +291,22 @@ def print_report(
       )
     ratio = c["calls"][str(big)]["steady_s"] / jit_steady
     print(f"  steady-state TF / jax.jit at batch {big}: {ratio:.2f}x")
+  print(f"--- TFLite ({lite['path']}), LiteRT interpreter")
+  print(
+    f"  flatbuffer           : {lite['bytes']:,} bytes, route {lite['route']!r} "
+    f"(builtin ops only), input {lite['input']!r} [None, 28, 28, 1]; "
+    f"to_tflite {lite['convert_s']:.1f} s"
+  )
+  print("  max abs error vs JAX (tolerance 1e-5 x max(1, max|logit|))")
+  for b, (err, tol, good) in lite_errors.items():
+    print(
+      f"    batch {b:>3}          : {err:.3e}  (tol {tol:.1e})  {'ok' if good else 'TOO LARGE'}"
+    )
+  for b in BATCH_SIZES:
+    print(f"    LiteRT batch {b:>3}: steady {lite['steady_s'][b] * 1e3:7.3f} ms")
+  print(
+    f"  steady-state LiteRT / jax.jit at batch {big}: {lite['steady_s'][big] / jit_steady:.2f}x"
+  )
   print(
     f"jax.jit batch {big}: first call {jit_first * 1e3:.2f} ms, steady {jit_steady * 1e3:.3f} ms"
   )
@@ -267,7 +320,7 @@ def main(argv=None) -> int:
     "--out", default=DEFAULT_OUT, help=f"folder for the two SavedModels (default {DEFAULT_OUT})"
   )
   args = parser.parse_args(argv)
-  total = 2 + len(SERIALIZATIONS) + 1
+  total = 2 + len(SERIALIZATIONS) + 2
   t_start = time.perf_counter()
 
   step(1, total, "Building the Flax CNN (seed 0)")
@@ -282,13 +335,15 @@ def main(argv=None) -> int:
   with tempfile.TemporaryDirectory(prefix="jax2tf_demo_") as io_dir:
     inputs = make_inputs(io_dir)
     step(
-      total - 1, total, "Reloading and running both in a separate process where `import jax` fails"
+      total - 2, total, "Reloading and running both in a separate process where `import jax` fails"
     )
     child = run_child({name: e["dir"] for name, e in exports.items()}, io_dir)
     outputs = {
       name: {b: np.load(os.path.join(io_dir, f"out_{name}_{b}.npy")) for b in BATCH_SIZES}
       for name in exports
     }
+
+  lite = export_tflite(model, params, args.out, inputs, total - 1, total)
 
   step(total, total, "Comparing with the JAX model")
   big = max(BATCH_SIZES)
@@ -301,8 +356,19 @@ def main(argv=None) -> int:
     errors[name], good = compare(outputs[name], reference)
     ok = ok and good
   ok = ok and exports["graph"]["graph"]["xla_call_module"] == 0
+  lite_errors, lite_ok = compare(lite["outputs"], reference)
+  ok = ok and lite_ok
   print_report(
-    n_params, exports, child, errors, jit_first, jit_steady, time.perf_counter() - t_start, ok
+    n_params,
+    exports,
+    child,
+    errors,
+    jit_first,
+    jit_steady,
+    time.perf_counter() - t_start,
+    ok,
+    lite,
+    lite_errors,
   )
   return 0 if ok else 1
 

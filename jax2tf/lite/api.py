@@ -1,0 +1,266 @@
+"""`to_tflite`: a JAX function to a `.tflite` flatbuffer, checked on LiteRT."""
+
+import logging
+import warnings
+from collections.abc import Callable, Sequence
+
+import jax
+import numpy as np
+
+from jax2tf import artifacts
+from jax2tf.lite import converter, runtime, signature
+
+logger = logging.getLogger("jax2tf.lite")
+
+# Route name -> the options of jax2tf.convert it converts with. The graph
+# route feeds the converter ordinary TF ops; the native route feeds it the
+# StableHLO module inside XlaCallModule, which the converter legalizes.
+ROUTES = {
+  "graph": {"native_serialization": False, "enable_xla": False},
+  "native": {"native_serialization": True},
+}
+AUTO_ORDER = ("graph", "native")
+DEFAULT_TOLERANCE = (1e-4, 1e-4)
+
+# One flatbuffer holds at most 2 GiB (32-bit offsets).
+FLATBUFFER_LIMIT = 2**31
+
+
+class LiteModel(bytes):
+  """The flatbuffer's bytes, with how they were made: `route` ("graph" or
+  "native"), `input_names` (the serving signature's inputs, in the JAX
+  function's order), `quantize`, and `max_error` (the largest absolute
+  difference from `jax.jit` found by the verification, or None)."""
+
+  route: str
+  input_names: tuple
+  quantize: str | None
+  max_error: float | None
+
+  def __new__(cls, content: bytes, **attributes):
+    obj = super().__new__(cls, content)
+    for k, v in attributes.items():
+      setattr(obj, k, v)
+    return obj
+
+
+class VerificationError(AssertionError):
+  """The converted model runs on LiteRT but does not compute what JAX does
+  (or fails to run)."""
+
+
+def _example_inputs(specs, inputs) -> list[np.ndarray]:
+  rng = np.random.default_rng(0)
+  out = []
+  for spec, declared in zip(specs, inputs):
+    if isinstance(spec, np.ndarray) or hasattr(spec, "__array__"):
+      out.append(np.asarray(spec))
+      continue
+    dt = np.dtype(declared.dtype)
+    shape = tuple(spec.shape)
+    if dt == np.bool_:
+      out.append(rng.random(shape) < 0.5)
+    elif dt.kind in "iu":
+      out.append(rng.integers(0, 8, shape).astype(dt))
+    else:
+      out.append(rng.uniform(-1, 1, shape).astype(dt))
+  return out
+
+
+def _param_bytes(params) -> int:
+  return sum(np.asarray(p).nbytes for p in jax.tree_util.tree_leaves(params))
+
+
+def _check_args(route, quantize, representative_dataset, tolerance):
+  if route != "auto" and route not in ROUTES:
+    raise ValueError(f"route: expected 'auto', 'graph' or 'native', got {route!r}")
+  if quantize not in converter.QUANTIZATIONS:
+    raise ValueError(f"quantize: expected one of {converter.QUANTIZATIONS}, got {quantize!r}")
+  if quantize == "int8" and representative_dataset is None:
+    raise ValueError(
+      "quantize='int8' needs representative_dataset: a callable returning an iterable "
+      "of input samples (one array per input each), from which the converter "
+      "calibrates the activations' ranges"
+    )
+  if quantize != "int8" and representative_dataset is not None:
+    raise ValueError(f"representative_dataset is only used with quantize='int8', got {quantize=}")
+  if len(tolerance) != 2:
+    raise ValueError(f"tolerance: expected (rtol, atol), got {tolerance!r}")
+
+
+def _max_error(expected, actual, tolerance, route) -> float:
+  if len(expected) != len(actual):
+    raise VerificationError(
+      f"route {route!r}: {len(actual)} outputs on LiteRT, JAX has {len(expected)}"
+    )
+  rtol, atol = tolerance
+  worst = 0.0
+  for i, (e, a) in enumerate(zip(expected, actual)):
+    e = np.asarray(e)
+    if e.shape != a.shape or e.dtype != a.dtype:
+      raise VerificationError(
+        f"route {route!r}: output {i} is {a.dtype}{list(a.shape)} on LiteRT, "
+        f"{e.dtype}{list(e.shape)} in JAX"
+      )
+    if e.dtype.kind not in "fc":
+      bad = np.count_nonzero(e != a)
+      if bad:
+        raise VerificationError(f"route {route!r}: output {i} differs from JAX at {bad} positions")
+      continue
+    e64, a64 = e.astype(np.float64), a.astype(np.float64)
+    same_nan = np.array_equal(np.isnan(e64), np.isnan(a64))
+    finite = np.isfinite(e64)
+    if not same_nan or not np.array_equal(
+      e64[~finite & ~np.isnan(e64)], a64[~finite & ~np.isnan(e64)]
+    ):
+      raise VerificationError(f"route {route!r}: output {i}: NaN or infinities differ from JAX")
+    if finite.any():
+      diff = np.abs(e64[finite] - a64[finite])
+      worst = max(worst, float(diff.max()))
+      limit = atol + rtol * np.abs(e64[finite])
+      if (diff > limit).any():
+        raise VerificationError(
+          f"route {route!r}: output {i} differs from JAX by up to {diff.max():.3g} "
+          f"(tolerance rtol={rtol}, atol={atol})"
+        )
+  return worst
+
+
+def _one_route(
+  fun,
+  specs,
+  route,
+  params,
+  polymorphic_shapes,
+  allow_flex,
+  quantize,
+  representative_dataset,
+  verify,
+  tolerance,
+) -> LiteModel:
+  traced = signature.trace(
+    fun, specs, params=params, polymorphic_shapes=polymorphic_shapes, convert_options=ROUTES[route]
+  )
+  content = converter.convert_traced(
+    traced,
+    specs,
+    route=route,
+    allow_flex=allow_flex,
+    quantize=quantize,
+    representative_dataset=representative_dataset,
+  )
+  max_error = None
+  if verify:
+    args = _example_inputs(specs, traced.inputs)
+    try:
+      actual = runtime.run(content, *args, input_names=[i.name for i in traced.inputs])
+    except RuntimeError as e:
+      raise VerificationError(f"route {route!r}: LiteRT fails to run the model: {e}") from e
+    expected = [np.asarray(x) for x in jax.tree_util.tree_leaves(jax.jit(traced.jax_fun)(*args))]
+    if quantize is None:
+      max_error = _max_error(expected, actual, tolerance, route)
+    else:
+      # Quantized numbers differ from JAX's by design; the shapes and dtypes
+      # must still agree. Accuracy is judged on data (docs/tflite.md).
+      _max_error(expected, actual, (np.inf, np.inf), route)
+  return LiteModel(
+    content,
+    route=route,
+    input_names=tuple(i.name for i in traced.inputs),
+    quantize=quantize,
+    max_error=max_error,
+  )
+
+
+def to_tflite(
+  fun: Callable,
+  *input_specs,
+  params=None,
+  polymorphic_shapes: Sequence | str | None = None,
+  route: str = "auto",
+  quantize: str | None = None,
+  representative_dataset: Callable | None = None,
+  allow_flex: bool = False,
+  verify: bool = True,
+  tolerance: tuple = DEFAULT_TOLERANCE,
+  path=None,
+) -> LiteModel:
+  """A TFLite / LiteRT flatbuffer computing what `fun` computes.
+
+  Args:
+    fun: a JAX function of arrays; called as `fun(params, *inputs)` when
+      `params` is given, else `fun(*inputs)`. Results may be a pytree of
+      arrays: the model's outputs are its leaves, `output_0`, `output_1`, ...
+    *input_specs: one per input, an array (also used as the verification
+      input) or a `jax.ShapeDtypeStruct`. The serving signature names them
+      after `fun`'s parameters.
+    params: a pytree of arrays, stored as the model's weights.
+    polymorphic_shapes: one shape spec per input (as in `jax2tf.convert`);
+      polymorphic dimensions become dynamic in the model
+      (`resize_tensor_input` on LiteRT).
+    route: "graph" (graph serialization with enable_xla=False: ordinary TF
+      ops), "native" (the StableHLO module, legalized by the converter), or
+      "auto": the first of graph, native that converts and verifies.
+    quantize: None, "float16" (weights), "dynamic_int8" (weights, with
+      activations quantized at run time) or "int8" (weights and activations,
+      calibrated on `representative_dataset`; inputs and outputs stay float).
+    representative_dataset: for quantize="int8", a callable returning an
+      iterable of samples, each a list with one array per input.
+    allow_flex: also allow TF ops through the Flex delegate (SELECT_TF_OPS),
+      which the app must then link; builtin TFLite ops only by default.
+    verify: run the model on LiteRT (`ai-edge-litert`) on the inputs given as
+      arrays (random values for ShapeDtypeStructs) and compare with `jax.jit`.
+    tolerance: (rtol, atol) of that comparison, for float outputs.
+    path: also write the flatbuffer there, atomically.
+
+  Returns:
+    The flatbuffer (a `bytes`), as a `LiteModel` that also says which route
+    it took.
+
+  Raises:
+    TFLiteConversionError: no route converts with the allowed ops; the
+      message names the JAX primitive, the TF op and the remedies.
+  """
+  _check_args(route, quantize, representative_dataset, tuple(tolerance))
+  if params is not None and _param_bytes(params) >= FLATBUFFER_LIMIT:
+    raise ValueError(
+      f"params: {_param_bytes(params) / 2**30:.2f} GiB of parameters do not fit in one TFLite "
+      f"flatbuffer, which holds at most {FLATBUFFER_LIMIT / 2**30:.0f} GiB"
+    )
+  if allow_flex:
+    warnings.warn(
+      "to_tflite(allow_flex=True): the model may contain TF ops that only the Flex "
+      "delegate runs; an app loading it must link the Flex delegate "
+      "(tensorflow-lite-select-tf-ops), which adds several MB",
+      stacklevel=2,
+    )
+  routes = AUTO_ORDER if route == "auto" else (route,)
+  failures = []
+  for r in routes:
+    try:
+      model = _one_route(
+        fun,
+        input_specs,
+        r,
+        params,
+        polymorphic_shapes,
+        allow_flex,
+        quantize,
+        representative_dataset,
+        verify,
+        tolerance,
+      )
+    except (converter.TFLiteConversionError, VerificationError) as e:
+      if route != "auto":
+        raise
+      logger.info("to_tflite: route %r failed: %s", r, e)
+      failures.append((r, e))
+      continue
+    logger.info("to_tflite: route %r converted%s", r, " and verified" if verify else "")
+    if path is not None:
+      artifacts.write_atomically(path, bytes(model))
+    return model
+  details = "\n\n".join(f"[{r}] {e}" for r, e in failures)
+  raise converter.TFLiteConversionError(
+    f"to_tflite: no route converts and verifies with the allowed ops:\n\n{details}"
+  )

@@ -1,0 +1,198 @@
+"""TF's TFLite converter on a traced function, and its refusals in JAX's terms.
+
+The converter names the TF ops that TFLite has no builtin kernel for; the
+graph serialization puts every TF op under a name scope named after the JAX
+primitive it lowers, so a refusal can name the primitive (and, from the
+jaxpr, the line of user code that applied it).
+"""
+
+import collections
+import os
+import re
+import warnings
+
+import jax
+import tensorflow as tf
+
+from jax2tf.lite.signature import Traced
+
+QUANTIZATIONS = (None, "float16", "dynamic_int8", "int8")
+
+# A converter message names refused ops as `'tf.Name'`, `tf.Name(` or in
+# lists "Flex ops: FlexName, ..." / "Custom ops: Name, ...".
+_TF_OP = re.compile(r"\btf\.([A-Z]\w*)")
+_OP_LISTS = re.compile(r"(?:Flex|Custom|TF Select) ops: ([\w, ]+)")
+
+
+class TFLiteConversionError(NotImplementedError):
+  """TF's TFLite converter refused the function (see the message for the
+  JAX primitive, the TF op and the remedies)."""
+
+
+def _node_defs(concrete):
+  graph_def = concrete.graph.as_graph_def()
+  yield from graph_def.node
+  for fn in graph_def.library.function:
+    yield from fn.node_def
+
+
+def primitives_of_ops(concrete, op_types, primitive_names) -> dict[str, list[str]]:
+  """{TF op type: [JAX primitive names]}: for each node of a refused type, the
+  innermost enclosing name scope that is a primitive of the function."""
+  found: dict[str, list[str]] = collections.defaultdict(list)
+  for node in _node_defs(concrete):
+    if node.op not in op_types:
+      continue
+    scopes = [re.sub(r"_\d+$", "", scope) for scope in node.name.split("/")[:-1]]
+    # The innermost enclosing primitive; else (ops that an inner jaxpr of a
+    # rule emits, such as the PRNG's) the innermost scope that names one.
+    named = [s for s in scopes if s in primitive_names] or [
+      s for s in scopes if s and not s.startswith(("jax2tf", "while", "cond", "PartitionedCall"))
+    ]
+    if named and named[-1] not in found[node.op]:
+      found[node.op].append(named[-1])
+  return dict(found)
+
+
+def _user_line(eqn) -> str | None:
+  """file:line of the innermost frame outside JAX and jax2tf, if JAX kept one."""
+  traceback = getattr(eqn.source_info, "traceback", None)
+  for frame in getattr(traceback, "frames", ()) or ():
+    path = frame.file_name
+    parts = path.replace("\\", "/").split("/")
+    if "jax" in parts or "jax2tf" in parts or "jaxlib" in parts or path.startswith("<"):
+      continue
+    return f"{os.path.basename(path)}:{frame.line_num}"
+  return None
+
+
+def primitive_lines(jax_fun, specs) -> dict[str, list[str]]:
+  """{primitive name: lines of user code applying it} over `jax_fun`'s jaxpr,
+  nested jaxprs included (an empty list where JAX kept no user frame)."""
+  try:
+    closed = jax.make_jaxpr(jax_fun)(*specs)
+  except Exception:  # pylint: disable=broad-except
+    return {}
+  found: dict[str, list[str]] = {}
+
+  def inner_jaxprs(value):
+    if hasattr(value, "eqns"):
+      yield value
+    elif hasattr(getattr(value, "jaxpr", None), "eqns"):
+      yield value.jaxpr
+    elif isinstance(value, (tuple, list)):
+      for v in value:
+        yield from inner_jaxprs(v)
+
+  def walk(jaxpr):
+    for eqn in jaxpr.eqns:
+      lines = found.setdefault(str(eqn.primitive), [])
+      line = _user_line(eqn)
+      if line and line not in lines:
+        lines.append(line)
+      for value in eqn.params.values():
+        for inner in inner_jaxprs(value):
+          walk(inner)
+
+  walk(closed.jaxpr)
+  return found
+
+
+def refused_ops(message: str) -> list[str]:
+  ops: list[str] = []
+  for listed in _OP_LISTS.findall(message):
+    for name in listed.split(","):
+      name = name.strip()
+      if name.startswith("Flex"):
+        name = name[len("Flex") :]
+      if name and name not in ops:
+        ops.append(name)
+  for name in _TF_OP.findall(message):
+    if name not in ops and not name.startswith("Xla") and name != "Identity":
+      ops.append(name)
+  return ops
+
+
+def explain(error: Exception, traced: Traced, specs, route: str, allow_flex: bool) -> str:
+  """The converter's refusal as a message about the JAX function."""
+  message = str(error)
+  concrete = traced.function.get_concrete_function()
+  ops = refused_ops(message)
+  applied = primitive_lines(traced.jax_fun, specs)
+  origins = primitives_of_ops(concrete, set(ops), set(applied))
+  lines = []
+  for op in ops:
+    primitives = origins.get(op, [])
+    if not primitives:
+      continue
+    where = []
+    for p in primitives:
+      at = applied.get(p, [])
+      where.append(p + (f" (at {', '.join(at[:3])})" if at else ""))
+    lines.append(f"TF op {op}, emitted for the JAX primitive {' / '.join(where)}")
+  if lines:
+    what = "TFLite has no builtin kernel for:\n  " + "\n  ".join(lines)
+  else:
+    errors = []
+    for line in message.splitlines():
+      if "error:" in line:
+        text = line[line.index("error:") + len("error:") :].strip()
+        if text and text not in errors:
+          errors.append(text)
+    detail = "\n  ".join(errors[:6]) or "\n  ".join(message.strip().splitlines()[-6:])
+    what = f"TF's TFLite converter failed:\n  {detail}"
+  remedies = ["route='native'" if route == "graph" else "route='graph'"]
+  if not allow_flex:
+    remedies.append("allow_flex=True (the app then needs the Flex delegate)")
+  remedies.append("native serialization to a SavedModel for TF Serving, which runs every op")
+  return f"to_tflite (route {route!r}): {what}\nRemedies: " + "; ".join(remedies) + "."
+
+
+def _representative(dataset, names):
+  # By name: the calibrator's positional order is that of the flatbuffer's
+  # input tensors, which is not the function's.
+  def gen():
+    for sample in dataset():
+      if not isinstance(sample, dict):
+        sample = dict(zip(names, sample if isinstance(sample, (list, tuple)) else [sample]))
+      yield {k: tf.constant(v) for k, v in sample.items()}
+
+  return gen
+
+
+def convert_traced(
+  traced: Traced,
+  specs,
+  *,
+  route: str,
+  allow_flex: bool,
+  quantize: str | None,
+  representative_dataset=None,
+) -> bytes:
+  concrete = traced.function.get_concrete_function()
+  converter = tf.lite.TFLiteConverter.from_concrete_functions([concrete], traced.module)
+  ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+  if quantize == "int8":
+    ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8, tf.lite.OpsSet.TFLITE_BUILTINS]
+  if allow_flex:
+    ops.append(tf.lite.OpsSet.SELECT_TF_OPS)
+  converter.target_spec.supported_ops = ops
+  if quantize is not None:
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+  if quantize == "float16":
+    converter.target_spec.supported_types = [tf.float16]
+  if quantize == "int8":
+    converter.representative_dataset = _representative(
+      representative_dataset, [i.name for i in traced.inputs]
+    )
+  try:
+    with warnings.catch_warnings():
+      # The converter warns about its own deprecated internals on every call,
+      # and its int8 calibrator runs TF's deprecated tf.lite.Interpreter.
+      warnings.simplefilter("ignore", DeprecationWarning)
+      warnings.filterwarnings("ignore", "(?s).*tf.lite.Interpreter is deprecated", UserWarning)
+      return converter.convert()
+  except Exception as e:  # pylint: disable=broad-except
+    if type(e).__name__ != "ConverterError":
+      raise
+    raise TFLiteConversionError(explain(e, traced, specs, route, allow_flex)) from e

@@ -1,0 +1,63 @@
+"""Running a `.tflite` model on the LiteRT interpreter (`ai-edge-litert`)."""
+
+import numpy as np
+
+from jax2tf.lite.signature import output_index
+
+SIGNATURE = "serving_default"
+
+
+def _litert():
+  try:
+    from ai_edge_litert import interpreter  # pylint: disable=import-outside-toplevel
+  except ModuleNotFoundError as e:
+    raise ImportError(
+      "running a .tflite model needs the LiteRT interpreter: "
+      'pip install "jax2tf[tflite]" (the ai-edge-litert package)'
+    ) from e
+  return interpreter
+
+
+def interpreter(model: bytes, num_threads: int | None = None):
+  litert = _litert()
+  return litert.Interpreter(model_content=bytes(model), num_threads=num_threads)
+
+
+def run(model: bytes, *args, input_names=None, num_threads: int | None = None, **named):
+  """The model's outputs, as a list in the order of JAX's flattened result.
+
+  Inputs go by name (`run(model, x=..., y=...)`), or positionally in the JAX
+  function's order: that order is `input_names`, else the `input_names` of a
+  `LiteModel` from `to_tflite` (a flatbuffer's signature lists its inputs by
+  name only, so a model read from a file with several inputs needs names).
+  Polymorphic dimensions take the sizes of the inputs.
+  """
+  runner = interpreter(model, num_threads).get_signature_runner(SIGNATURE)
+  details = runner.get_input_details()
+  if args:
+    order = input_names if input_names is not None else getattr(model, "input_names", None)
+    if order is None and len(details) == 1:
+      order = tuple(details)
+    if order is None:
+      raise TypeError(
+        f"the model has inputs {sorted(details)}; pass them by name, or give input_names "
+        "for positional inputs"
+      )
+    if len(order) != len(args):
+      raise TypeError(f"the model takes {len(order)} inputs ({', '.join(order)}), got {len(args)}")
+    named = {**dict(zip(order, args)), **named}
+  missing = set(details) - set(named)
+  unknown = set(named) - set(details)
+  if missing or unknown:
+    raise TypeError(
+      f"the model's inputs are {sorted(details)}; missing {sorted(missing)}, unknown {sorted(unknown)}"
+    )
+  feed = {}
+  for name, arg in named.items():
+    want = np.dtype(details[name]["dtype"])
+    arg = np.asarray(arg)
+    if arg.dtype != want:
+      raise TypeError(f"input {name!r}: the model takes {want}, got {arg.dtype}")
+    feed[name] = arg
+  outputs = runner(**feed)
+  return [np.asarray(outputs[k]) for k in sorted(outputs, key=output_index)]

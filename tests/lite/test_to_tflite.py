@@ -1,0 +1,192 @@
+"""jax2tf.to_tflite: routes, signatures, dynamic shapes, refusals, files, quantization."""
+
+import os
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+
+import jax2tf
+from jax2tf import lite
+
+
+def mlp(params, images, scale):
+  h = jax.nn.relu(images @ params["w1"] + params["b1"])
+  return (h @ params["w2"] + params["b2"]) * scale
+
+
+def _params(seed=0):
+  rng = np.random.default_rng(seed)
+  return {
+    "w1": rng.normal(size=(6, 16)).astype(np.float32) / 3,
+    "b1": rng.normal(size=(16,)).astype(np.float32),
+    "w2": rng.normal(size=(16, 3)).astype(np.float32) / 4,
+    "b2": rng.normal(size=(3,)).astype(np.float32),
+  }
+
+
+def _inputs(batch, seed=1):
+  rng = np.random.default_rng(seed)
+  return rng.normal(size=(batch, 6)).astype(np.float32), np.float32(1.5)
+
+
+@pytest.fixture(scope="module")
+def mlp_model():
+  params = _params()
+  return params, jax2tf.to_tflite(
+    mlp, *_inputs(4), params=params, polymorphic_shapes=["(b, 6)", None]
+  )
+
+
+def test_graph_route_keeps_names_and_matches_jax_at_two_batch_sizes(mlp_model):
+  params, model = mlp_model
+  assert isinstance(model, bytes) and model.route == "graph"
+  assert model.input_names == ("images", "scale")
+  assert model.max_error is not None and model.max_error < 1e-4
+  for batch in (1, 9):
+    images, scale = _inputs(batch, seed=batch)
+    (got,) = lite.run(model, images, scale)
+    want = np.asarray(jax.jit(mlp)(params, images, scale))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    # By name too, as an app would call the signature.
+    (by_name,) = lite.run(bytes(model), images=images, scale=scale)
+    np.testing.assert_array_equal(by_name, got)
+
+
+def test_positional_inputs_of_plain_bytes_need_names(mlp_model):
+  _, model = mlp_model
+  with pytest.raises(TypeError, match="pass them by name"):
+    lite.run(bytes(model), *_inputs(2))
+
+
+def test_pytree_results_are_flattened_in_jax_order():
+  def f(x):
+    return {"b": x * 2, "a": (jnp.sum(x), x - 1)}
+
+  x = np.arange(6, dtype=np.float32).reshape(2, 3)
+  model = jax2tf.to_tflite(f, x)
+  want = jax.tree_util.tree_leaves(jax.jit(f)(x))
+  got = lite.run(model, x)
+  assert len(got) == len(want)
+  for g, w in zip(got, want):
+    np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def test_path_is_written_atomically(tmp_path):
+  path = tmp_path / "model.tflite"
+  model = jax2tf.to_tflite(lambda x: jnp.sin(x) * 2, np.ones((3,), np.float32), path=path)
+  assert path.read_bytes() == bytes(model)
+  # A refused conversion leaves the previous file as it was, and no temporary.
+  with pytest.raises(lite.TFLiteConversionError):
+    jax2tf.to_tflite(lambda x: lax.igamma(x, x), np.ones((3,), np.float32), route="graph",
+                     path=path)
+  assert path.read_bytes() == bytes(model)
+  assert os.listdir(tmp_path) == ["model.tflite"]
+
+
+def test_refusal_names_primitive_tf_op_line_and_remedies():
+  def f(a, x):
+    return lax.igamma(a, x)  # the line the error must point at
+
+  ones = np.ones((3,), np.float32)
+  with pytest.raises(lite.TFLiteConversionError) as info:
+    jax2tf.to_tflite(f, ones, ones, route="graph")
+  message = str(info.value)
+  assert "TF op Igamma" in message and "JAX primitive igamma" in message, message
+  assert "test_to_tflite.py:" in message, message
+  assert "allow_flex=True" in message and "route='native'" in message, message
+
+
+def test_auto_route_falls_back_to_native_and_says_so():
+  # TF's Igamma has no TFLite kernel; JAX's own decomposition of igamma in
+  # the StableHLO module legalizes to builtins.
+  a, x = np.full((3,), 2.0, np.float32), np.array([0.5, 1.0, 3.0], np.float32)
+  model = jax2tf.to_tflite(lax.igamma, a, x)
+  assert model.route == "native"
+  (got,) = lite.run(model, a, x)
+  np.testing.assert_allclose(got, jax.jit(lax.igamma)(a, x), rtol=1e-5)
+
+
+def test_auto_route_reports_every_route_when_none_works():
+  x = np.eye(3, dtype=np.float32)
+  with pytest.raises(lite.TFLiteConversionError) as info:
+    jax2tf.to_tflite(lambda x: jnp.linalg.eigh(x)[0], x)
+  assert "[graph]" in str(info.value) and "[native]" in str(info.value)
+
+
+def test_allow_flex_warns_that_the_app_needs_the_flex_delegate():
+  with pytest.warns(UserWarning, match="Flex delegate"):
+    jax2tf.to_tflite(lambda x: x + 1, np.ones((2,), np.float32), allow_flex=True)
+
+
+def test_builtin_only_by_default_emits_no_warning():
+  with warnings.catch_warnings():
+    warnings.simplefilter("error", UserWarning)
+    jax2tf.to_tflite(lambda x: x + 1, np.ones((2,), np.float32))
+
+
+@pytest.mark.parametrize(
+  "kwargs, match",
+  [
+    ({"route": "xla"}, "route: expected 'auto', 'graph' or 'native', got 'xla'"),
+    ({"quantize": "int4"}, "quantize: expected one of"),
+    ({"quantize": "int8"}, "quantize='int8' needs representative_dataset"),
+    ({"representative_dataset": lambda: []}, "only used with quantize='int8'"),
+    ({"polymorphic_shapes": ["(b,)", "(b,)"]}, "polymorphic_shapes: expected one entry per"),
+    ({"tolerance": (1e-3,)}, r"tolerance: expected \(rtol, atol\)"),
+  ],
+)
+def test_bad_arguments_are_named(kwargs, match):
+  with pytest.raises(ValueError, match=match):
+    jax2tf.to_tflite(lambda x: x + 1, np.ones((2,), np.float32), **kwargs)
+
+
+def test_input_spec_of_wrong_type_is_named():
+  with pytest.raises(TypeError, match=r"input_specs\[1\]: expected an array or a "
+                     "jax.ShapeDtypeStruct, got dict"):
+    jax2tf.to_tflite(lambda x, y: x, np.ones((2,), np.float32), {"a": 1})
+
+
+def test_shape_dtype_struct_specs_verify_on_random_inputs():
+  spec = jax.ShapeDtypeStruct((2, 5), np.float32)
+  model = jax2tf.to_tflite(lambda x: jnp.tanh(x) @ jnp.ones((5, 2), np.float32), spec)
+  assert model.max_error is not None
+
+
+def test_parameters_beyond_one_flatbuffer_fail_before_any_work():
+  # A broadcast view reports 2 GiB without holding it.
+  huge = {"w": np.broadcast_to(np.float32(0), (2**29 + 1,))}
+  with pytest.raises(ValueError, match=r"params: 2.00 GiB .* at most 2 GiB"):
+    jax2tf.to_tflite(lambda p, x: x + p["w"][0], np.ones((2,), np.float32), params=huge)
+
+
+@pytest.mark.parametrize("quantize, shrink", [("float16", 0.6), ("dynamic_int8", 0.4)])
+def test_weight_quantization_shrinks_and_stays_close(quantize, shrink):
+  rng = np.random.default_rng(0)
+  params = {"w": rng.normal(size=(256, 256)).astype(np.float32) / 16}
+  x = rng.normal(size=(4, 256)).astype(np.float32)
+  f = lambda p, x: jnp.tanh(x @ p["w"])  # noqa: E731
+  full = jax2tf.to_tflite(f, x, params=params)
+  small = jax2tf.to_tflite(f, x, params=params, quantize=quantize)
+  assert small.quantize == quantize and small.max_error is None
+  assert len(small) < shrink * len(full), (len(small), len(full))
+  (got,) = lite.run(small, x)
+  want = np.asarray(jax.jit(f)(params, x))
+  assert np.max(np.abs(got - want)) < 0.05
+
+
+def test_full_int8_calibrates_on_the_representative_dataset():
+  params = _params()
+  samples = [_inputs(1, seed=s) for s in range(20)]
+  model = jax2tf.to_tflite(mlp, *_inputs(1), params=params, quantize="int8",
+                           representative_dataset=lambda: samples)
+  images, scale = _inputs(1, seed=99)
+  (got,) = lite.run(model, images, scale)
+  want = np.asarray(jax.jit(mlp)(params, images, scale))
+  assert got.dtype == np.float32
+  # int8 activations: within a few quantization steps of the output range.
+  assert np.max(np.abs(got - want)) < 0.1 * max(1.0, np.max(np.abs(want))), (got, want)
+

@@ -211,9 +211,13 @@ def _combine(is_max: bool, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
   if not x.dtype.is_floating:
     return tf.maximum(x, y) if is_max else tf.minimum(x, y)
   if is_max and is_positive_zero_scalar(y):
-    # max(x, 0.0), i.e. relu: TF's Relu propagates NaN like XLA; only its
-    # relu(-0.0) == -0.0 needs correcting.
-    return tf.where(tf.equal(x, 0), tf.zeros_like(x), tf.nn.relu(x))
+    # max(x, 0.0), i.e. relu: TF's (and TFLite's) Relu propagates NaN like
+    # XLA; only its relu(-0.0) == -0.0 needs correcting. The select reads
+    # nothing but Relu's result, so the TFLite converter still fuses the Relu
+    # into a preceding FullyConnected or Conv2D. (Abs would be one op, but
+    # XLA drops an Abs of a Relu, and its Relu keeps -0.0.)
+    r = tf.nn.relu(x)
+    return tf.where(tf.equal(r, 0), tf.zeros([], r.dtype), r)
   return _pick(is_max, x, y)
 
 

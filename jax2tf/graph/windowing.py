@@ -53,6 +53,16 @@ def pad_or_crop(ctx, x, shape, pads, value=0):
       tf_pads = tf.reshape(sem.stack_dims([p for pair in tf_pads for p in pair]), [-1, 2])
     x = tf.pad(x, tf_pads, constant_values=_scalar(value, x.dtype))
     shape = [d + lo + hi for d, (lo, hi) in zip(shape, pads)]
+  # Padding or cropping by computed amounts leaves TF's shape inference (and
+  # the TFLite converter's) no static dimension, not even those known here
+  # (channels, say), which TFLite's CONV_2D needs static. A Reshape to the
+  # shape with those as constants restores them (EnsureShape would too, but
+  # TFLite has no kernel for it).
+  static = [d if isinstance(d, int) else None for d in shape]
+  if x.shape.rank is not None and any(
+    s is not None and d is None for s, d in zip(static, x.shape.as_list())
+  ):
+    x = tf.reshape(x, ctx.shape(shape))
   return x, shape
 
 
@@ -245,3 +255,21 @@ def _float_extremum_of(pieces, is_max: bool):
   if res is None:
     return None
   return sem.fix_extremum_zeros_and_nans(res, is_max, zero_found=zero_found, nan_found=nan_found)
+
+
+def average_pool_of(x, divisor):
+  """The AvgPool behind `x`, when `x` is a window sum that pooling rules
+  built as AvgPool * n and `divisor` is n: the division of a sum pool by its
+  window size (Flax's avg_pool) is then the AvgPool itself, one TF op (and
+  one TFLite AVERAGE_POOL_2D) instead of three. Else None. Graph mode only:
+  eager tensors keep no producing op."""
+  op = getattr(x, "op", None)
+  if op is None or tf.executing_eagerly() or op.type != "Mul":
+    return None
+  pooled, scale = op.inputs
+  if pooled.op.type != "AvgPool":
+    return None
+  n, d = tf.get_static_value(scale), tf.get_static_value(divisor)
+  if n is None or d is None or np.size(n) != 1 or np.size(d) != 1:
+    return None
+  return pooled if float(n) == float(np.reshape(d, ())) else None

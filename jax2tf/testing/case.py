@@ -42,7 +42,12 @@ class Serialization:
   parent: str | None = None  # whose refusals and gaps hold here too
   graph: bool = False  # one TF op per primitive: the graph is checked
   xla_ops: bool = True  # may emit Xla* TF ops
+  modes: tuple[str, ...] = ()  # where the result runs; default TF_MODES
 
+
+# eager: the converted function called directly; graph: inside tf.function;
+# compiled: inside tf.function(jit_compile=True).
+TF_MODES = ("eager", "graph", "compiled")
 
 SERIALIZATIONS = (
   Serialization(
@@ -67,21 +72,44 @@ SERIALIZATIONS = (
     graph=True,
     xla_ops=False,
   ),
+  # jax2tf.to_tflite(route="graph"): the graph_no_xla function through TF's
+  # TFLite converter with builtin ops only, run on the LiteRT interpreter.
+  Serialization(
+    "tflite",
+    "TFLite (LiteRT)",
+    types.MappingProxyType({"route": "graph"}),
+    ("native serialization", "enable_xla=True", "allow_flex=True", "route='native'"),
+    parent="graph_no_xla",
+    xla_ops=False,
+    modes=("litert",),
+  ),
+  # jax2tf.to_tflite(route="native"): the StableHLO module, legalized by the
+  # converter, on LiteRT.
+  Serialization(
+    "tflite_native",
+    "TFLite (LiteRT), native route",
+    types.MappingProxyType({"route": "native"}),
+    ("native_serialization=False", "allow_flex=True", "route='graph'"),
+    parent="native",
+    modes=("litert",),
+  ),
 )
 SERIALIZATION_NAMES = tuple(s.name for s in SERIALIZATIONS)
 _BY_NAME = {s.name: s for s in SERIALIZATIONS}
-
-# eager: the converted function called directly; graph: inside tf.function;
-# compiled: inside tf.function(jit_compile=True).
-TF_MODES = ("eager", "graph", "compiled")
-
-COLUMNS = tuple((s, m) for s in SERIALIZATION_NAMES for m in TF_MODES)
 
 
 def serialization(name: str) -> Serialization:
   if name not in _BY_NAME:
     raise ValueError(f"unknown serialization {name!r}; the columns are {SERIALIZATION_NAMES}")
   return _BY_NAME[name]
+
+
+def modes_of(name: str) -> tuple[str, ...]:
+  """Where a serialization's result runs: the TF modes, or its own runtime."""
+  return serialization(name).modes or TF_MODES
+
+
+COLUMNS = tuple((s, m) for s in SERIALIZATION_NAMES for m in modes_of(s))
 
 
 def lineage(name: str) -> tuple[str, ...]:
@@ -240,7 +268,12 @@ class Gap:
 
   why: str
   tol: tuple | None = None
-  error: str = ""
+  error: str = ""  # or CRASHES: the runtime dies running it
+
+
+# A Gap's error for a case that kills the runtime's process: the runner
+# checks that it still does, in a child process.
+CRASHES = "crashes LiteRT"
 
 
 def refused(primitive: str, reason: str, *serializations: str) -> dict:
@@ -252,13 +285,18 @@ def refused(primitive: str, reason: str, *serializations: str) -> dict:
 def gaps(
   why: str,
   serializations: Iterable[str],
-  modes: Iterable[str] = TF_MODES,
+  modes: Iterable[str] | None = None,
   *,
   tol=None,
   error: str = "",
 ) -> dict:
-  """{(serialization, mode): Gap} for every pair."""
-  return {(s, m): Gap(why, tol, error) for s in serializations for m in modes}
+  """{(serialization, mode): Gap} for every pair; by default every mode of
+  each serialization that has it (TF modes, or the serialization's runtime)."""
+  return {
+    (s, m): Gap(why, tol, error)
+    for s in serializations
+    for m in (modes_of(s) if modes is None else [m for m in modes if m in modes_of(s)])
+  }
 
 
 # --------------------------------------------------------------------------
@@ -275,7 +313,9 @@ class Case:
   compare: Callable | None = None  # compare(args, expected, actual, tol) for the non-unique
   refuse: Mapping[str, Refusal] = dataclasses.field(default_factory=dict)
   gaps: Mapping[tuple, Gap] = dataclasses.field(default_factory=dict)
-  graph_ops: tuple = ()  # TF op types the graph serializations must emit
+  # TF op types the graph serializations must emit: a tuple for all of them,
+  # or {serialization: tuple} where the flavours differ.
+  graph_ops: Any = ()
   polymorphic_shapes: tuple | None = None
   x64: bool = False
   slow: bool = False  # exhaustive tier only
@@ -292,10 +332,20 @@ class Case:
     return None
 
   def gap(self, serialization_name: str, mode: str) -> Gap | None:
+    # A parent's gaps hold only in the modes the two share: a runtime of its
+    # own (LiteRT) has kernels of its own.
     for s in lineage(serialization_name):
       if (s, mode) in self.gaps:
         return self.gaps[(s, mode)]
     return None
+
+  def graph_ops_in(self, serialization_name: str) -> tuple:
+    if not isinstance(self.graph_ops, Mapping):
+      return self.graph_ops
+    for s in lineage(serialization_name):
+      if s in self.graph_ops:
+        return self.graph_ops[s]
+    return ()
 
   def make_args(self) -> list:
     rng = np.random.default_rng(zlib.crc32(self.name.encode()))
@@ -358,7 +408,9 @@ def case(
     compare,
     refuse,
     gaps,
-    tuple(graph_ops),
+    {k: tuple(v) for k, v in graph_ops.items()}
+    if isinstance(graph_ops, Mapping)
+    else tuple(graph_ops),
     polymorphic_shapes,
     bool(x64),
     bool(slow),
@@ -377,6 +429,43 @@ class Cases(list):
 def exact_case(name: str, fun: Callable, *args, **kw) -> Case:
   """A case whose result JAX computes exactly: compared bit for bit."""
   return case(name, fun, *args, exact=True, **kw)
+
+
+def in_column(
+  cases: list,
+  serialization_name: str,
+  *,
+  no_kernel: Mapping[tuple[str, str], Iterable[str]] = types.MappingProxyType({}),
+  gaps: Mapping[tuple[str, str], Iterable[str]] = types.MappingProxyType({}),
+) -> list:
+  """`cases` with their refusals and gaps in a deployment column.
+
+  no_kernel: {(JAX primitive, TF op): case names}: the runtime has no kernel
+    for the TF op that the primitive's rule emits, and conversion refuses it.
+  gaps: {(why, error): case names}: the case runs there but fails with an
+    error matching `error` (a runtime kernel that differs from XLA's).
+  """
+  ser = serialization(serialization_name)
+  refusals: dict[str, Refusal] = {}
+  for (primitive, op), names in no_kernel.items():
+    for name in names:
+      refusals[name] = Refusal(primitive, f"no {ser.title} kernel for the TF op {op}")
+  column_gaps: dict[str, Gap] = {}
+  for (why, error), names in gaps.items():
+    for name in names:
+      column_gaps[name] = Gap(why, None, error)
+  unknown = (set(refusals) | set(column_gaps)) - {c.name for c in cases}
+  assert not unknown, f"{serialization_name} expectations name no case: {sorted(unknown)}"
+  out = []
+  for c in cases:
+    refuse, case_gaps = dict(c.refuse), dict(c.gaps)
+    if c.name in refusals:
+      refuse[ser.name] = refusals[c.name]
+    if c.name in column_gaps:
+      for mode in modes_of(ser.name):
+        case_gaps[(ser.name, mode)] = column_gaps[c.name]
+    out.append(dataclasses.replace(c, refuse=refuse, gaps=case_gaps))
+  return out
 
 
 def fast_representatives(cases: list, names: Iterable[str]) -> list:

@@ -56,14 +56,14 @@ def _refusals(cases) -> list:
 
 
 def _gaps(cases) -> list:
-  lines = ["| case | serialization | TF modes | effect | why |", "|---|---|---|---|---|"]
+  lines = ["| case | serialization | modes | effect | why |", "|---|---|---|---|---|"]
   for c in cases:
     grouped = collections.defaultdict(list)  # one row per serialization and gap
     for (s, m), g in c.gaps.items():
       grouped[(s, g)].append(m)
     for (s, g), modes in grouped.items():
       effect = f"tolerance {g.tol[0]:g} / {g.tol[1]:g}" if g.tol else "fails"
-      modes = [m for m in case_lib.TF_MODES if m in modes]
+      modes = [m for m in case_lib.modes_of(s) if m in modes]
       lines.append(f"| {c.id} | {_TITLES[s]} | {', '.join(modes)} | {effect} | {g.why} |")
   return lines
 
@@ -87,7 +87,9 @@ def render() -> str:
     "with NaN, infinities and signed zeros where they matter. "
     "`tests/primitives/test_cases.py` runs every case in every column: converted with "
     "each serialization (" + ", ".join(_TITLES.values()) + ") and run in TF eager, "
-    "`tf.function` and `tf.function(jit_compile=True)`. In a column a case either matches "
+    "`tf.function` and `tf.function(jit_compile=True)`, or, for TFLite, written by "
+    '`jax2tf.to_tflite(route="graph")` with builtin ops only and run on the LiteRT '
+    "interpreter. In a column a case either matches "
     "`jax.jit` on the same inputs (same shapes and dtypes; NaN at the same places, the same "
     "infinities, the same signs of zero; bit for bit where JAX's result is exact, else "
     "within a tolerance; decompositions up to their non-uniqueness), or is refused "

@@ -10,7 +10,10 @@ the column must fail with the gap's error, so that a fix shows up.
 """
 
 import contextlib
+import pathlib
 import re
+import subprocess
+import sys
 
 import jax
 import numpy as np
@@ -18,9 +21,12 @@ import pytest
 import tensorflow as tf
 
 import jax2tf
+from jax2tf import lite
 from jax2tf.testing import case as case_lib
 from jax2tf.testing import compare
 from tests import tf_modes
+
+_ROOT = pathlib.Path(__file__).parents[2]
 
 
 def x64(enabled: bool):
@@ -102,17 +108,18 @@ def _jax_rejects(case, args):
   return None
 
 
-def _check_refusal(case, serialization, refusal, f_mode, tf_args, args):
+def _check_refusal(case, serialization, refusal, attempt, args):
+  """`attempt()` (convert and run) must fail as `refusal` says."""
   jax_error = _jax_rejects(case, args)
   if jax_error is not None:
     # Some JAX versions refuse already when tracing; conversion must then
     # fail with JAX's own error.
     first_line = str(jax_error).splitlines()[0]
     with pytest.raises(type(jax_error), match=re.escape(first_line)):
-      f_mode(*tf_args)
+      attempt()
     return
   with pytest.raises(NotImplementedError) as info:
-    f_mode(*tf_args)
+    attempt()
   message = str(info.value)
   assert refusal.primitive in message, (
       f"{case.id}: the refusal under {serialization} names no '{refusal.primitive}': {message}")
@@ -126,7 +133,7 @@ def _check_graph(case, ser, f_graph, tf_args):
               else f_graph.get_concrete_function(*tf_args))
   ops = tf_modes.graph_op_types(concrete)
   assert "XlaCallModule" not in ops, f"{case.id}: {ser.name} serialization emitted XlaCallModule"
-  missing = set(case.graph_ops) - ops
+  missing = set(case.graph_ops_in(ser.name)) - ops
   assert not missing, f"{case.id}: the graph lacks {sorted(missing)}; it has {sorted(ops)}"
   if not ser.xla_ops:
     xla_ops = sorted(op for op in ops if op.startswith("Xla"))
@@ -145,9 +152,81 @@ def _run_and_compare(case, ser, mode, f_mode, tf_args, args, tol, exact):
     _check_graph(case, ser, f_mode, tf_args)
 
 
+def _tflite_model(case, ser, args):
+  key = (case.id, ser.name)
+  if key not in _CONVERTED:
+    fun = case.fun
+    _CONVERTED[key] = jax2tf.to_tflite(lambda *xs: fun(*xs), *args,
+                                       polymorphic_shapes=case.polymorphic_shapes,
+                                       verify=False, **ser.options)
+  return _CONVERTED[key]
+
+
+def _run_litert(case, ser, args):
+  """The case through jax2tf.to_tflite, run on the LiteRT interpreter."""
+  def attempt():
+    outputs = lite.run(_tflite_model(case, ser, args), *args)
+    # In the structure of JAX's result, as the TF columns return it.
+    return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(_jax_result(case)), outputs)
+
+  refusal = case.refusal(ser.name)
+  if refusal is not None:
+    _check_refusal(case, ser.name, refusal, attempt, args)
+    return
+  where = f"{case.id} [{ser.name}]"
+
+  def check(tol, exact):
+    actual = attempt()
+    expected = _jax_result(case)
+    if case.compare is not None:
+      case.compare(args, expected, actual, tol or (1e-5, 1e-5))
+    else:
+      compare.assert_same(expected, actual, tol=tol, exact=exact, where=where)
+
+  gap = case.gap(ser.name, "litert")
+  if gap is not None and gap.error == case_lib.CRASHES:
+    _assert_crashes_in_child(case, ser)
+  elif gap is not None and gap.tol is None:
+    with pytest.raises(Exception, match=gap.error):
+      check(case.tol, case.exact)
+  elif gap is not None:
+    check(gap.tol, False)
+  else:
+    check(case.tol, case.exact)
+
+
+def _assert_crashes_in_child(case, ser):
+  """A known crash of the runtime, pinned: a child process that runs the
+  case must die of it (a fix makes this fail, and the gap gets removed)."""
+  code = (
+    "import sys; from jax2tf.testing import collect; from tests.primitives import runner; "
+    f"case = {{c.id: c for c in collect.all_cases()}}[{case.id!r}]; "
+    f"runner.run_once_in_child(case, {ser.name!r}); sys.exit(0)"
+  )
+  proc = subprocess.run([sys.executable, "-c", code], cwd=_ROOT, capture_output=True, text=True,
+                        timeout=600)
+  assert proc.returncode < 0, (
+    f"{case.id} [{ser.name}]: pinned as crashing the runtime, but the child exited with "
+    f"{proc.returncode}: {proc.stderr[-2000:]}")
+
+
+def run_once_in_child(case, serialization: str):
+  ser = case_lib.serialization(serialization)
+  with x64(case.x64):
+    args = _args(case)
+    try:
+      lite.run(_tflite_model(case, ser, args), *args)
+    except Exception:  # pylint: disable=broad-except
+      pass  # an error is no crash: the parent sees exit status 0
+
+
 def run(case, serialization: str, mode: str):
   _flush_now_and_then(case)
   ser = case_lib.serialization(serialization)
+  if mode == "litert":
+    with x64(case.x64):
+      _run_litert(case, ser, _args(case))
+    return
   with x64(case.x64):
     args = _args(case)
     f_mode = _in_mode(case, _converted(case, serialization), mode, args)
@@ -156,7 +235,7 @@ def run(case, serialization: str, mode: str):
     tf_args = [tf.constant(a) for a in args]
     refusal = case.refusal(serialization)
     if refusal is not None:
-      _check_refusal(case, serialization, refusal, f_mode, tf_args, args)
+      _check_refusal(case, serialization, refusal, lambda: f_mode(*tf_args), args)
       return
     gap = case.gap(serialization, mode)
     if gap is not None and gap.tol is None:

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jax2tf.testing.case import I32, A, Cases, V, case, gaps, rand, refused
+from jax2tf.testing.case import I32, A, Cases, V, case, gaps, in_column, rand, refused
 
 CASES = Cases()
 
@@ -195,3 +195,47 @@ CASES += [
          gaps=gaps("JAX has no CPU lowering without a CPU branch (jax.jit fails too)",
                    ["native"], error="platform_index")),
 ]
+
+# ---------------------------------------------------------------------------
+# TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
+# and cases LiteRT runs differently from XLA. Recorded from a run of the
+# column; a fix shows up as a failing case to take out of here.
+_TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
+    ('cond', 'StatelessCase'): [
+        'switch', 'switch_3', 'switch_4_branches_idx-1', 'switch_4_branches_idx0',
+        'switch_4_branches_idx1', 'switch_4_branches_idx5', 'switch_6_branches_idx-1',
+        'switch_6_branches_idx0', 'switch_6_branches_idx1', 'switch_6_branches_idx5',
+        'switch_clamped_high', 'switch_clamped_low'
+    ],
+}
+_TFLITE_GAPS = {  # (why, error): cases
+    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
+     'Invalid\\ tensor\\ size\\.'): [
+        'scan_zero_length'
+    ],
+}
+CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
+                     gaps=_TFLITE_GAPS)
+
+# ---------------------------------------------------------------------------
+# TFLite (LiteRT), native route: cases whose TF ops TFLite has no builtin kernel for,
+# and cases LiteRT runs differently from XLA. Recorded from a run of the
+# column; a fix shows up as a failing case to take out of here.
+_TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
+}
+_TFLITE_NATIVE_GAPS = {  # (why, error): cases
+    ("LiteRT fails to run it (NotImplementedError: MLIR translation rule for primitive 'platform_index(platform)",
+     "MLIR\\ translation\\ rule\\ for\\ primitive\\ 'platform_inde"): [
+        'platform_dependent_without_cpu'
+    ],
+    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
+     'Invalid\\ tensor\\ size\\.'): [
+        'scan_zero_length'
+    ],
+    ('the converter fails on it',
+     "TF's TFLite converter failed"): [
+        'grad_scan_poly', 'scan_multi', 'scan_poly_length', 'scan_poly_length_reverse'
+    ],
+}
+CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
+                     gaps=_TFLITE_NATIVE_GAPS)

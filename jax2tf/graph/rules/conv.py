@@ -233,16 +233,41 @@ class _Conv:
     )
     return res
 
+  def _is_tf_same(self, shape) -> bool:
+    """Whether the padding is what TF's padding="SAME" gives for this input:
+    then the convolution pads itself, one op (and one TFLite CONV_2D) where
+    Pad + VALID would be two."""
+    for n, k, s, d, (lo, hi) in zip(
+      shape[1:-1], self.rhs_shape[: self.nsp], self.strides, self.rhs_dilation, self.padding
+    ):
+      if not (isinstance(k, int) and isinstance(lo, int) and isinstance(hi, int)):
+        return False
+      effective = (k - 1) * d + 1
+      if s == 1:
+        total = effective - 1
+      elif isinstance(n, int):
+        total = max((-(-n // s) - 1) * s + effective - n, 0)
+      else:
+        return False  # TF's SAME depends on the (here symbolic) size
+      if (lo, hi) != (total // 2, total - total // 2):
+        return False
+    return True
+
   def _plain(self, x, w, shape=None):
     ctx = self.ctx
-    x, _ = windowing.pad_or_crop(ctx, x, self.lhs_shape if shape is None else shape, self._pads())
+    shape = self.lhs_shape if shape is None else shape
     strides, dil = self.strides, self.rhs_dilation
     both = any(s > 1 for s in strides) and any(d > 1 for d in dil)
+    padding = "VALID"
+    if not both and any(p != (0, 0) for p in map(tuple, self.padding)) and self._is_tf_same(shape):
+      padding = "SAME"
+    else:
+      x, _ = windowing.pad_or_crop(ctx, x, shape, self._pads())
     conv_strides = [1] * self.nsp if both else strides
     if self.nsp == 2:
-      res = tf.nn.conv2d(x, w, [1, *conv_strides, 1], "VALID", dilations=[1, *dil, 1])
+      res = tf.nn.conv2d(x, w, [1, *conv_strides, 1], padding, dilations=[1, *dil, 1])
     else:
-      res = tf.nn.convolution(x, w, conv_strides, "VALID", dilations=dil)
+      res = tf.nn.convolution(x, w, conv_strides, padding, dilations=dil)
     if both:
       res = res[(slice(None),) + tuple(slice(None, None, s) for s in strides)]
     return res

@@ -14,6 +14,7 @@ from jax2tf.testing.case import (
   Cases,
   case,
   fast_representatives,
+  in_column,
   rand,
   refused,
 )
@@ -169,3 +170,71 @@ CASES += [
     case("conv_c128_grouped", conv(groups=2), rand((1, 5, 5, 4), C128),
          rand((3, 3, 2, 2), C128, seed=1), tol=(1e-10, 1e-10), slow=True),
 ]
+
+# ---------------------------------------------------------------------------
+# TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
+# and cases LiteRT runs differently from XLA. Recorded from a run of the
+# column; a fix shows up as a failing case to take out of here.
+_TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
+    ('conv_general_dilated', 'AddV2'): [
+        'conv_c128_grouped'
+    ],
+    ('conv_general_dilated', 'Complex'): [
+        'conv_c64'
+    ],
+    ('conv_general_dilated', 'Conv2D'): [
+        'conv_f64', 'conv_float64'
+    ],
+    ('conv_general_dilated', 'PadV2'): [
+        'conv3d_grouped_lhs_dil', 'poly_conv_lhs_dil_3d'
+    ],
+}
+_TFLITE_GAPS = {  # (why, error): cases
+}
+CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
+                     gaps=_TFLITE_GAPS)
+
+# ---------------------------------------------------------------------------
+# TFLite (LiteRT), native route: cases whose TF ops TFLite has no builtin kernel for,
+# and cases LiteRT runs differently from XLA. Recorded from a run of the
+# column; a fix shows up as a failing case to take out of here.
+_TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
+}
+_TFLITE_NATIVE_GAPS = {  # (why, error): cases
+    ('LiteRT fails to run it (RuntimeError: tflite/kernels/transpose_conv.cc:# SizeOfDimension(output, #)',
+     'tflite/kernels/transpose_conv\\.cc:\\d+\\ SizeOfDimensi'): [
+        'poly_conv_transposed'
+    ],
+    ('LiteRT fails to run it (RuntimeError: tflite/kernels/transpose_conv.cc:# computed_input_height != )',
+     'tflite/kernels/transpose_conv\\.cc:\\d+\\ computed_inpu'): [
+        'conv_transpose'
+    ],
+    ("LiteRT's kernels differ from XLA's: shape",
+     'shape'): [
+        'conv_grouped_lhs_dil'
+    ],
+    ('the converter fails on it',
+     "TF's TFLite converter failed"): [
+        'conv3d_grouped_lhs_dil', 'conv_c64', 'poly_conv_lhs_dil_3d',
+        'poly_conv_spatial_same_strided'
+    ],
+    ('the converter has no builtin lowering for mhlo.convolution',
+     "TF's TFLite converter failed"): [
+        'conv_dilated', 'conv_lhs_dil_strided', 'conv_transposed', 'conv_transposed_big_pad'
+    ],
+    ('the converter has no builtin lowering for tfl.add',
+     "TF's TFLite converter failed"): [
+        'conv_c128_grouped'
+    ],
+    ('the converter has no builtin lowering for tfl.conv_2d',
+     "TF's TFLite converter failed"): [
+        'conv_batch_group', 'conv_batch_groups', 'conv_i32', 'conv_i8_pref_i32'
+    ],
+    ('the converter has no builtin lowering for tfl.transpose',
+     "TF's TFLite converter failed"): [
+        'conv_bf16', 'conv_bf16_pref_f32', 'conv_bfloat16', 'conv_f16', 'conv_f64',
+        'conv_float64', 'conv_preferred_f32_bf16'
+    ],
+}
+CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
+                     gaps=_TFLITE_NATIVE_GAPS)

@@ -18,6 +18,7 @@ from jax2tf.testing.case import (
   V,
   case,
   fast_representatives,
+  in_column,
   rand,
 )
 
@@ -124,3 +125,61 @@ CASES += [
     case("matmul_u64", dot(MATMUL), rand((3, 4), np.uint64, 0, 2**40),
          rand((4, 5), np.uint64, 0, 2**40, seed=1), slow=True),
 ]
+
+# ---------------------------------------------------------------------------
+# TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
+# and cases LiteRT runs differently from XLA. Recorded from a run of the
+# column; a fix shows up as a failing case to take out of here.
+_TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
+    ('dot_general', 'BatchMatMulV2'): [
+        'matmul_u32'
+    ],
+    ('dot_general', 'Cast'): [
+        'matmul_u64'
+    ],
+    ('dot_general', 'Einsum'): [
+        'vecvec_f32'
+    ],
+    ('dot_general', 'MatMul'): [
+        'dot_complex64', 'dot_float64', 'dot_general_int8_preferred_int32', 'dot_int32',
+        'matmul_bool', 'matmul_c64', 'matmul_f64', 'matmul_i16', 'matmul_i32', 'matmul_i64',
+        'matmul_i8_pref_i32', 'matmul_i8_wraps', 'matmul_u16', 'matmul_u8'
+    ],
+    ('ragged_dot_general', 'UpperBound'): [
+        'ragged_dot', 'ragged_dot_short_groups'
+    ],
+}
+_TFLITE_GAPS = {  # (why, error): cases
+}
+CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
+                     gaps=_TFLITE_GAPS)
+
+# ---------------------------------------------------------------------------
+# TFLite (LiteRT), native route: cases whose TF ops TFLite has no builtin kernel for,
+# and cases LiteRT runs differently from XLA. Recorded from a run of the
+# column; a fix shows up as a failing case to take out of here.
+_TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
+}
+_TFLITE_NATIVE_GAPS = {  # (why, error): cases
+    ('LiteRT fails to run it (RuntimeError: tflite/kernels/fully_connected.cc:# input->dims->data[input-)',
+     'tflite/kernels/fully_connected\\.cc:\\d+\\ input\\->dims\\-'): [
+        'einsum'
+    ],
+    ("LiteRT's kernels differ from XLA's: values differ",
+     'values\\ differ'): [
+        'dot_general_batch_contract_multi', 'multi_contract_f32'
+    ],
+    ('the converter fails on it',
+     "TF's TFLite converter failed"): [
+        'dot_product_attention'
+    ],
+    ('the converter has no builtin lowering for tfl.batch_matmul',
+     "TF's TFLite converter failed"): [
+        'dot_complex64', 'dot_float16', 'dot_float64', 'dot_general_preferred_f32',
+        'dot_int32', 'matmul_bf16', 'matmul_bf16_pref_f32', 'matmul_bool', 'matmul_c64',
+        'matmul_f16', 'matmul_f64', 'matmul_i16', 'matmul_i32', 'matmul_i64',
+        'matmul_i8_wraps', 'matmul_u16', 'matmul_u32', 'matmul_u64', 'matmul_u8'
+    ],
+}
+CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
+                     gaps=_TFLITE_NATIVE_GAPS)

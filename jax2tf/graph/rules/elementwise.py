@@ -28,6 +28,7 @@ from jax import lax
 from jax.extend.core import primitives as core_primitives
 
 from jax2tf.graph import semantics as sem
+from jax2tf.graph import windowing
 from jax2tf.graph.registry import register
 
 # ---------------------------------------------------------------------------
@@ -63,16 +64,44 @@ for _p, _fn in [
   register(_p)(_math_with_accuracy(_fn))
 
 for _p, _fn in [
-  (lax.asin_p, tf.asin),
   (lax.acos_p, tf.acos),
-  (lax.atan_p, tf.atan),
   (lax.sinh_p, tf.sinh),
-  (lax.cosh_p, tf.cosh),
   (lax.asinh_p, tf.asinh),
   (lax.acosh_p, tf.acosh),
   (lax.atanh_p, tf.atanh),
 ]:
   register(_p)(lambda ctx, x, _fn=_fn: sem.in_f32(_fn, x))
+
+
+# Without XLA the graph feeds the TFLite and TF.js converters, which lack
+# Atan, Asin and Cosh kernels: real floats take a formulation in ops they
+# have (Atan2, Sqrt, Exp), exact at zeros, infinities and NaN.
+def _atan_portable(x):
+  return tf.math.atan2(x, tf.ones_like(x))
+
+
+def _asin_portable(x):
+  one = tf.ones_like(x)
+  return tf.math.atan2(x, tf.sqrt((one - x) * (one + x)))
+
+
+def _cosh_portable(x):
+  # e^|x| / 2 as e^(|x| - log 2), so that it overflows where cosh does.
+  a = tf.abs(x)
+  return tf.exp(a - np.log(2.0).astype(a.dtype.as_numpy_dtype)) + 0.5 * tf.exp(-a)
+
+
+def _portable_without_xla(tf_fn, portable_fn):
+  def rule(ctx, x):
+    use_portable = not ctx.enable_xla and sem.is_float(x.dtype)
+    return sem.in_f32(portable_fn if use_portable else tf_fn, x)
+
+  return rule
+
+
+register(lax.atan_p)(_portable_without_xla(tf.atan, _atan_portable))
+register(lax.asin_p)(_portable_without_xla(tf.asin, _asin_portable))
+register(lax.cosh_p)(_portable_without_xla(tf.cosh, _cosh_portable))
 
 for _p, _fn in [
   (lax.floor_p, tf.floor),
@@ -281,7 +310,8 @@ def _wrapping_neg(x):
 @register(lax.div_p)
 def _div(ctx, x, y):
   if not sem.is_int(x.dtype):
-    return tf.math.truediv(x, y)
+    pooled = windowing.average_pool_of(x, y)
+    return pooled if pooled is not None else tf.math.truediv(x, y)
   # XLA: integer division rounds toward zero, x / 0 is -1 (all bits set) and
   # INT_MIN / -1 wraps to INT_MIN. TF's kernel fails on 0 and traps on -1.
   safe, is_zero, is_minus_one = _safe_int_divisor(x, y)
@@ -292,15 +322,27 @@ def _div(ctx, x, y):
   return tf.where(is_zero, all_ones, q)
 
 
+def _fmod_portable(x, y):
+  # TruncateMod has no TFLite or TF.js kernel; FloorMod has. On |x| and |y|
+  # the two agree, and exactly: fmod takes the sign of x (of -0.0 too).
+  r = tf.math.floormod(tf.abs(x), tf.abs(y))
+  return tf.where(sem.is_negative(x), -r, r)
+
+
 @register(lax.rem_p)
 def _rem(ctx, x, y):
   if sem.is_float(x.dtype):
     # fmod is exact, so computing a float16/bfloat16 one in float32 is too.
-    return sem.in_f32(tf.truncatemod, x, y)
+    return sem.in_f32(tf.truncatemod if ctx.enable_xla else _fmod_portable, x, y)
   # XLA: the remainder takes the sign of x, x % 0 is x, INT_MIN % -1 is 0.
   safe, is_zero, _ = _safe_int_divisor(x, y)
-  if x.dtype in (tf.int32, tf.int64):
+  if x.dtype in (tf.int32, tf.int64) and ctx.enable_xla:
     r = tf.truncatemod(x, safe)
+  elif x.dtype in (tf.int32, tf.int64):
+    # FloorMod, then the truncated remainder's sign (that of x); |r| < |y|,
+    # so r - y cannot overflow.
+    r = tf.math.floormod(x, safe)
+    r = tf.where(tf.logical_and(tf.not_equal(r, 0), tf.not_equal(r < 0, x < 0)), r - safe, r)
   else:  # no TruncateMod kernel for these; the identity wraps correctly
     r = tf.subtract(x, tf.multiply(tf.truncatediv(x, safe), safe))
   return tf.where(is_zero, x, r)
@@ -366,11 +408,17 @@ def _complex(ctx, x, y):
 # Comparisons and logic.
 
 
+_NARROW_INTS = (tf.int8, tf.uint8, tf.int16, tf.uint16)
+
+
 def _compare(tf_fn, ordered: bool):
   def rule(ctx, x, y):
-    if ordered and x.dtype == tf.bool:
-      # TF's ordered comparisons have no bool kernel; False < True as in XLA.
-      x, y = tf.cast(x, tf.uint8), tf.cast(y, tf.uint8)
+    # TF's ordered comparisons have no bool kernel (False < True, as in XLA),
+    # and TFLite's comparisons of 8- and 16-bit integers are meant for
+    # quantized tensors (uint8 equality crashes its interpreter): int32
+    # holds all of them exactly.
+    if (ordered and x.dtype == tf.bool) or (not ctx.enable_xla and x.dtype in _NARROW_INTS):
+      x, y = tf.cast(x, tf.int32), tf.cast(y, tf.int32)
     return tf_fn(x, y)
 
   return rule

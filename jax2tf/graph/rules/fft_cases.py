@@ -4,7 +4,18 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jax2tf.testing.case import C64, C128, F16, F64, A, Cases, case, fast_representatives, rand
+from jax2tf.testing.case import (
+  C64,
+  C128,
+  F16,
+  F64,
+  A,
+  Cases,
+  case,
+  fast_representatives,
+  in_column,
+  rand,
+)
 
 CASES = Cases()
 
@@ -42,3 +53,65 @@ CASES += [
     case("fft_c128_f64", all_ffts, rand((4, 5, 6), C128), rand((4, 5, 6), F64, seed=1),
          tol=(1e-12, 1e-12)),
 ]
+
+# ---------------------------------------------------------------------------
+# TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
+# and cases LiteRT runs differently from XLA. Recorded from a run of the
+# column; a fix shows up as a failing case to take out of here.
+_TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
+    ('fft', 'FFT'): [
+        'fft', 'fft_all_types_c64', 'fft_c128_f64', 'fft_complex128'
+    ],
+    ('fft', 'FFT2D'): [
+        'fft2', 'poly_fft_batch'
+    ],
+    ('fft', 'IFFT'): [
+        'ifft'
+    ],
+    ('fft', 'IRFFT'): [
+        'irfft'
+    ],
+    ('fft', 'RFFT3D'): [
+        'rfftn_3d'
+    ],
+}
+_TFLITE_GAPS = {  # (why, error): cases
+    ('LiteRT fails to run it (RuntimeError: ./tflite/kernels/internal/reshape_utils.h num_input_elements)',
+     '\\./tflite/kernels/internal/reshape_utils\\.h\\ num_inpu'): [
+        'fft_jnp_c64_f16_input'
+    ],
+    ('LiteRT fails to run it (RuntimeError: tflite/kernels/rfft#d.cc:# IsPowerOfTwo(fft_length_data[#]) )',
+     'tflite/kernels/rfft\\d+d\\.cc:\\d+\\ IsPowerOfTwo\\(fft_leng'): [
+        'rfft'
+    ],
+}
+CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
+                     gaps=_TFLITE_GAPS)
+
+# ---------------------------------------------------------------------------
+# TFLite (LiteRT), native route: cases whose TF ops TFLite has no builtin kernel for,
+# and cases LiteRT runs differently from XLA. Recorded from a run of the
+# column; a fix shows up as a failing case to take out of here.
+_TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
+}
+_TFLITE_NATIVE_GAPS = {  # (why, error): cases
+    ('LiteRT fails to run it (RuntimeError: tflite/kernels/rfft#d.cc:# IsPowerOfTwo(fft_length_data[#]) )',
+     'tflite/kernels/rfft\\d+d\\.cc:\\d+\\ IsPowerOfTwo\\(fft_leng'): [
+        'rfft'
+    ],
+    ('the converter fails on it',
+     "TF's TFLite converter failed"): [
+        'fft', 'fft2', 'fft_complex128', 'fft_jnp_c64_f16_input', 'ifft', 'irfft',
+        'poly_fft_batch', 'rfftn_3d'
+    ],
+    ('the converter has no builtin lowering for tfl.rfft2d',
+     "TF's TFLite converter failed"): [
+        'fft_c128_f64'
+    ],
+    ('the converter has no builtin lowering for tfl.transpose',
+     "TF's TFLite converter failed"): [
+        'fft_all_types_c64'
+    ],
+}
+CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
+                     gaps=_TFLITE_NATIVE_GAPS)

@@ -33,6 +33,7 @@ from jax2tf.testing.case import (
   case,
   dtype_name,
   exact_case,
+  in_column,
   rand,
   refused,
 )
@@ -292,3 +293,190 @@ CASES += _dtype_cases([F32, I32], slow=True)
 with jax.enable_x64(True):
   CASES += _tiered(_dtype_cases([F64, I64, U64], I64, x64=True),
                    ("gather_", "dus_", "at_set_", "take_fill_"))
+
+# ---------------------------------------------------------------------------
+# TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
+# and cases LiteRT runs differently from XLA. Recorded from a run of the
+# column; a fix shows up as a failing case to take out of here.
+_TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
+    ('add', 'AddV2'): [
+        'at_add_bfloat16', 'at_add_complex64', 'at_add_float16', 'at_add_float64',
+        'at_add_int8', 'at_add_uint8', 'dynamic_slice_int8_index'
+    ],
+    ('broadcast_in_dim', 'BroadcastTo'): [
+        'at_max_bfloat16', 'at_max_float16', 'at_max_float64', 'at_max_uint16',
+        'at_max_uint64', 'at_mul_bfloat16', 'at_mul_float16', 'at_mul_float64',
+        'at_mul_uint16', 'at_mul_uint64', 'at_set_bfloat16', 'at_set_float16',
+        'at_set_float64', 'at_set_uint16', 'at_set_uint64'
+    ],
+    ('dynamic_update_slice', 'Pad'): [
+        'dus_bfloat16', 'dus_complex64', 'dus_float16', 'dus_float64', 'dus_int16',
+        'dus_int8', 'dus_uint16', 'dus_uint32', 'dus_uint64', 'dus_uint8'
+    ],
+    ('gather', 'GatherV2'): [
+        'gather_bfloat16', 'gather_complex64', 'gather_float16', 'gather_float64',
+        'gather_uint16', 'gather_uint32', 'gather_uint64', 'take_fill_bfloat16',
+        'take_fill_complex64', 'take_fill_float16', 'take_fill_float64', 'take_fill_uint16',
+        'take_fill_uint32', 'take_fill_uint64'
+    ],
+    ('scatter', 'ConcatV2'): [
+        'at_mul_complex64', 'at_set_complex', 'at_set_complex64'
+    ],
+    ('scatter', 'Mul'): [
+        'at_mul_int8', 'at_mul_uint8'
+    ],
+    ('scatter', 'TensorScatterMax'): [
+        'at_max_float32', 'at_max_int32', 'at_max_int64', 'at_max_int8', 'at_max_nan',
+        'at_max_uint32', 'at_max_uint8', 'at_min', 'at_min_nan', 'scatter_max',
+        'scatter_max_int32', 'scatter_max_nan', 'scatter_min'
+    ],
+    ('scatter', 'TensorScatterMin'): [
+        'at_min_int', 'scatter_min_int32'
+    ],
+    ('scatter', 'TensorScatterSub'): [
+        'scatter_sub'
+    ],
+    ('scatter', 'TensorScatterUpdate'): [
+        'at_set_int8', 'at_set_uint32', 'at_set_uint8'
+    ],
+    ('scatter', 'UnsortedSegmentProd'): [
+        'at_mul_int64', 'at_mul_uint32'
+    ],
+    ('select_n', 'SelectV2'): [
+        'at_get_fill_uint8', 'take_fill_uint8'
+    ],
+    ('slice', 'Slice'): [
+        'at_add_int16', 'at_max_int16', 'at_mul_int16', 'at_set_int16',
+        'dynamic_slice_bfloat16', 'dynamic_slice_complex64', 'dynamic_slice_float16',
+        'dynamic_slice_float64', 'dynamic_slice_int16', 'dynamic_slice_uint16',
+        'dynamic_slice_uint64'
+    ],
+}
+_TFLITE_GAPS = {  # (why, error): cases
+    ("LiteRT's kernels differ from XLA's: values differ",
+     'values\\ differ'): [
+        'at_set_float32', 'at_set_int32', 'at_set_int64'
+    ],
+    ('the converter has no builtin lowering for tf.Add',
+     "TF's TFLite converter failed"): [
+        'at_add_uint16', 'at_add_uint32', 'at_add_uint64'
+    ],
+}
+CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
+                     gaps=_TFLITE_GAPS)
+
+# ---------------------------------------------------------------------------
+# TFLite (LiteRT), native route: cases whose TF ops TFLite has no builtin kernel for,
+# and cases LiteRT runs differently from XLA. Recorded from a run of the
+# column; a fix shows up as a failing case to take out of here.
+_TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
+}
+_TFLITE_NATIVE_GAPS = {  # (why, error): cases
+    ('LiteRT fails to run it (RuntimeError: (Index Type: I#T#, Data Type: COMPLEX#) currently not suppor)',
+     '\\(Index\\ Type:\\ INT\\d+,\\ Data\\ Type:\\ COMPLEX\\d+\\)\\ currentl'): [
+        'at_set_complex'
+    ],
+    ('LiteRT fails to run it (RuntimeError: Invalid begin and size.#ode number # (SLICE) failed to invok)',
+     'Invalid\\ begin\\ and\\ size\\.Node\\ number\\ \\d+\\ \\(SLICE\\)\\ faile'): [
+        'dynamic_slice_int64'
+    ],
+    ('LiteRT fails to run it (RuntimeError: Only one kernel allowed within the stablehlo region. (#) ker)',
+     'Only\\ one\\ kernel\\ allowed\\ within\\ the\\ stablehlo\\ regio'): [
+        'at_add_uint32', 'at_max_float32', 'at_max_nan', 'at_min', 'at_min_nan',
+        'scatter_max', 'scatter_max_nan', 'scatter_min'
+    ],
+    ('LiteRT fails to run it (RuntimeError: Only update, Add, Multiply, Maximum and Minimum operations a)',
+     'Only\\ update,\\ Add,\\ Multiply,\\ Maximum\\ and\\ Minimum\\ op'): [
+        'at_add_duplicates', 'at_add_float32', 'at_add_int', 'at_add_int32', 'at_add_int64',
+        'at_add_poly', 'at_apply', 'at_max_int32', 'at_max_int64', 'at_mul',
+        'at_mul_float32', 'at_mul_int32', 'at_mul_int64', 'at_mul_int_duplicates',
+        'at_mul_uint32', 'scatter_add', 'scatter_add_2d', 'scatter_add_int32',
+        'scatter_max_int32', 'scatter_min_int32', 'scatter_mul', 'scatter_mul_int32',
+        'scatter_sub'
+    ],
+    ('LiteRT fails to run it (RuntimeError: gather_nd index out of bounds#ode number # (GATHER_#D) faile)',
+     'gather_nd\\ index\\ out\\ of\\ boundsNode\\ number\\ \\d+\\ \\(GATHE'): [
+        'gather_window_vmap_dynamic_slice', 'take_along_axis_oob', 'take_fill_int64'
+    ],
+    ('LiteRT fails to run it (RuntimeError: gather_nd index out of bounds#ode number # (GATHER_#D) faile)',
+     'gather_nd\\ index\\ out\\ of\\ boundsNode\\ number\\ \\d+\\ \\(GATHER'): [
+        'at_get_fill_bool', 'at_get_fill_int', 'gather_bool', 'gather_float32',
+        'gather_int16', 'gather_int32', 'gather_int64', 'gather_int8', 'gather_uint8',
+        'take_fill_bool', 'take_fill_float32', 'take_fill_int32', 'take_fill_int8'
+    ],
+    ('LiteRT fails to run it (RuntimeError: tflite/kernels/gather_nd.cc:# indices_has_only_positive_elem)',
+     'tflite/kernels/gather_nd\\.cc:\\d+\\ indices_has_only_p'): [
+        'at_get_fill_value', 'gather_oob_clamps', 'gather_out_of_bounds', 'take_clip',
+        'take_fill_default'
+    ],
+    ("LiteRT's kernels differ from XLA's: values differ",
+     'values\\ differ'): [
+        'dynamic_slice_uint32_index', 'scatter_window_partly_oob'
+    ],
+    ('the converter fails on it',
+     "TF's TFLite converter failed"): [
+        'at_add_int16', 'dus_int16', 'gather_poly_batch_operand', 'gather_window_poly',
+        'slice_poly_symbolic_axis', 'slice_poly_tail', 'take_fill_complex64',
+        'take_fill_float16', 'take_fill_float64', 'take_fill_uint32', 'take_fill_uint64',
+        'take_fill_uint8'
+    ],
+    ('the converter has no builtin lowering for tfl.add',
+     "TF's TFLite converter failed"): [
+        'at_add_int8', 'at_add_uint8'
+    ],
+    ('the converter has no builtin lowering for tfl.dynamic_update_slice',
+     "TF's TFLite converter failed"): [
+        'dus_uint32', 'dus_uint8'
+    ],
+    ('the converter has no builtin lowering for tfl.gather_nd',
+     "TF's TFLite converter failed"): [
+        'gather_bfloat16', 'gather_complex64', 'gather_float16', 'gather_float64',
+        'gather_uint16', 'gather_uint32', 'gather_uint64'
+    ],
+    ('the converter has no builtin lowering for tfl.less',
+     "TF's TFLite converter failed"): [
+        'dynamic_slice_int8_index'
+    ],
+    ('the converter has no builtin lowering for tfl.maximum',
+     "TF's TFLite converter failed"): [
+        'at_max_int16', 'at_max_int8', 'at_max_uint32', 'at_max_uint8'
+    ],
+    ('the converter has no builtin lowering for tfl.minimum',
+     "TF's TFLite converter failed"): [
+        'at_min_int'
+    ],
+    ('the converter has no builtin lowering for tfl.mul',
+     "TF's TFLite converter failed"): [
+        'at_mul_int8', 'at_mul_uint8'
+    ],
+    ('the converter has no builtin lowering for tfl.select',
+     "TF's TFLite converter failed"): [
+        'at_get_fill_uint8'
+    ],
+    ('the converter has no builtin lowering for tfl.slice',
+     "TF's TFLite converter failed"): [
+        'at_mul_int16', 'at_set_int16', 'dynamic_slice_bfloat16', 'dynamic_slice_complex64',
+        'dynamic_slice_float16', 'dynamic_slice_float64', 'dynamic_slice_int16',
+        'dynamic_slice_uint16', 'dynamic_slice_uint64'
+    ],
+    ('the converter has no builtin lowering for tfl.strided_slice',
+     "TF's TFLite converter failed"): [
+        'at_add_bfloat16', 'at_add_complex64', 'at_add_float16', 'at_add_float64',
+        'at_add_uint16', 'at_add_uint64', 'at_max_bfloat16', 'at_max_float16',
+        'at_max_float64', 'at_max_uint16', 'at_max_uint64', 'at_mul_bfloat16',
+        'at_mul_complex64', 'at_mul_float16', 'at_mul_float64', 'at_mul_uint16',
+        'at_mul_uint64', 'at_set_bfloat16', 'at_set_complex64', 'at_set_float16',
+        'at_set_float64', 'at_set_uint16', 'at_set_uint64', 'dus_bfloat16', 'dus_complex64',
+        'dus_float16', 'dus_float64', 'dus_uint16', 'dus_uint64'
+    ],
+    ('the converter has no builtin lowering for tfl.transpose',
+     "TF's TFLite converter failed"): [
+        'take_fill_bfloat16', 'take_fill_int16', 'take_fill_uint16'
+    ],
+    ('the converter has no builtin lowering for vhlo.gather_v2',
+     "TF's TFLite converter failed"): [
+        'take_along_axis_poly'
+    ],
+}
+CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
+                     gaps=_TFLITE_NATIVE_GAPS)

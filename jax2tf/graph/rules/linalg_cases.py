@@ -27,6 +27,7 @@ from jax2tf.testing.case import (
   case,
   fast_representatives,
   gaps,
+  in_column,
   rand,
   refused,
 )
@@ -523,3 +524,184 @@ CASES += [
                         spd(3), "tridiagonal", "tridiagonal",
                         "TensorFlow has no tridiagonal reduction op"),
 ]
+
+# ---------------------------------------------------------------------------
+# TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
+# and cases LiteRT runs differently from XLA. Recorded from a run of the
+# column; a fix shows up as a failing case to take out of here.
+_TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
+    ('abs', 'Abs'): [
+        'det_batched_float64', 'qr_f64'
+    ],
+    ('add', 'AddV2'): [
+        'cholesky_c64', 'cholesky_complex64', 'cholesky_f64', 'cholesky_float64',
+        'eigh_c128', 'eigh_complex128', 'eigh_complex64', 'eigh_f64', 'eigh_float64',
+        'eigh_float64_repeated_eigenvalues'
+    ],
+    ('cholesky', 'Cholesky'): [
+        'cho_solve_scipy', 'cholesky', 'cholesky_batched',
+        'cholesky_not_positive_definite_is_nan', 'poly_cholesky_batch'
+    ],
+    ('cholesky_update', 'Cholesky'): [
+        'cholesky_update'
+    ],
+    ('conj', 'Conj'): [
+        'eig_f32', 'qr_complete_wide_c64', 'svd_c64'
+    ],
+    ('dot_general', 'BatchMatMulV2'): [
+        'eig_c64_batched'
+    ],
+    ('dot_general', 'MatMul'): [
+        'svd_f64'
+    ],
+    ('eig', 'SelectV2'): [
+        'eig', 'eigvals', 'eigvals_diagonal'
+    ],
+    ('eigh', 'AddV2'): [
+        'eigh_float64_batched_upper', 'eigh_upper_no_symmetrize_c64'
+    ],
+    ('eigh', 'MatrixDiagPartV3'): [
+        'eigh', 'eigh_batched', 'eigh_nan_input_is_nan', 'eigvalsh', 'eigvalsh_batched'
+    ],
+    ('eq', 'Equal'): [
+        'roots'
+    ],
+    ('gather', 'GatherNd'): [
+        'solve_c64_batched'
+    ],
+    ('gather', 'GatherV2'): [
+        'solve_complex64'
+    ],
+    ('lu', 'Abs'): [
+        'solve_c128'
+    ],
+    ('lu', 'GatherV2'): [
+        'lu_c64', 'lu_complex64'
+    ],
+    ('qr', 'Qr'): [
+        'qr', 'qr_complete_tall', 'qr_complex64', 'qr_reduced_tall', 'qr_wide_batched'
+    ],
+    ('svd', 'Svd'): [
+        'lstsq', 'lstsq_fixed', 'pinv', 'svd', 'svd_full_tall', 'svd_thin_wide',
+        'svd_users', 'svd_values', 'svd_values_batched', 'svd_values_c64',
+        'svd_values_complex64'
+    ],
+    ('svd', 'Transpose'): [
+        'svd_float64'
+    ],
+    ('triangular_solve', 'Conj'): [
+        'triangular_solve_all_flags_c64', 'triangular_solve_c128'
+    ],
+    ('triangular_solve', 'MatrixDiagPartV3'): [
+        'poly_solve_batch'
+    ],
+    ('triangular_solve', 'MatrixTriangularSolve'): [
+        'custom_linear_solve', 'expm', 'expm_fixed', 'inv', 'lu_factor_solve_scipy',
+        'solve', 'solve_inv_det_slogdet', 'solve_triangular_scipy', 'triangular_solve',
+        'triangular_solve_batched_f32', 'triangular_solve_bf16',
+        'triangular_solve_right_upper_transpose'
+    ],
+    ('tridiagonal_solve', 'Abs'): [
+        'tridiagonal_solve_f64'
+    ],
+    ('tridiagonal_solve', 'TensorListReserve'): [
+        'tridiagonal_solve_c64'
+    ],
+    ('tridiagonal_solve', 'TridiagonalSolve'): [
+        'tridiagonal_solve_perturb_singular'
+    ],
+}
+_TFLITE_GAPS = {  # (why, error): cases
+    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
+     'Invalid\\ tensor\\ size\\.'): [
+        'empty_matrices'
+    ],
+    ("LiteRT's kernels differ from XLA's: values differ",
+     'values\\ differ'): [
+        'poly_tridiagonal_solve', 'tridiagonal_solve_pivoting'
+    ],
+    ('the converter has no builtin lowering for tfl.concatenation',
+     "TF's TFLite converter failed"): [
+        'lu_f64_blocked'
+    ],
+}
+CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
+                     gaps=_TFLITE_GAPS)
+
+# ---------------------------------------------------------------------------
+# TFLite (LiteRT), native route: cases whose TF ops TFLite has no builtin kernel for,
+# and cases LiteRT runs differently from XLA. Recorded from a run of the
+# column; a fix shows up as a failing case to take out of here.
+_TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
+}
+_TFLITE_NATIVE_GAPS = {  # (why, error): cases
+    ("LiteRT fails to run it (InconclusiveDimensionOperation: Symbolic dimension comparison 'floordiv(m - #, #)' >= '#' is)",
+     "Symbolic\\ dimension\\ comparison\\ 'floordiv\\(m\\ \\-\\ \\d+,\\ \\d+\\)"): [
+        'poly_tridiagonal_solve'
+    ],
+    ("no 16-bit LAPACK lowering on CPU, or (once JAX's portable lowering is registered) "
+     "the converter fails on it",
+     "Unsupported dtype|TF's TFLite converter failed"): [
+        'cholesky_f16', 'eigh_f16', 'lu_bf16'
+    ],
+    ('LiteRT fails to run it (NotImplementedError: perturb_singular=True is not supported on this platform.)',
+     'perturb_singular=True\\ is\\ not\\ supported\\ on\\ this\\ pla'): [
+        'tridiagonal_solve_perturb_singular'
+    ],
+    ("LiteRT fails to run it (TypeError: '_DimExpr' object cannot be interpreted as an integer)",
+     "'_DimExpr'\\ object\\ cannot\\ be\\ interpreted\\ as\\ an\\ inte"): [
+        'poly_lu_n'
+    ],
+    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
+     'Invalid\\ tensor\\ size\\.'): [
+        'empty_matrices'
+    ],
+    ('the converter fails on it',
+     "TF's TFLite converter failed"): [
+        'cho_solve_scipy', 'cholesky', 'cholesky_batched', 'cholesky_c64', 'cholesky_f64',
+        'cholesky_float64', 'cholesky_not_positive_definite_is_nan', 'custom_linear_solve',
+        'det_batched_float64', 'eigh', 'eigh_batched', 'eigh_complex64',
+        'eigh_float64_repeated_eigenvalues', 'eigh_nan_input_is_nan', 'eigvalsh',
+        'eigvalsh_batched', 'expm', 'expm_fixed', 'inv', 'lstsq', 'lstsq_fixed', 'lu_c64',
+        'lu_complex64', 'lu_factor_solve_scipy', 'lu_square_tall_wide_batched', 'pinv',
+        'poly_cholesky_batch', 'poly_solve_batch', 'qr', 'qr_complete_tall', 'qr_complex64',
+        'qr_f64', 'qr_raw_geqrf', 'qr_reduced_tall', 'qr_wide_batched', 'solve',
+        'solve_c128', 'solve_c64_batched', 'solve_inv_det_slogdet',
+        'solve_triangular_scipy', 'svd', 'svd_c64', 'svd_float64', 'svd_full_tall',
+        'svd_thin_wide', 'svd_users', 'svd_values', 'svd_values_batched', 'svd_values_c64',
+        'triangular_solve', 'triangular_solve_batched_f32', 'triangular_solve_bf16',
+        'triangular_solve_right_upper_transpose'
+    ],
+    ('the converter has no builtin lowering for mhlo.is_finite',
+     "TF's TFLite converter failed"): [
+        'svd_f64'
+    ],
+    ('the converter has no builtin lowering for tf.Complex',
+     "TF's TFLite converter failed"): [
+        'triangular_solve_all_flags_c64'
+    ],
+    ('the converter has no builtin lowering for tfl.neg',
+     "TF's TFLite converter failed"): [
+        'triangular_solve_c128'
+    ],
+    ('the converter has no builtin lowering for tfl.select_v2',
+     "TF's TFLite converter failed"): [
+        'eigh_float64_batched_upper', 'svd_values_complex64'
+    ],
+    ('the converter has no builtin lowering for tfl.slice',
+     "TF's TFLite converter failed"): [
+        'solve_complex64'
+    ],
+    ('the converter has no builtin lowering for tfl.strided_slice',
+     "TF's TFLite converter failed"): [
+        'lu_f64_blocked', 'qr_complete_wide_c64', 'tridiagonal_solve_c64',
+        'tridiagonal_solve_f64'
+    ],
+    ('the converter has no builtin lowering for tfl.transpose',
+     "TF's TFLite converter failed"): [
+        'cholesky_complex64', 'eigh_c128', 'eigh_complex128', 'eigh_f64', 'eigh_float64',
+        'eigh_upper_no_symmetrize_c64'
+    ],
+}
+CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
+                     gaps=_TFLITE_NATIVE_GAPS)

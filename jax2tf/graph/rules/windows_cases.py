@@ -26,6 +26,7 @@ from jax2tf.testing.case import (
   case,
   exact_case,
   gaps,
+  in_column,
   rand,
   refused,
 )
@@ -307,3 +308,109 @@ CASES += [
     _exact("zeros_cummax_reverse", cum(lax.cummax_p, 0, True), _ZEROS_1D),
     _exact("zeros_cummin_reverse_f16", cum(lax.cummin_p, 0, True), _Z16, **_Z),
 ]
+
+# ---------------------------------------------------------------------------
+# TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
+# and cases LiteRT runs differently from XLA. Recorded from a run of the
+# column; a fix shows up as a failing case to take out of here.
+_TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
+    ('cumlogsumexp', 'CumulativeLogsumexp'): [
+        'cumlogsumexp', 'cumlogsumexp_3x7', 'cumlogsumexp_reverse',
+        'cumlogsumexp_reverse_f16'
+    ],
+    ('cummin', 'Minimum'): [
+        'cummin_u8'
+    ],
+    ('cumprod', 'Cumprod'): [
+        'cumprod', 'cumprod_f32', 'cumprod_i16_wraps', 'cumprod_int32', 'cumprod_reverse'
+    ],
+    ('cumsum', 'Cast'): [
+        'cumsum_u64'
+    ],
+    ('cumsum', 'Complex'): [
+        'cumsum_c64'
+    ],
+    ('reduce_window_max', 'Equal'): [
+        'maxpool_f64'
+    ],
+    ('reduce_window_max', 'Maximum'): [
+        'window_max_u8'
+    ],
+    ('reduce_window_min', 'Equal'): [
+        'zeros_window_min_f64'
+    ],
+}
+_TFLITE_GAPS = {  # (why, error): cases
+    ("LiteRT's kernels differ from XLA's: infinities differ",
+     'infinities\\ differ'): [
+        'cummax_nan'
+    ],
+    ("LiteRT's kernels differ from XLA's: signs of zero differ",
+     'signs\\ of\\ zero\\ differ'): [
+        'maxpool_nan', 'minpool_nchw', 'window_max_f16', 'zeros_generic_window_max',
+        'zeros_generic_window_min', 'zeros_maxpool_overlapping', 'zeros_maxpool_same',
+        'zeros_maxpool_valid', 'zeros_window_max', 'zeros_window_max_f16',
+        'zeros_window_min'
+    ],
+}
+CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
+                     gaps=_TFLITE_GAPS)
+
+# ---------------------------------------------------------------------------
+# TFLite (LiteRT), native route: cases whose TF ops TFLite has no builtin kernel for,
+# and cases LiteRT runs differently from XLA. Recorded from a run of the
+# column; a fix shows up as a failing case to take out of here.
+_TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
+}
+_TFLITE_NATIVE_GAPS = {  # (why, error): cases
+    ('LiteRT fails to run it (RuntimeError: Only one kernel is allowed within stablehlo.reduce_window bo)',
+     'Only\\ one\\ kernel\\ is\\ allowed\\ within\\ stablehlo\\.reduce'): [
+        'cumlogsumexp', 'cumlogsumexp_3x7', 'cumlogsumexp_reverse', 'cummax', 'cummax_nan',
+        'cummax_reverse', 'cummin', 'cummin_reverse', 'cummin_reverse_nan',
+        'generic_max_is_maxpool', 'max_base_dilation', 'max_pool', 'max_pool_nan',
+        'max_window_dilation', 'maxpool_nan', 'maxpool_same', 'maxpool_valid',
+        'minpool_nchw', 'poly_maxpool_batch', 'reduce_window_custom_body',
+        'reduce_window_generic', 'reduce_window_max_padded_dilated', 'zeros_cummax',
+        'zeros_cummax_reverse', 'zeros_cummin', 'zeros_generic_window_max',
+        'zeros_generic_window_min', 'zeros_maxpool_overlapping', 'zeros_maxpool_same',
+        'zeros_maxpool_valid', 'zeros_window_max', 'zeros_window_min'
+    ],
+    ('LiteRT fails to run it (RuntimeError: tflite/kernels/stablehlo_reduce_window.cc:# #umInputs(node) )',
+     'tflite/kernels/stablehlo_reduce_window\\.cc:\\d+\\ NumI'): [
+        'select_gather_maxpool_jvp', 'select_gather_strided_dilated'
+    ],
+    ("LiteRT's kernels differ from XLA's: values differ",
+     'values\\ differ'): [
+        'reduce_window_add_init'
+    ],
+    ('the converter fails on it',
+     "TF's TFLite converter failed"): [
+        'cummin_u8', 'cumsum_c64', 'cumsum_f16_wide', 'cumsum_u32', 'max_pool_grad',
+        'poly_cummax', 'poly_cumsum', 'poly_pool_spatial_same', 'poly_select_scatter',
+        'poly_sum_window_spatial', 'select_scatter_maxpool_grad', 'select_scatter_min_grad',
+        'select_scatter_overlapping_same', 'zeros_cummin_reverse_f16'
+    ],
+    ('the converter has no builtin lowering for mhlo.log_plus_one',
+     "TF's TFLite converter failed"): [
+        'cumlogsumexp_reverse_f16'
+    ],
+    ('the converter has no builtin lowering for tfl.add',
+     "TF's TFLite converter failed"): [
+        'window_sum_bf16', 'window_sum_i8_wraps'
+    ],
+    ('the converter has no builtin lowering for tfl.cumsum',
+     "TF's TFLite converter failed"): [
+        'cumsum_float16', 'cumsum_i8_wraps', 'cumsum_u64'
+    ],
+    ('the converter has no builtin lowering for tfl.maximum',
+     "TF's TFLite converter failed"): [
+        'cummax_f16', 'maxpool_f64', 'window_max_bool', 'window_max_f16', 'window_max_u8',
+        'zeros_window_max_f16'
+    ],
+    ('the converter has no builtin lowering for tfl.minimum',
+     "TF's TFLite converter failed"): [
+        'zeros_window_min_f64'
+    ],
+}
+CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
+                     gaps=_TFLITE_NATIVE_GAPS)

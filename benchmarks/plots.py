@@ -89,9 +89,28 @@ def prng(res, path):
   plt.close(fig)
 
 
-FIGURES = {"runtime": runtime, "conversion": conversion, "sizes": sizes, "prng": prng}
+def tflite(res, path):
+  rows = res["tflite"]
+  labels = [f"{r['model']}: {where}" for r in rows for where in r["latency"]]
+  ratios = [r["latency"][w]["jax2tf"] / r["latency"][w]["keras"] for r in rows
+            for w in r["latency"]]
+  fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 1]})
+  _bars(a1, labels, {"jax2tf.to_tflite / Keras -> TFLite": ratios})
+  a1.axhline(1.0, color="black", linewidth=1)
+  a1.axhline(1.1, color="tab:red", linewidth=1, linestyle="--")
+  a1.set_title("LiteRT latency ratio (1.1 = goal)")
+  _bars(a2, [r["model"] for r in rows],
+        {who: [r["bytes"][who] / 1024 for r in rows] for who in ("jax2tf", "keras")})
+  a2.set_title("flatbuffer, KiB")
+  fig.tight_layout()
+  fig.savefig(path, dpi=90)
+  plt.close(fig)
+
+
+FIGURES = {"runtime": runtime, "conversion": conversion, "sizes": sizes, "prng": prng,
+           "tflite": tflite}
 NEEDS = {"runtime": "runtime", "conversion": "conversion", "sizes": "conversion",
-         "prng": "prng"}
+         "prng": "prng", "tflite": "tflite"}
 
 
 def write_all(res, directory: str) -> dict:

@@ -145,6 +145,19 @@ def call_tf_table(res):
            for r in c["rows"]])
 
 
+def tflite_table(res):
+  header = ["model", "batch, threads", "jax2tf", "Keras", "ratio"]
+  rows = []
+  for r in res["tflite"]:
+    for where, t_ in r["latency"].items():
+      rows.append([r["model"], where, t(t_["jax2tf"]), t(t_["keras"]),
+                   f"{t_['jax2tf'] / t_['keras']:.2f}x"])
+    size = r["bytes"]
+    rows.append([r["model"], "flatbuffer size", b(size["jax2tf"]), b(size["keras"]),
+                 f"{size['jax2tf'] / size['keras']:.2f}x"])
+  return header, rows
+
+
 def target_rows(res):
   rows = []
   for group, checks in targets.evaluate(res).items():
@@ -198,6 +211,13 @@ def sections(res):
                 "truncated normal, bernoulli) from split and folded keys, no loops; "
                 "ratios against jax.jit with the same implementation.",
                 prng_table(res), "prng"))
+  if res.get("tflite"):
+    out.append(("TFLite: LiteRT latency and size against Keras -> TFLite",
+                "`jax2tf.to_tflite` (graph route, dynamic batch, builtin ops) against "
+                "the same network written in Keras 3 with the Flax weights copied "
+                "(`benchmarks/keras_reference.py`; outputs checked equal) and converted "
+                "by TF's TFLite converter; both on the LiteRT interpreter with its "
+                "default XNNPack delegate.", tflite_table(res), "tflite"))
   if "call_tf" in res:
     c = res["call_tf"]
     out.append(("call_tf overheads",

@@ -28,12 +28,12 @@ import jax  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from benchmarks import models, plots, report, timing, workloads  # noqa: E402
-from benchmarks.suites import call_tf, conversion, hlo, memory, prng, runtime  # noqa: E402
+from benchmarks.suites import call_tf, conversion, hlo, memory, prng, runtime, tflite  # noqa: E402
 from benchmarks.workloads import compute_bound  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
-SUITES = ("runtime", "hlo", "conversion", "memory", "prng", "call_tf")
+SUITES = ("runtime", "hlo", "conversion", "memory", "prng", "call_tf", "tflite")
 
 
 def environment() -> dict:
@@ -71,6 +71,8 @@ def run(suites, chosen, quick: bool, cfg) -> dict:
     res["prng"] = prng.measure(cfg)
   if "call_tf" in suites:
     res["call_tf"] = call_tf.measure(quick)
+  if "tflite" in suites:
+    res["tflite"] = tflite.measure({w.name for w in chosen}, cfg)
   return res
 
 

@@ -9,6 +9,7 @@ COMPUTE_BOUND = {"native+jit": 1.05, "native": 1.05, "graph+jit": 1.05, "graph":
 OVERHEAD_ABOVE_BARE_S = 50e-6
 EAGER_OVER_BARE = 2.0
 CONVERSION_OVER_JAX = 2.0
+TFLITE_OVER_KERAS = 1.1
 BARE = "tf.function(tf.math.sin)"
 
 
@@ -123,7 +124,26 @@ def _conversion(res) -> list:
   return out
 
 
+def _tflite(res) -> list:
+  out = []
+  for r in res.get("tflite", []):
+    for where, t in r["latency"].items():
+      ratio = t["jax2tf"] / t["keras"]
+      c = Check(f"LiteRT latency within {TFLITE_OVER_KERAS}x of Keras -> TFLite",
+                f"{r['model']}, {where}", f"{ratio:.2f}x", ratio <= TFLITE_OVER_KERAS)
+      if not c.passed:
+        c.by = f"+{(ratio / TFLITE_OVER_KERAS - 1) * 100:.0f}%"
+        c.why = ("the jax2tf model keeps XLA's relu(-0.0) = +0.0 with an EQUAL and a "
+                 "SELECT_V2 after each Relu (fused into its FULLY_CONNECTED/CONV_2D)")
+      out.append(c)
+    ratio = r["bytes"]["jax2tf"] / r["bytes"]["keras"]
+    out.append(Check(f"flatbuffer within {TFLITE_OVER_KERAS}x of Keras -> TFLite",
+                     r["model"], f"{ratio:.2f}x", ratio <= TFLITE_OVER_KERAS))
+  return out
+
+
 def evaluate(res) -> dict:
   return {"compute-bound runtime": _compute_bound(res),
           "call overhead": _overhead(res),
-          "conversion time": _conversion(res)}
+          "conversion time": _conversion(res),
+          "TFLite against Keras": _tflite(res)}

@@ -1,0 +1,66 @@
+"""LiteRT latency and flatbuffer size: jax2tf.to_tflite against Keras -> TFLite.
+
+For each model with a Keras twin (benchmarks/keras_reference.py: the same
+network, the Flax weights copied, outputs checked equal), the model is written
+by `jax2tf.to_tflite` (graph route, dynamic batch) and by TF's converter from
+the Keras model (`model.export`, then the converter, as Keras 3 documents;
+dynamic batch too), and both run on the
+LiteRT interpreter with its default XNNPack delegate at 1 and 2 threads, on a
+batch of 1 (the phone case) and of 8.
+"""
+
+import numpy as np
+
+from benchmarks import keras_reference, models, timing
+
+MODELS = ("mlp", "cnn")
+BATCHES = (1, 8)
+THREADS = (1, 2)
+
+
+def _runner(content: bytes, threads: int, x: np.ndarray):
+  from ai_edge_litert import interpreter  # pylint: disable=import-outside-toplevel
+
+  runner = interpreter.Interpreter(model_content=content, num_threads=threads)
+  signature = runner.get_signature_runner("serving_default")
+  (name,) = signature.get_input_details()
+  signature(**{name: x})  # sizes and plans the tensors for this batch
+  return lambda: signature(**{name: x})
+
+
+def measure_model(name: str, cfg: timing.Settings) -> dict:
+  import jax2tf  # pylint: disable=import-outside-toplevel
+
+  m = models.get(name)
+  v = m.variant("batch")
+  keras_model = keras_reference.build(name, m.params, m.inputs, m.rtol, m.atol)
+  row = {"model": name, "latency": {}}
+  jax_model = jax2tf.to_tflite(m.fn, *m.inputs, params=m.params, polymorphic_shapes=list(v.specs),
+                               route="graph")
+  row["bytes"] = {"jax2tf": len(jax_model)}
+  row["route"] = jax_model.route
+  keras_content = keras_reference.to_tflite(keras_model)
+  row["bytes"]["keras"] = len(keras_content)
+  for batch in BATCHES:
+    (x,) = m.inputs_for(v, batch)
+    want = np.asarray(m.fn(m.params, x))
+    alternatives = {}
+    for threads in THREADS:
+      for who, content in (("jax2tf", bytes(jax_model)), ("keras", keras_content)):
+        call = _runner(content, threads, x)
+        got = list(call().values())[0]
+        np.testing.assert_allclose(got, want, rtol=10 * m.rtol, atol=10 * m.atol,
+                                   err_msg=f"{who} {name} on LiteRT")
+        alternatives[f"{who}/{threads}"] = call
+    timing.progress(f"tflite {name} batch {batch}")
+    times = timing.round_robin(alternatives, cfg)
+    for threads in THREADS:
+      row["latency"][f"batch {batch}, {threads} thread{'s' if threads > 1 else ''}"] = {
+        "jax2tf": times[f"jax2tf/{threads}"],
+        "keras": times[f"keras/{threads}"],
+      }
+  return row
+
+
+def measure(names, cfg: timing.Settings) -> list:
+  return [measure_model(n, cfg) for n in MODELS if names is None or n in names]

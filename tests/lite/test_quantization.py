@@ -1,0 +1,23 @@
+"""Quantized .tflite models of the model set meet the accuracy criteria that
+benchmarks/tflite_quantization.py states (and docs/tflite.md lists)."""
+
+import pytest
+
+from benchmarks import tflite_quantization as tq
+
+FAST = {("mlp", "float16"), ("cnn", "dynamic_int8"), ("cnn", "int8")}
+
+
+def _rows():
+  for name in tq.MODELS:
+    for q in tq.TOP1:
+      marks = () if (name, q) in FAST else (pytest.mark.slow,)
+      yield pytest.param(name, q, id=f"{name}-{q}", marks=marks)
+
+
+@pytest.mark.parametrize("name,quantize", list(_rows()))
+def test_quantized_model_meets_its_criterion(name, quantize):
+  model = tq.convert(name, quantize)
+  assert model.quantize == quantize
+  metric, value, ok = tq.accuracy(name, model)
+  assert ok, f"{name}, quantize={quantize}: {metric} {value:.4g}"

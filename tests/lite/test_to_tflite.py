@@ -11,6 +11,7 @@ from jax import lax
 
 import jax2tf
 from jax2tf import lite
+from jax2tf.lite import inspect as lite_inspect
 
 
 def mlp(params, images, scale):
@@ -190,3 +191,27 @@ def test_full_int8_calibrates_on_the_representative_dataset():
   # int8 activations: within a few quantization steps of the output range.
   assert np.max(np.abs(got - want)) < 0.1 * max(1.0, np.max(np.abs(want))), (got, want)
 
+
+
+def test_dense_layers_fuse_into_fully_connected(mlp_model):
+  _, model = mlp_model
+  ops = lite_inspect.op_counts(model)
+  # MatMul + bias + Relu per layer: one FULLY_CONNECTED each, the Relu fused
+  # (the EQUAL/SELECT_V2 pair gives relu(-0.0) XLA's +0.0).
+  assert ops["FULLY_CONNECTED"] == 2, ops
+  assert not {"ADD", "RELU", "BATCH_MATMUL"} & set(ops), ops  # MUL: the `* scale`
+  assert lite_inspect.flex_ops(model) == []
+
+
+def test_same_conv_and_average_pool_are_single_ops():
+  rng = np.random.default_rng(0)
+  w = rng.normal(size=(3, 3, 2, 4)).astype(np.float32)
+
+  def f(x):
+    y = lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    s = lax.reduce_window(y, 0.0, lax.add, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    return s / 4.0  # Flax's avg_pool
+
+  x = rng.normal(size=(1, 8, 8, 2)).astype(np.float32)
+  ops = lite_inspect.op_counts(jax2tf.to_tflite(f, x))
+  assert ops == {"CONV_2D": 1, "AVERAGE_POOL_2D": 1}, ops

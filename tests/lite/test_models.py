@@ -1,11 +1,11 @@
 """The model set (benchmarks/models) through jax2tf.to_tflite, run on LiteRT.
 
-Every model and every shape-polymorphic variant is written once with its
-polymorphic dimensions dynamic in the flatbuffer, builtin TFLite ops only,
-and run on the LiteRT interpreter at the variant's two sizes (the
-interpreter resizes its inputs), against `jax.jit` on the same inputs with
-the model's tolerance. The fast tier holds the small models at their batch
-variant; `make test-all` runs every row.
+Every model, static (its default input sizes) and in every shape-polymorphic
+variant (written once with the polymorphic dimensions dynamic in the
+flatbuffer, and run at the variant's two sizes: the interpreter resizes its
+inputs), builtin TFLite ops only, on the LiteRT interpreter against `jax.jit`
+on the same inputs with the model's tolerance. The fast tier holds the small
+models at their batch variant; `make test-all` runs every row.
 """
 
 import functools
@@ -21,8 +21,12 @@ from jax2tf import lite
 FAST = {("mlp", "batch"), ("cnn", "batch"), ("actor_critic", "batch")}
 
 
+STATIC = "static"
+
+
 def _rows():
   for name in models.REGISTRY:
+    yield pytest.param(name, STATIC, id=f"{name}-{STATIC}", marks=(pytest.mark.slow,))
     for v in models.variants_of(name):
       marks = () if (name, v.name) in FAST else (pytest.mark.slow,)
       yield pytest.param(name, v.name, id=f"{name}-{v.name}", marks=marks)
@@ -31,6 +35,8 @@ def _rows():
 @functools.cache
 def _model(name: str, variant: str):
   m = models.get(name)
+  if variant == STATIC:
+    return jax2tf.to_tflite(m.fn, *m.inputs, params=m.params, route="graph", verify=False)
   v = m.variant(variant)
   return jax2tf.to_tflite(m.fn, *m.inputs_for(v, v.sizes[0]), params=m.params,
                           polymorphic_shapes=list(v.specs), route="graph", verify=False)
@@ -39,11 +45,14 @@ def _model(name: str, variant: str):
 @pytest.mark.parametrize("name,variant", list(_rows()))
 def test_model_on_litert(name, variant):
   m = models.get(name)
-  v = m.variant(variant)
   model = _model(name, variant)
   assert model.route == "graph"
-  for size in v.sizes:
-    inputs = m.inputs_for(v, size)
+  if variant == STATIC:
+    sized = [("default", m.inputs)]
+  else:
+    v = m.variant(variant)
+    sized = [(size, m.inputs_for(v, size)) for size in v.sizes]
+  for size, inputs in sized:
     expected = jax.tree_util.tree_leaves(jax.jit(m.fn)(m.params, *inputs))
     got = lite.run(model, *inputs)
     assert len(got) == len(expected)

@@ -210,6 +210,9 @@ def _scan(
   if isinstance(n, int) and n == 0:
     return init + [tf.zeros(ctx.shape(physical_aval(a).shape), _tf_dtype(a)) for a in y_avals]
 
+  if not ctx.enable_xla and any(d is None for s in y_shapes for d in s):
+    return _scan_scattering(ctx, jaxpr, consts, init, xs, n, reverse, carry_shapes, y_avals)
+
   def body(i, carry, ys):
     idx = (n - 1 - i) if reverse else i
     x_i = [tf.gather(x, idx) for x in xs]
@@ -231,6 +234,33 @@ def _scan(
     maximum_iterations=n,
   )
   return list(carry) + [_stacked(ta, s) for ta, s in zip(ys, y_shapes)]
+
+
+def _scan_scattering(ctx, jaxpr, consts, init, xs, n, reverse, carry_shapes, y_avals):
+  """The scan with its per-step outputs written into full-size buffers by
+  scatter, for outputs of dynamic size without XLA: TFLite's converter
+  lowers the TensorArray of the other path only for a static element shape."""
+  n_carry = len(init)
+
+  def body(i, carry, ys):
+    idx = (n - 1 - i) if reverse else i
+    x_i = [tf.gather(x, idx) for x in xs]
+    outs = ctx.lower_jaxpr(jaxpr, consts + list(carry) + x_i)
+    new_carry = _keep_shapes(outs[:n_carry], carry_shapes)
+    at = tf.reshape(idx, [1, 1])
+    ys = [tf.tensor_scatter_nd_update(acc, at, y[None]) for acc, y in zip(ys, outs[n_carry:])]
+    return i + 1, tuple(new_carry), tuple(ys)
+
+  ys0 = tuple(tf.zeros(ctx.shape(physical_aval(a).shape), _tf_dtype(a)) for a in y_avals)
+  i0 = tf.constant(0, tf.int32)
+  _, carry, ys = tf.while_loop(
+    lambda i, *_: i < n,
+    body,
+    (i0, tuple(init), ys0),
+    shape_invariants=(i0.shape, tuple(carry_shapes), tuple(_static_shape(a) for a in y_avals)),
+    maximum_iterations=n,
+  )
+  return list(carry) + list(ys)
 
 
 def _stacked(ta, element_shape):

@@ -133,8 +133,8 @@ def _tflite(res) -> list:
                 f"{r['model']}, {where}", f"{ratio:.2f}x", ratio <= TFLITE_OVER_KERAS)
       if not c.passed:
         c.by = f"+{(ratio / TFLITE_OVER_KERAS - 1) * 100:.0f}%"
-        c.why = ("the jax2tf model keeps XLA's relu(-0.0) = +0.0 with an EQUAL and a "
-                 "SELECT_V2 after each Relu (fused into its FULLY_CONNECTED/CONV_2D)")
+        c.why = ("the jax2tf model keeps XLA's relu(-0.0) = +0.0 with an ABS after each "
+                 "Relu (the Relu stays fused into its FULLY_CONNECTED/CONV_2D)")
       out.append(c)
     ratio = r["bytes"]["jax2tf"] / r["bytes"]["keras"]
     out.append(Check(f"flatbuffer within {TFLITE_OVER_KERAS}x of Keras -> TFLite",

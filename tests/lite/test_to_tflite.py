@@ -197,7 +197,7 @@ def test_dense_layers_fuse_into_fully_connected(mlp_model):
   _, model = mlp_model
   ops = lite_inspect.op_counts(model)
   # MatMul + bias + Relu per layer: one FULLY_CONNECTED each, the Relu fused
-  # (the EQUAL/SELECT_V2 pair gives relu(-0.0) XLA's +0.0).
+  # (an ABS after it gives relu(-0.0) XLA's +0.0).
   assert ops["FULLY_CONNECTED"] == 2, ops
   assert not {"ADD", "RELU", "BATCH_MATMUL"} & set(ops), ops  # MUL: the `* scale`
   assert lite_inspect.flex_ops(model) == []

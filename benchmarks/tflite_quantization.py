@@ -26,6 +26,20 @@ TOP1 = {"float16": 0.99, "dynamic_int8": 0.90, "int8": 0.90}
 RANGE_ERROR = {"float16": 0.01, "dynamic_int8": 0.10, "int8": 0.10}
 QUANTIZATIONS = (None, "float16", "dynamic_int8", "int8")
 MODELS = ("mlp", "actor_critic", "cnn", "transformer_lm", "vit", "resnet50")
+# Measured shortfalls, pinned by tests/lite/test_quantization.py so that a fix
+# shows up: (model, quantize) -> what happens.
+MISSES = {
+  # log_softmax and the value head through int8 activations: the worst
+  # output is off by half its range.
+  ("actor_critic", "int8"): "misses the criterion (max error 52% of the range)",
+  # The set's ResNet-50 is untrained; its logits over 16 random images.
+  ("resnet50", "dynamic_int8"): "misses the criterion (top-1 agreement 87.5%)",
+  ("resnet50", "int8"): "misses the criterion (top-1 agreement 81.2%)",
+}
+CRASHES = {
+  # The int8 model converts; LiteRT's interpreter then dies running it.
+  ("transformer_lm", "int8"): "LiteRT's interpreter crashes running the int8 model",
+}
 BATCH = 16
 
 
@@ -78,6 +92,9 @@ def main(argv) -> int:
   print("|---|---|---|---|---|---|")
   for name in names:
     for q in QUANTIZATIONS:
+      if (name, q) in CRASHES:
+        print(f"| {name} | {q} | - | - | - | {CRASHES[(name, q)]} |", flush=True)
+        continue
       model = convert(name, q)
       metric, value, ok = accuracy(name, model)
       crit = "-" if ok is None else ("met" if ok else "MISSED")

@@ -19,18 +19,13 @@ from jax import lax
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 
-_NARROW = (tf.float16, tf.bfloat16)
-
 
 def _via_f32(tf_fn):
   def rule(ctx, *xs, accuracy=None):
     # Newer JAX gives some of these an `accuracy` hint; TF's kernels have one
     # implementation each.
     del accuracy
-    dtype = xs[0].dtype
-    if dtype not in _NARROW:
-      return tf_fn(*xs)
-    return tf.cast(tf_fn(*[tf.cast(x, tf.float32) for x in xs]), dtype)
+    return sem.in_f32(tf_fn, *xs)
 
   return rule
 
@@ -111,7 +106,7 @@ def _erf_inv_portable(x):
 def _erf_inv(ctx, x, accuracy=None):
   del accuracy
   if ctx.enable_xla or x.dtype == tf.float64:
-    return _via_f32(_odd_through_zero(tf.math.erfinv))(ctx, x)
+    return sem.in_f32(_odd_through_zero(tf.math.erfinv), x)
   return sem.in_f32(_erf_inv_portable, x)
 
 
@@ -165,7 +160,7 @@ def _erfc_portable(x):
 def _erf_rule(ctx, x, accuracy=None):
   del accuracy
   if ctx.enable_xla or x.dtype == tf.float64:
-    return _via_f32(_erf)(ctx, x)
+    return sem.in_f32(_erf, x)
   return sem.in_f32(_erf_portable, x)
 
 
@@ -173,7 +168,7 @@ def _erf_rule(ctx, x, accuracy=None):
 def _erfc_rule(ctx, x, accuracy=None):
   del accuracy
   if ctx.enable_xla or x.dtype == tf.float64:
-    return _via_f32(tf.math.erfc)(ctx, x)
+    return sem.in_f32(tf.math.erfc, x)
   return sem.in_f32(_erfc_portable, x)
 
 

@@ -1,0 +1,294 @@
+"""Records what a deployment column (TFLite today) does with each case.
+
+Runs each selected case through the column's converter and runtime without
+expectations, sorts the outcome (passes; refused for want of a kernel, naming
+the JAX primitive and the TF op; or a gap: a converter failure, a runtime
+error, or a result that differs from JAX), and rewrites the column's
+expectation blocks at the end of each `jax2tf/graph/rules/<family>_cases.py`:
+`_<COLUMN>_NO_KERNEL` and `_<COLUMN>_GAPS`. Cases not selected keep their
+entries. A case that kills the runtime is pinned as crashing it.
+
+    .venv/bin/python tools/record_column.py tflite_native --family reductions -j 2
+    .venv/bin/python tools/record_column.py tflite --cases 'max|min'
+
+Then run the column's tests (`-k "litert"`) and `make docs`.
+"""
+
+import argparse
+import ast
+import collections
+import concurrent.futures
+import contextlib
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+RULES = ROOT / "jax2tf" / "graph" / "rules"
+_COMPARE_KINDS = ("NaN positions differ", "infinities differ", "signs of zero differ",
+                  "values differ", "shape", "dtype")
+_CRASH_WHY = "LiteRT's interpreter crashes running it (pinned in a child process)"
+
+
+# --------------------------------------------------------------------------
+# Running one case (in a worker process)
+
+
+def _outcome(case, ser) -> dict:
+  """What the column does with `case`: {"kind": "pass" | "no_kernel" | "gap", ...}."""
+  import jax
+
+  import jax2tf
+  from jax2tf import lite
+  from jax2tf.lite import converter
+  from jax2tf.testing import compare
+
+  x64 = jax.enable_x64(True) if case.x64 else contextlib.nullcontext()
+  with x64:
+    args = case.make_args()
+    try:
+      expected = jax.jit(case.fun)(*args)
+    except Exception:  # pylint: disable=broad-except
+      return {"kind": "jax_fails"}  # the case's own expectations say what happens
+    fun = case.fun
+    try:
+      model = jax2tf.to_tflite(lambda *xs: fun(*xs), *args,
+                               polymorphic_shapes=case.polymorphic_shapes, verify=False,
+                               **ser.options)
+    except converter.TFLiteConversionError as e:
+      return _conversion_outcome(str(e))
+    try:
+      outputs = lite.run(model, *args)
+      actual = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(expected), outputs)
+    except Exception as e:  # pylint: disable=broad-except
+      return _runtime_outcome(e)
+    try:
+      if case.compare is not None:
+        case.compare(args, expected, actual, case.tol or (1e-5, 1e-5))
+      else:
+        compare.assert_same(expected, actual, tol=case.tol, exact=case.exact, where=case.id)
+    except AssertionError as e:
+      return _compare_outcome(str(e))
+  return {"kind": "pass"}
+
+
+def _conversion_outcome(message: str) -> dict:
+  kernel = re.search(r"TF op (\w+), emitted for the JAX primitive ([\w-]+)", message)
+  if kernel:
+    return {"kind": "no_kernel", "primitive": kernel.group(2), "op": kernel.group(1)}
+  legalize = re.search(r"failed to legalize operation '([\w.]+)'", message)
+  why = (f"the converter has no builtin lowering for {legalize.group(1)}" if legalize
+         else "the converter fails on it")
+  return {"kind": "gap", "why": why, "error": "TF's TFLite converter failed"}
+
+
+def _runtime_outcome(error: Exception) -> dict:
+  text = " ".join(str(error).split())
+  shown = re.sub(r"\d+", "#", text)[:60]
+  return {"kind": "gap", "why": f"LiteRT fails to run it ({type(error).__name__}: {shown})",
+          "error": _pattern(str(error))}
+
+
+def _compare_outcome(message: str) -> dict:
+  kind = next((k for k in _COMPARE_KINDS if k in message), None)
+  if kind is None:
+    return {"kind": "gap", "why": "LiteRT's result differs from JAX's",
+            "error": _pattern(message)}
+  return {"kind": "gap", "why": f"LiteRT's kernels differ from XLA's: {kind}",
+          "error": re.escape(kind)}
+
+
+def _pattern(message: str, length: int = 40) -> str:
+  """A regex for the start of `message`, loose in numbers and whitespace."""
+  parts = []
+  for token in re.findall(r"\d+|\s+|[^\d\s]+", message.strip()[:length]):
+    parts.append(r"\d+" if token.isdigit() else r"\s+" if token.isspace() else re.escape(token))
+  return "".join(parts)
+
+
+def _worker(column: str, names: list[str], progress: pathlib.Path):
+  """Runs `names` one by one; each line of `progress` is a start or a result."""
+  from jax2tf.testing import case as case_lib
+  from jax2tf.testing import collect
+
+  ser = case_lib.serialization(column)
+  by_id = {c.id: c for c in collect.all_cases()}
+  with progress.open("a") as out:
+    for name in names:
+      out.write(json.dumps({"start": name}) + "\n")
+      out.flush()
+      result = _outcome(by_id[name], ser)
+      out.write(json.dumps({"case": name, **result}) + "\n")
+      out.flush()
+
+
+# --------------------------------------------------------------------------
+# Driving the workers
+
+
+def _selected(column: str, families: list[str], pattern: str | None) -> list:
+  from jax2tf.testing import case as case_lib
+  from jax2tf.testing import collect
+
+  parents = case_lib.lineage(column)[1:]
+  out = []
+  for c in collect.all_cases():
+    if families and c.family not in families:
+      continue
+    if pattern and not re.search(pattern, c.name):
+      continue
+    if any(p in c.refuse for p in parents):
+      continue  # the column never sees it
+    out.append(c)
+  return out
+
+
+def _run_part(column: str, names: list[str], progress: pathlib.Path, done_counter):
+  """Runs `names` in child processes, restarting after a crash."""
+  results: dict[str, dict] = {}
+  remaining = list(names)
+  # The converter writes pages of MLIR diagnostics to stderr for each refusal.
+  log_path = progress.with_suffix(".log")
+  with log_path.open("a") as log:
+    while remaining:
+      proc = subprocess.Popen(
+        [sys.executable, __file__, "--worker", column, str(progress), *remaining], cwd=ROOT,
+        stdout=log, stderr=log)
+      started = None
+      while True:
+        running = proc.poll() is None
+        for line in progress.read_text().splitlines() if progress.exists() else ():
+          entry = json.loads(line)
+          if "start" in entry:
+            started = entry["start"]
+          elif entry["case"] not in results:
+            results[entry["case"]] = entry
+            done_counter(entry)
+        if not running:
+          break
+        time.sleep(1)
+      if started is not None and started not in results:
+        if proc.returncode >= 0:
+          raise RuntimeError(f"the worker failed on {started} (exit status {proc.returncode}):\n"
+                             + log_path.read_text()[-3000:])
+        results[started] = {"case": started, "kind": "gap", "why": _CRASH_WHY,
+                            "error": "crashes LiteRT"}
+        done_counter(results[started])
+      remaining = [n for n in names if n not in results]
+  return results
+
+
+def record(column: str, families: list[str], pattern: str | None, jobs: int) -> dict[str, dict]:
+  cases = _selected(column, families, pattern)
+  ids = [c.id for c in cases]
+  parts = [ids[i::jobs] for i in range(jobs)]
+  done = collections.Counter()
+
+  def counter(entry):
+    done["n"] += 1
+    sys.stderr.write(f"[{done['n']}/{len(ids)}] {entry['case']}: {entry['kind']}"
+                     f"{' (' + entry['why'] + ')' if entry['kind'] == 'gap' else ''}\n")
+
+  results: dict[str, dict] = {}
+  with tempfile.TemporaryDirectory() as tmp, concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+    futures = [pool.submit(_run_part, column, part, pathlib.Path(tmp) / f"part{i}.jsonl", counter)
+               for i, part in enumerate(parts) if part]
+    for f in futures:
+      results.update(f.result())
+  return {c.id: results[c.id] | {"family": c.family, "name": c.name} for c in cases}
+
+
+# --------------------------------------------------------------------------
+# Rewriting the expectation blocks
+
+
+def _block(source: str, var: str) -> tuple[int, int]:
+  """The span of `var = {...}` (the dict literal) in `source`."""
+  start = re.search(rf"^{var} = \{{[^\n]*\n", source, re.M)
+  assert start, f"no {var} block"
+  end = source.index("\n}\n", start.end() - 1) + 3
+  return start.start(), end
+
+
+def _read_block(source: str, var: str) -> dict:
+  begin, end = _block(source, var)
+  text = source[begin:end]
+  return ast.literal_eval(text[text.index("{"):])
+
+
+def _format_block(var: str, comment: str, entries: dict, two_line_keys: bool) -> str:
+  lines = [f"{var} = {{  # {comment}: cases"]
+  for key in sorted(entries):
+    names = sorted(entries[key])
+    head = ", ".join(repr(k) for k in key)
+    lines.append(f"    ({key[0]!r},\n     {key[1]!r}): [" if two_line_keys else f"    ({head}): [")
+    row = ""
+    for i, n in enumerate(names):
+      item = repr(n) + (", " if i < len(names) - 1 else "")
+      if len(row) + len(item) > 88 and row:
+        lines.append("        " + row.rstrip())
+        row = ""
+      row += item
+    lines.append("        " + row.rstrip())
+    lines.append("    ],")
+  lines.append("}")
+  return "\n".join(lines) + "\n"
+
+
+def update_family(family: str, column: str, results: dict[str, dict]) -> None:
+  path = RULES / f"{family}_cases.py"
+  source = path.read_text()
+  prefix = "_" + column.upper()
+  recorded = {name for name, r in results.items() if r["kind"] != "jax_fails"}
+  blocks = {}
+  for suffix, comment in (("_NO_KERNEL", "(JAX primitive, TF op)"), ("_GAPS", "(why, error)")):
+    entries = {}
+    for key, names in _read_block(source, prefix + suffix).items():
+      kept = [n for n in names if n not in recorded]
+      if kept:
+        entries[key] = kept
+    blocks[suffix] = (entries, comment)
+  for name, r in results.items():
+    if r["kind"] == "no_kernel":
+      blocks["_NO_KERNEL"][0].setdefault((r["primitive"], r["op"]), []).append(name)
+    elif r["kind"] == "gap":
+      blocks["_GAPS"][0].setdefault((r["why"], r["error"]), []).append(name)
+  for suffix, (entries, comment) in blocks.items():
+    begin, end = _block(source, prefix + suffix)
+    source = source[:begin] + _format_block(prefix + suffix, comment, entries, suffix == "_GAPS") + source[end:]
+  path.write_text(source)
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("column", help="the deployment column: tflite or tflite_native")
+  parser.add_argument("--family", action="append", default=[], help="only this rule family")
+  parser.add_argument("--cases", help="only cases whose name matches this regex")
+  parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+  parser.add_argument("--json", help="also write the outcomes to this file")
+  if argv is None and len(sys.argv) > 1 and sys.argv[1] == "--worker":
+    _worker(sys.argv[2], sys.argv[4:], pathlib.Path(sys.argv[3]))
+    return
+  options = parser.parse_args(argv)
+  results = record(options.column, options.family, options.cases, max(1, options.jobs))
+  if options.json:
+    pathlib.Path(options.json).write_text(json.dumps(results, indent=1))
+  by_family = collections.defaultdict(dict)
+  for r in results.values():
+    by_family[r["family"]][r["name"]] = r
+  for family, family_results in sorted(by_family.items()):
+    update_family(family, options.column, family_results)
+  kinds = collections.Counter(r["kind"] for r in results.values())
+  print(f"{options.column}: {len(results)} cases recorded: " +
+        ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())))
+
+
+if __name__ == "__main__":
+  sys.path.insert(0, str(ROOT))
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+  main()

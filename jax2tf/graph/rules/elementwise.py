@@ -27,8 +27,8 @@ import tensorflow as tf
 from jax import lax
 from jax.extend.core import primitives as core_primitives
 
+from jax2tf.graph import portable_bits, windowing
 from jax2tf.graph import semantics as sem
-from jax2tf.graph import windowing
 from jax2tf.graph.registry import register
 
 # ---------------------------------------------------------------------------
@@ -298,7 +298,7 @@ def _safe_int_divisor(x, y):
 def _twos_complement_neg(x):
   # ~x + 1 rather than 0 - x: graph optimizers rewrite 0 - x into Neg, which
   # has no unsigned kernel.
-  return tf.add(tf.bitwise.invert(x), tf.ones_like(x))
+  return tf.add(portable_bits.invert(x), tf.ones_like(x))
 
 
 def _wrapping_neg(x):
@@ -476,41 +476,52 @@ for _name, _fn in [("eq_to_p", tf.equal), ("le_to_p", tf.less_equal), ("lt_to_p"
   register(getattr(lax, _name))(_total_order_compare(_fn))
 
 
-def _logical(bool_fn, int_fn):
+def _logical(bool_fn, int_fn, portable_fn):
   def rule(ctx, x, y):
-    return bool_fn(x, y) if x.dtype == tf.bool else int_fn(x, y)
+    if x.dtype == tf.bool:
+      return bool_fn(x, y)
+    if not ctx.enable_xla and portable_fn is not None and portable_bits.handles(x.dtype):
+      return portable_fn(x, y)
+    return int_fn(x, y)
 
   return rule
 
 
-register(lax.and_p)(_logical(tf.logical_and, tf.bitwise.bitwise_and))
-register(lax.or_p)(_logical(tf.logical_or, tf.bitwise.bitwise_or))
-register(lax.xor_p)(_logical(tf.math.logical_xor, tf.bitwise.bitwise_xor))
+register(lax.and_p)(_logical(tf.logical_and, tf.bitwise.bitwise_and, portable_bits.bitwise_and))
+register(lax.or_p)(_logical(tf.logical_or, tf.bitwise.bitwise_or, portable_bits.bitwise_or))
+register(lax.xor_p)(_logical(tf.math.logical_xor, tf.bitwise.bitwise_xor, None))
 
 
 @register(lax.not_p)
 def _not(ctx, x):
-  return tf.logical_not(x) if x.dtype == tf.bool else tf.bitwise.invert(x)
+  return tf.logical_not(x) if x.dtype == tf.bool else portable_bits.invert(x)
 
 
-def _shift_out_of_range(y):
+def _shift_out_of_range(ctx, y):
   # Shift amounts are read as unsigned: negative ones are out of range too.
-  too_big = y >= sem.bit_width(y.dtype)
-  if sem.is_unsigned(y.dtype):
-    return too_big
-  return tf.logical_or(too_big, y < 0)
+  # Without XLA they are compared in int64, which holds every amount exactly:
+  # TFLite has no ordered comparison of uint32 and crashes on narrow ones.
+  width, unsigned = sem.bit_width(y.dtype), sem.is_unsigned(y.dtype)
+  if not ctx.enable_xla and y.dtype not in (tf.int32, tf.int64):
+    y = tf.cast(y, tf.int64)
+  too_big = y >= width
+  return too_big if unsigned else tf.logical_or(too_big, y < 0)
 
 
 @register(lax.shift_left_p)
 def _shift_left(ctx, x, y):
-  out = _shift_out_of_range(y)
-  res = tf.bitwise.left_shift(x, tf.where(out, tf.zeros_like(y), y))
+  out = _shift_out_of_range(ctx, y)
+  in_range = tf.where(out, tf.zeros_like(y), y)
+  if not ctx.enable_xla and portable_bits.handles(x.dtype):
+    res = portable_bits.left_shift(x, in_range)
+  else:
+    res = tf.bitwise.left_shift(x, in_range)
   return tf.where(out, tf.zeros_like(res), res)
 
 
 @register(lax.shift_right_logical_p)
 def _shift_right_logical(ctx, x, y):
-  out = _shift_out_of_range(y)
+  out = _shift_out_of_range(ctx, y)
   utype = sem.unsigned_int_of_width(x.dtype)
   ux, uy = tf.bitcast(x, utype), tf.bitcast(tf.where(out, tf.zeros_like(y), y), utype)
   res = tf.bitcast(tf.bitwise.right_shift(ux, uy), x.dtype)
@@ -519,7 +530,7 @@ def _shift_right_logical(ctx, x, y):
 
 @register(lax.shift_right_arithmetic_p)
 def _shift_right_arithmetic(ctx, x, y):
-  out = _shift_out_of_range(y)
+  out = _shift_out_of_range(ctx, y)
   stype = sem.signed_int_of_width(x.dtype)
   sx, sy = tf.bitcast(x, stype), tf.bitcast(tf.where(out, tf.zeros_like(y), y), stype)
   res = tf.bitwise.right_shift(sx, sy)

@@ -21,6 +21,7 @@ import numpy as np
 import tensorflow as tf
 from jax.extend.core import primitives as core_primitives
 
+from jax2tf.graph import portable_bits
 from jax2tf.graph.key_data import (
   bits_fn,
   fold_in_fn,
@@ -99,12 +100,6 @@ def _u32(c):
   return tf.constant(c, tf.uint32)
 
 
-def _rotate_left(x, r: int):
-  return tf.bitwise.bitwise_or(
-    tf.bitwise.left_shift(x, _u32(r)), tf.bitwise.right_shift(x, _u32(32 - r))
-  )
-
-
 @register(core_primitives.threefry2x32_p)
 def _threefry2x32(ctx, k1, k2, x1, x2):
   ks = [k1, k2, tf.bitwise.bitwise_xor(tf.bitwise.bitwise_xor(k1, k2), _u32(_KS_PARITY))]
@@ -112,12 +107,23 @@ def _threefry2x32(ctx, k1, k2, x1, x2):
   for group in range(5):
     for r in _ROTATIONS[group % 2]:
       a = a + b
-      b = tf.bitwise.bitwise_xor(_rotate_left(b, r), a)
+      b = tf.bitwise.bitwise_xor(portable_bits.rotate_left_u32(b, r), a)
     a = a + ks[(group + 1) % 3]
     b = b + ks[(group + 2) % 3] + _u32(group + 1)
   out_shape = ctx.shape(ctx.avals_out[0].shape)
   # The operands broadcast; a result that only saw scalars needs the full shape.
   return [tf.broadcast_to(a, out_shape), tf.broadcast_to(b, out_shape)]
+
+
+def _split_halves_portable(counts):
+  # TFLite has no 64-bit BitwiseAnd, RightShift or FloorDiv: a float estimate
+  # of the high half, corrected by one step, is exact far beyond any count a
+  # tensor can hold (2**55).
+  two32 = tf.constant(2**32, tf.int64)
+  hi = tf.cast(tf.cast(counts, tf.float32) * (1.0 / 2**32), tf.int64)
+  rest = counts - hi * two32
+  hi += tf.cast(rest >= two32, tf.int64) - tf.cast(rest < 0, tf.int64)
+  return hi, counts - hi * two32
 
 
 @register(jax_private.iota_2x32_shape_p)
@@ -127,10 +133,16 @@ def _iota_2x32_shape(ctx, *, shape):
   for d in shape:
     size = size * ctx.dim(d)
   counts = tf.range(tf.cast(size, tf.int64), dtype=tf.int64)
-  lo = tf.cast(tf.bitwise.bitwise_and(counts, tf.constant(0xFFFFFFFF, tf.int64)), tf.uint32)
-  hi = tf.cast(tf.bitwise.right_shift(counts, tf.constant(32, tf.int64)), tf.uint32)
+  if ctx.enable_xla:
+    lo = tf.bitwise.bitwise_and(counts, tf.constant(0xFFFFFFFF, tf.int64))
+    hi = tf.bitwise.right_shift(counts, tf.constant(32, tf.int64))
+  else:
+    hi, lo = _split_halves_portable(counts)
   out_shape = ctx.shape(shape)
-  return [tf.reshape(hi, out_shape), tf.reshape(lo, out_shape)]
+  return [
+    tf.reshape(tf.cast(hi, tf.uint32), out_shape),
+    tf.reshape(tf.cast(lo, tf.uint32), out_shape),
+  ]
 
 
 # XLA's RandomAlgorithm (as in jax.lax.RandomAlgorithm) -> TF's Algorithm ints

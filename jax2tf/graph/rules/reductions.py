@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 from jax import lax
 
-from jax2tf.graph import registry, windowing
+from jax2tf.graph import portable_bits, registry, windowing
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import tf_private
@@ -57,22 +57,35 @@ def _reduce_min(ctx, x, *, axes, out_sharding=None):
   return _extremum(ctx, x, axes, False)
 
 
+def _fold_planes(planes, axes, kind):
+  """AND/OR/XOR over axes of one bit plane (bool)."""
+  if kind == "and":
+    return tf.reduce_all(planes, axes)
+  if kind == "or":
+    return tf.reduce_any(planes, axes)
+  return tf.equal(tf.math.floormod(tf.reduce_sum(tf.cast(planes, tf.int32), axes), 2), 1)
+
+
 def _bitwise_fold(ctx, x, axes, kind):
   """AND/OR/XOR over axes of an integer array, one bit plane at a time."""
-  dtype = np.dtype(ctx.aval_out.dtype)
-  bits = dtype.itemsize * 8
-  unsigned = tf.as_dtype(np.dtype(f"uint{bits}"))
+  bits = sem.bit_width(x.dtype)
+  out_shape = ctx.shape(ctx.aval_out.shape)
+  if not ctx.enable_xla and portable_bits.handles(x.dtype):
+    # Without BitwiseAnd/Or: planes read by shifts, put back by additions
+    # (the planes share no bit).
+    xu = portable_bits.to_u32(x)
+    res = tf.zeros(out_shape, tf.uint32)
+    for b in range(bits):
+      folded = _fold_planes(portable_bits.bit_is_set(xu, b), axes, kind)
+      mask = tf.constant(1 << b, tf.uint32)
+      res = res + tf.where(folded, mask, tf.zeros_like(mask))
+    return portable_bits.from_u32(res, x.dtype)
+  unsigned = sem.unsigned_int_of_width(x.dtype)
   xu = tf.bitcast(x, unsigned) if x.dtype != unsigned else x
-  res = tf.zeros(ctx.shape(ctx.aval_out.shape), unsigned)
+  res = tf.zeros(out_shape, unsigned)
   for b in range(bits):
     mask = tf.constant(1 << b, unsigned)
-    plane = tf.not_equal(tf.bitwise.bitwise_and(xu, mask), 0)
-    if kind == "and":
-      folded = tf.reduce_all(plane, axes)
-    elif kind == "or":
-      folded = tf.reduce_any(plane, axes)
-    else:
-      folded = tf.equal(tf.math.floormod(tf.reduce_sum(tf.cast(plane, tf.int32), axes), 2), 1)
+    folded = _fold_planes(tf.not_equal(tf.bitwise.bitwise_and(xu, mask), 0), axes, kind)
     res = tf.bitwise.bitwise_or(res, tf.where(folded, mask, tf.zeros_like(mask)))
   return tf.bitcast(res, x.dtype) if x.dtype != unsigned else res
 
@@ -82,11 +95,7 @@ def _logical(kind):
     axes = _axes(axes)
     if x.dtype != tf.bool:
       return _bitwise_fold(ctx, x, axes, kind)
-    if kind == "and":
-      return tf.reduce_all(x, axes)
-    if kind == "or":
-      return tf.reduce_any(x, axes)
-    return tf.equal(tf.math.floormod(tf.reduce_sum(tf.cast(x, tf.int32), axes), 2), 1)
+    return _fold_planes(x, axes, kind)
 
   return rule
 

@@ -250,9 +250,6 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('argmax', 'ArgMax'): [
         'argmax_i64_index'
     ],
-    ('reduce_and', 'BitwiseAnd'): [
-        'and_i32'
-    ],
     ('reduce_max', 'Equal'): [
         'max_f64_nan'
     ],
@@ -265,9 +262,6 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('reduce_min', 'Min'): [
         'min_i16', 'min_u8', 'reduce_min_int8'
     ],
-    ('reduce_or', 'BitwiseAnd'): [
-        'or_u8'
-    ],
     ('reduce_prod', 'Prod'): [
         'prod_c128', 'prod_c64'
     ],
@@ -278,7 +272,7 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'reduce_sum_all_float64', 'sum_c64', 'sum_f64'
     ],
     ('reduce_xor', 'BitwiseAnd'): [
-        'poly_xor_int', 'reduce_xor', 'xor_i16', 'xor_u64'
+        'xor_u64'
     ],
 }
 _TFLITE_GAPS = {  # (why, error): cases

@@ -14,6 +14,7 @@ import numpy as np
 import tensorflow as tf
 from jax import lax
 
+from jax2tf.graph import portable_bits
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 
@@ -42,7 +43,7 @@ def _gather_last(x, idx):
 
 def _argsort_last(key, n, descending=False):
   """Stable argsort of an integer key along its last axis (length n)."""
-  _, idx = tf.math.top_k(key if descending else tf.bitwise.invert(key), k=n, sorted=True)
+  _, idx = tf.math.top_k(key if descending else portable_bits.invert(key), k=n, sorted=True)
   return idx
 
 
@@ -125,7 +126,7 @@ def _approx_top_k(
   xs = _move_last(x, axis, rank)
   (key,) = sort_keys(xs)
   if not is_max_k:
-    key = tf.bitwise.invert(key)
+    key = portable_bits.invert(key)
   _, idx = tf.math.top_k(key, k=size, sorted=True)
   values = _gather_last(xs, idx)
   return [_move_back(values, axis, rank), _move_back(tf.cast(idx, tf.int32), axis, rank)]

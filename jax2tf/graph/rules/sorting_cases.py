@@ -163,21 +163,11 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('approx_top_k', 'GatherV2'): [
         'approx_top_k_bf16'
     ],
-    ('approx_top_k', 'Invert'): [
-        'approx_top_k', 'approx_top_k_ties_values'
-    ],
     ('sort', 'BitwiseXor'): [
-        'sort_f64_nan', 'sort_u64'
+        'sort_f64_nan', 'sort_i64', 'sort_u32', 'sort_u64'
     ],
     ('sort', 'GatherV2'): [
-        'sort_bf16', 'sort_c64', 'sort_complex64', 'sort_f16', 'sort_u16', 'sort_u32'
-    ],
-    ('sort', 'Invert'): [
-        'argsort', 'jnp_argsort', 'poly_jnp_argsort', 'poly_sort', 'poly_sort_two_operands',
-        'sort', 'sort_bool', 'sort_f32', 'sort_i32_extremes', 'sort_i64', 'sort_i8',
-        'sort_int8', 'sort_multi_operand_stable', 'sort_nan_zeros_axis0', 'sort_two_keys',
-        'sort_two_keys_three_operands', 'sort_two_operands', 'sort_unstable_flag',
-        'unique_size'
+        'sort_bf16', 'sort_c64', 'sort_complex64', 'sort_f16', 'sort_u16'
     ],
     ('sub', 'Sub'): [
         'searchsorted', 'searchsorted_sides'

@@ -1,0 +1,115 @@
+"""Integer bit operations for the no-XLA flavour, from ops TFLite has kernels for.
+
+TFLite's builtin kernels cover BitwiseXor, RightShift, addition and
+multiplication on uint32 (wrapping modulo 2**32, as XLA does), but not
+BitwiseAnd, BitwiseOr, Invert or LeftShift, nor uint32 subtraction. So
+integers of up to 32 bits are carried as uint32, where
+
+    a + b == (a ^ b) + 2 * (a & b)        (mod 2**32)
+
+gives `and` from xor, addition and a logical shift, `or` as (a ^ b) + (a & b),
+`not` as a xor with all ones, and a left shift as a product with a power of
+two. Narrower types are widened (sign- or zero-extended: the low bits, the only
+ones kept, come out the same) and truncated back. 64-bit integers keep TF's
+bitwise ops: the runtimes without them have no 64-bit arithmetic to spare.
+"""
+
+import numpy as np
+import tensorflow as tf
+
+from jax2tf.graph import semantics as sem
+
+_U32_MAX = 0xFFFFFFFF
+
+
+def handles(dtype) -> bool:
+  """Whether these emulations cover `dtype` (integers of at most 32 bits)."""
+  return sem.is_int(dtype) and sem.bit_width(dtype) <= 32
+
+
+def _u32(value: int) -> tf.Tensor:
+  return tf.constant(value, tf.uint32)
+
+
+def to_u32(x: tf.Tensor) -> tf.Tensor:
+  """The bits of an integer of at most 32 bits as uint32 (narrower ones extended)."""
+  if x.dtype == tf.uint32:
+    return x
+  # int32 -> uint32 wraps; narrower types go through int32 because TFLite
+  # casts them to int32 but not all of them to uint32.
+  if x.dtype != tf.int32:
+    x = tf.cast(x, tf.int32)
+  return tf.cast(x, tf.uint32)
+
+
+def from_u32(u: tf.Tensor, dtype: tf.DType) -> tf.Tensor:
+  """The low bits of uint32 `u` as `dtype` (the inverse of `to_u32`)."""
+  if dtype == tf.uint32:
+    return u
+  v = tf.cast(u, tf.int32)
+  return v if dtype == tf.int32 else tf.cast(v, dtype)
+
+
+def _and_u32(a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
+  # (a + b) - (a ^ b) is 2 * (a & b) modulo 2**32 (subtraction as the addition
+  # of a product with 2**32 - 1), which has lost the top bit of a & b: that bit
+  # is set when both top bits are.
+  doubled = a + b + tf.bitwise.bitwise_xor(a, b) * _u32(_U32_MAX)
+  low = tf.bitwise.right_shift(doubled, _u32(1))
+  top = tf.bitwise.right_shift(a, _u32(31)) * tf.bitwise.right_shift(b, _u32(31))
+  return low + top * _u32(1 << 31)
+
+
+def _binary(fn_u32):
+  def op(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+    return from_u32(fn_u32(to_u32(x), to_u32(y)), x.dtype)
+
+  return op
+
+
+bitwise_and = _binary(_and_u32)
+bitwise_or = _binary(lambda a, b: tf.bitwise.bitwise_xor(a, b) + _and_u32(a, b))
+
+
+def invert(x: tf.Tensor) -> tf.Tensor:
+  """~x as a xor with all ones, for integers of any width (TF has no other kernel to spare)."""
+  all_ones = -1 if not sem.is_unsigned(x.dtype) else np.iinfo(x.dtype.as_numpy_dtype).max
+  return tf.bitwise.bitwise_xor(x, sem.const(all_ones, x.dtype))
+
+
+def power_of_two(shift: tf.Tensor) -> tf.Tensor:
+  """2**shift as uint32, wrapped, for shifts in [0, 32).
+
+  Computed in int32 as two factors of at most 2**16 each, so that no product
+  overflows before the last (wrapping) uint32 one.
+  """
+  s = tf.cast(shift, tf.int32)
+  half = tf.bitwise.right_shift(s, tf.constant(1, tf.int32))
+  two = tf.constant(2, tf.int32)
+  return tf.cast(tf.pow(two, half), tf.uint32) * tf.cast(tf.pow(two, s - half), tf.uint32)
+
+
+def left_shift(x: tf.Tensor, shift) -> tf.Tensor:
+  """x << shift for shifts in [0, bit width): a product with a power of two.
+
+  `shift` is a Python int or an integer tensor whose values the caller has
+  brought into range.
+  """
+  if isinstance(shift, (int, np.integer)):
+    factor = _u32((1 << int(shift)) & _U32_MAX)
+  else:
+    factor = power_of_two(shift)
+  return from_u32(to_u32(x) * factor, x.dtype)
+
+
+def bit_is_set(u: tf.Tensor, b: int) -> tf.Tensor:
+  """Whether bit `b` of uint32 `u` is set, as bool."""
+  shifted = tf.bitwise.right_shift(u, _u32(b))
+  # shifted - 2 * (shifted >> 1), the subtraction as a wrapping addition.
+  low = shifted + tf.bitwise.right_shift(shifted, _u32(1)) * _u32(_U32_MAX - 1)
+  return tf.not_equal(tf.cast(low, tf.int32), 0)
+
+
+def rotate_left_u32(x: tf.Tensor, r: int) -> tf.Tensor:
+  """Rotation of uint32 values by a constant 0 < r < 32: the two parts share no bit."""
+  return x * _u32(1 << r) + tf.bitwise.right_shift(x, _u32(32 - r))

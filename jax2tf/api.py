@@ -68,6 +68,12 @@ def convert(
     native_serialization_disabled_checks=native_serialization_disabled_checks,
     target_tf_version=target_tf_version,
   )
+  return converted_function(fun_jax, options)
+
+
+def converted_function(fun_jax: Callable, options: ConvertOptions) -> Callable:
+  """`convert` with its options already made (the deployment routes make
+  options that `convert`'s parameters do not reach)."""
   converted = _Converted(fun_jax, options)
 
   @functools.wraps(fun_jax)
@@ -271,6 +277,7 @@ class _NativeBackend:
       platforms=options.platforms,
       disabled_checks=options.disabled_checks,
       target_tf_version=options.target_tf_version,
+      native_consumer=options.native_consumer,
     )
     module = split.lower_split(fun_jit, args_avals, kwargs_avals, fun_name=name, export=export)
     if module is None:

@@ -50,6 +50,14 @@ class ConvertOptions:
   platforms: tuple[str, ...] | None
   disabled_checks: tuple[jax_export.DisabledSafetyCheck, ...]
   target_tf_version: str | None
+  # Who legalizes a native module: "tf_xla" (TF's XlaCallModule; the module is
+  # rewritten where TF's XLA would compute something else than JAX) or
+  # "tflite" (TF's TFLite converter, which refuses the rewritten reductions;
+  # LiteRT's kernels are checked case by case instead).
+  native_consumer: str = "tf_xla"
+
+
+NATIVE_CONSUMERS = ("tf_xla", "tflite")
 
 
 def make_options(
@@ -62,6 +70,7 @@ def make_options(
   native_serialization_platforms,
   native_serialization_disabled_checks,
   target_tf_version,
+  native_consumer: str = "tf_xla",
 ) -> ConvertOptions:
   if native_serialization is DEFAULT_NATIVE_SERIALIZATION:
     native_serialization = default_native_serialization()
@@ -90,7 +99,14 @@ def make_options(
     platforms=_check_platforms(native_serialization_platforms),
     disabled_checks=_check_disabled(native_serialization_disabled_checks),
     target_tf_version=None if target_tf_version is None else str(target_tf_version),
+    native_consumer=_check_native_consumer(native_consumer),
   )
+
+
+def _check_native_consumer(consumer: str) -> str:
+  if consumer not in NATIVE_CONSUMERS:
+    raise ValueError(f"native_consumer: expected one of {NATIVE_CONSUMERS}, got {consumer!r}")
+  return consumer
 
 
 def _check_platforms(platforms: Sequence[str] | None) -> tuple[str, ...] | None:

@@ -3,6 +3,7 @@
 import logging
 import warnings
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import numpy as np
@@ -14,13 +15,33 @@ logger = logging.getLogger("jax2tf.lite")
 
 # Route name -> the options of jax2tf.convert it converts with. The graph
 # route feeds the converter ordinary TF ops; the native route feeds it the
-# StableHLO module inside XlaCallModule, which the converter legalizes.
-ROUTES = {
+# StableHLO module inside XlaCallModule, which the converter legalizes: JAX's
+# own module, without the rewrites that make TF's XLA compute JAX's answers.
+ROUTES: dict[str, dict[str, Any]] = {
   "graph": {"native_serialization": False, "enable_xla": False},
-  "native": {"native_serialization": True},
+  "native": {"native_serialization": True, "native_consumer": "tflite"},
 }
 AUTO_ORDER = ("graph", "native")
 DEFAULT_TOLERANCE = (1e-4, 1e-4)
+
+# Primitives whose native-route lowering LiteRT runs with its own MAXIMUM /
+# MINIMUM kernels (elementwise, in reductions and in pools), which return the
+# other operand where JAX returns NaN, and may differ in the sign of zero.
+NAN_BLIND_ON_NATIVE_ROUTE = frozenset(
+  {
+    "max",
+    "min",
+    "clamp",
+    "reduce_max",
+    "reduce_min",
+    "argmax",
+    "argmin",
+    "reduce_window_max",
+    "reduce_window_min",
+    "cummax",
+    "cummin",
+  }
+)
 
 # One flatbuffer holds at most 2 GiB (32-bit offsets).
 FLATBUFFER_LIMIT = 2**31
@@ -126,6 +147,21 @@ def _max_error(expected, actual, tolerance, route) -> float:
   return worst
 
 
+def _warn_nan_blind(traced, specs) -> None:
+  applied = converter.primitive_lines(traced.jax_fun, specs)
+  blind = sorted(NAN_BLIND_ON_NATIVE_ROUTE & set(applied))
+  if not blind:
+    return
+  where = [f"{p} (at {', '.join(applied[p][:2])})" if applied[p] else p for p in blind]
+  warnings.warn(
+    "to_tflite(route='native'): LiteRT's MAXIMUM/MINIMUM kernels, which run "
+    + ", ".join(where)
+    + ", may drop NaN where JAX propagates it and differ in the sign of zero; "
+    "the graph route keeps JAX's semantics",
+    stacklevel=4,
+  )
+
+
 def _one_route(
   fun,
   specs,
@@ -141,6 +177,8 @@ def _one_route(
   traced = signature.trace(
     fun, specs, params=params, polymorphic_shapes=polymorphic_shapes, convert_options=ROUTES[route]
   )
+  if route == "native":
+    _warn_nan_blind(traced, specs)
   content = converter.convert_traced(
     traced,
     specs,

@@ -15,7 +15,8 @@ import numpy as np
 import tensorflow as tf
 from jax import export
 
-from jax2tf.api import convert
+from jax2tf.api import converted_function
+from jax2tf.options import make_options
 
 _OUTPUT = "output_{}"
 
@@ -106,6 +107,23 @@ def input_specs(
   )
 
 
+def _convert(fun: Callable, polymorphic_shapes, convert_options: dict) -> Callable:
+  """`jax2tf.convert` without gradients, with the route's options (which may
+  name the consumer of a native module, beyond convert's parameters)."""
+  options = make_options(
+    polymorphic_shapes=polymorphic_shapes,
+    polymorphic_constraints=(),
+    with_gradient=False,
+    enable_xla=convert_options.get("enable_xla", True),
+    native_serialization=convert_options["native_serialization"],
+    native_serialization_platforms=None,
+    native_serialization_disabled_checks=(),
+    target_tf_version=None,
+    native_consumer=convert_options.get("native_consumer", "tf_xla"),
+  )
+  return converted_function(fun, options)
+
+
 def trace(
   fun: Callable,
   specs: Sequence,
@@ -130,16 +148,13 @@ def trace(
     # The module tracks the variables; the pytree stays a JAX pytree (a
     # tf.Module would wrap its dicts and lists).
     module.variables_list = jax.tree_util.tree_leaves(variables)
-    converted = convert(
-      lambda p, *xs: fun(p, *xs),
-      polymorphic_shapes=None if poly is None else [None, *poly],
-      with_gradient=False,
-      **convert_options,
+    converted = _convert(
+      lambda p, *xs: fun(p, *xs), None if poly is None else [None, *poly], convert_options
     )
     call = lambda *xs: converted(variables, *xs)  # noqa: E731
   else:
     jax_fun = lambda *xs: fun(*xs)  # noqa: E731
-    converted = convert(jax_fun, polymorphic_shapes=poly, with_gradient=False, **convert_options)
+    converted = _convert(jax_fun, poly, convert_options)
     call = converted
 
   tree_holder = {}

@@ -79,6 +79,7 @@ def export_native(
   platforms: Sequence[str] | None,
   disabled_checks: Sequence[jax_export.DisabledSafetyCheck],
   target_tf_version: str | None,
+  native_consumer: str = "tf_xla",
 ) -> NativeModule:
   consumer = versions.consumer(target_tf_version)
   cc_version = versions.calling_convention_version(consumer)
@@ -119,6 +120,7 @@ def export_native(
       consumer,
       allowed_custom_calls=allowed_targets,
       allow_all_custom_calls="ALL" in allowed_targets,
+      match_jax_in_tf_xla=native_consumer == "tf_xla",
     )
   except module_rewrite.UnsupportedCustomCallError as e:
     if any(_is_callback_target(t) for t in e.targets):

@@ -250,13 +250,20 @@ def rewrite_and_serialize(
   allowed_custom_calls=frozenset(),
   allow_all_custom_calls=False,
   use_mixed_serialization=False,
+  match_jax_in_tf_xla=True,
 ) -> bytes:
-  """Makes the module TF-executable and serializes it at the consumer's version."""
+  """Makes the module TF-executable and serializes it at the consumer's version.
+
+  With `match_jax_in_tf_xla`, NaN handling is rewritten where TF's XLA differs
+  from JAX's (min/max, clamp); without, the module keeps JAX's own ops, as
+  TF's TFLite converter needs: it legalizes only single-op reduction bodies.
+  """
   with mlir.make_ir_context(), ir.Location.unknown():
     module = ir.Module.parse(module_text)
     _inline_composites(module)
-    _propagate_nan_in_min_max(module)
-    _propagate_nan_in_clamp(module)
+    if match_jax_in_tf_xla:
+      _propagate_nan_in_min_max(module)
+      _propagate_nan_in_clamp(module)
     _check_custom_calls(module, frozenset(allowed_custom_calls), allow_all_custom_calls)
     text = str(module.operation.get_asm(enable_debug_info=True))
   try:

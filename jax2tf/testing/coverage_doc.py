@@ -88,8 +88,8 @@ def render() -> str:
     "`tests/primitives/test_cases.py` runs every case in every column: converted with "
     "each serialization (" + ", ".join(_TITLES.values()) + ") and run in TF eager, "
     "`tf.function` and `tf.function(jit_compile=True)`, or, for TFLite, written by "
-    '`jax2tf.to_tflite(route="graph")` with builtin ops only and run on the LiteRT '
-    "interpreter. In a column a case either matches "
+    "`jax2tf.to_tflite` (one column per route) with builtin ops only and run on the "
+    "LiteRT interpreter. In a column a case either matches "
     "`jax.jit` on the same inputs (same shapes and dtypes; NaN at the same places, the same "
     "infinities, the same signs of zero; bit for bit where JAX's result is exact, else "
     "within a tolerance; decompositions up to their non-uniqueness), or is refused "

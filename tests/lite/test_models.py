@@ -4,8 +4,8 @@ Every model, static (its default input sizes) and in every shape-polymorphic
 variant (written once with the polymorphic dimensions dynamic in the
 flatbuffer, and run at the variant's two sizes: the interpreter resizes its
 inputs), builtin TFLite ops only, on the LiteRT interpreter against `jax.jit`
-on the same inputs with the model's tolerance. The fast tier holds the small
-models at their batch variant; `make test-all` runs every row.
+on the same inputs with the model's tolerance, by each route. The fast tier
+holds the small models at their batch variant; `make test-all` runs every row.
 """
 
 import functools
@@ -18,45 +18,52 @@ import jax2tf
 from benchmarks import models
 from jax2tf import lite
 
-FAST = {("mlp", "batch"), ("cnn", "batch"), ("actor_critic", "batch")}
-# Models the graph route refuses, pinned with what the refusal must name: the
-# VAE samples with the threefry PRNG, whose 32-bit bitwise ops (or, left
-# shift) have no builtin TFLite kernel.
-REFUSED = {"vae": ("threefry2x32", "BitwiseOr")}
+FAST = {("mlp", "batch", "graph"), ("cnn", "batch", "graph"), ("actor_critic", "batch", "graph"),
+        ("mlp", "batch", "native")}
+# Rows the native route cannot take, pinned with what stops them: TF's
+# converter has no legalization of the dynamic StableHLO ops JAX emits for
+# polymorphic gathers, slices and convolutions (nor of this shape arithmetic),
+# and LiteRT's STABLEHLO_SCATTER kernel refuses the GNN's segment sum.
+NATIVE_FAILS = {
+  ("actor_critic", "batch"): (lite.TFLiteConversionError, "vhlo.dynamic_gather_v1"),
+  ("gnn", "static"): (RuntimeError, "STABLEHLO_SCATTER"),
+  ("gnn", "batch"): (RuntimeError, "STABLEHLO_SCATTER"),
+  ("nnx_cnn", "spatial"): (lite.TFLiteConversionError, "vhlo.dynamic_conv_v2"),
+  ("vae", "static"): (lite.TFLiteConversionError, "failed to legalize operation 'tfl.mul'"),
+  ("vae", "batch"): (lite.TFLiteConversionError, "'arith.index_cast' op"),
+  ("bilstm", "seq"): (lite.TFLiteConversionError, "vhlo.dynamic_slice_v1"),
+  ("seq2seq", "batch"): (lite.TFLiteConversionError, "vhlo.dynamic_gather_v1"),
+  ("seq2seq", "seq"): (lite.TFLiteConversionError, "vhlo.dynamic_gather_v1"),
+  ("gpt_rotary", "batch"): (lite.TFLiteConversionError, "vhlo.dynamic_gather_v1"),
+  ("gpt_rotary", "seq"): (lite.TFLiteConversionError, "vhlo.dynamic_gather_v1"),
+}
 
 
 STATIC = "static"
 
 
 def _rows():
-  for name in models.REGISTRY:
-    yield pytest.param(name, STATIC, id=f"{name}-{STATIC}", marks=(pytest.mark.slow,))
-    for v in models.variants_of(name):
-      marks = () if (name, v.name) in FAST else (pytest.mark.slow,)
-      yield pytest.param(name, v.name, id=f"{name}-{v.name}", marks=marks)
+  for route in ("graph", "native"):
+    for name in models.REGISTRY:
+      for variant in (STATIC, *(v.name for v in models.variants_of(name))):
+        marks = () if (name, variant, route) in FAST else (pytest.mark.slow,)
+        yield pytest.param(name, variant, route, id=f"{name}-{variant}-{route}", marks=marks)
 
 
 @functools.cache
-def _model(name: str, variant: str):
+def _model(name: str, variant: str, route: str):
   m = models.get(name)
   if variant == STATIC:
-    return jax2tf.to_tflite(m.fn, *m.inputs, params=m.params, route="graph", verify=False)
+    return jax2tf.to_tflite(m.fn, *m.inputs, params=m.params, route=route, verify=False)
   v = m.variant(variant)
   return jax2tf.to_tflite(m.fn, *m.inputs_for(v, v.sizes[0]), params=m.params,
-                          polymorphic_shapes=list(v.specs), route="graph", verify=False)
+                          polymorphic_shapes=list(v.specs), route=route, verify=False)
 
 
-@pytest.mark.parametrize("name,variant", list(_rows()))
-def test_model_on_litert(name, variant):
+def _check_on_litert(name: str, variant: str, route: str):
   m = models.get(name)
-  if name in REFUSED:
-    primitive, op = REFUSED[name]
-    with pytest.raises(lite.TFLiteConversionError, match=f"TF op {op}, emitted for the JAX "
-                       f"primitive {primitive}"):
-      _model(name, variant)
-    return
-  model = _model(name, variant)
-  assert model.route == "graph"
+  model = _model(name, variant, route)
+  assert model.route == route
   if variant == STATIC:
     sized = [("default", m.inputs)]
   else:
@@ -71,3 +78,14 @@ def test_model_on_litert(name, variant):
       where = f"{name}[{variant}={size}] output {i}"
       assert g.shape == e.shape and g.dtype == e.dtype, (where, g.shape, e.shape, g.dtype)
       np.testing.assert_allclose(g, e, rtol=m.rtol, atol=m.atol, err_msg=where)
+
+
+@pytest.mark.parametrize("name,variant,route", list(_rows()))
+def test_model_on_litert(name, variant, route):
+  fails = NATIVE_FAILS.get((name, variant)) if route == "native" else None
+  if fails is None:
+    _check_on_litert(name, variant, route)
+    return
+  error, match = fails
+  with pytest.raises(error, match=match):
+    _check_on_litert(name, variant, route)

@@ -118,6 +118,21 @@ def test_auto_route_reports_every_route_when_none_works():
   assert "[graph]" in str(info.value) and "[native]" in str(info.value)
 
 
+def test_native_route_warns_where_litert_drops_nan():
+  x = np.array([np.nan, 1.0], np.float32)
+  y = np.array([1.0, np.nan], np.float32)
+  f = lambda a, b: jnp.maximum(a, b)  # noqa: E731
+  with pytest.warns(UserWarning, match=r"MAXIMUM/MINIMUM kernels, which run max \(at test_to_tfl"):
+    model = jax2tf.to_tflite(f, x, y, route="native", verify=False)
+  # What the warning is about: JAX's max is NaN at both positions, LiteRT's
+  # only where its kernel happens to return the NaN operand.
+  (got,) = lite.run(model, x, y)
+  assert np.isnan(jax.jit(f)(x, y)).all() and not np.isnan(got).all(), got
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    jax2tf.to_tflite(f, x, y, route="graph")
+
+
 def test_allow_flex_warns_that_the_app_needs_the_flex_delegate():
   with pytest.warns(UserWarning, match="Flex delegate"):
     jax2tf.to_tflite(lambda x: x + 1, np.ones((2,), np.float32), allow_flex=True)

@@ -76,7 +76,7 @@ _TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
 _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ('the converter fails on it',
      "TF's TFLite converter failed"): [
-        'nn_softmax', 'remat_named_policy'
+        'remat_named_policy'
     ],
 }
 CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,

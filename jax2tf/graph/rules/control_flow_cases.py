@@ -234,7 +234,7 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('the converter fails on it',
      "TF's TFLite converter failed"): [
-        'grad_scan_poly', 'scan_multi', 'scan_poly_length', 'scan_poly_length_reverse'
+        'grad_scan_poly', 'scan_poly_length', 'scan_poly_length_reverse'
     ],
 }
 CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,

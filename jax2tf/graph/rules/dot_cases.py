@@ -169,10 +169,6 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
      'values\\ differ'): [
         'dot_general_batch_contract_multi', 'multi_contract_f32'
     ],
-    ('the converter fails on it',
-     "TF's TFLite converter failed"): [
-        'dot_product_attention'
-    ],
     ('the converter has no builtin lowering for tfl.batch_matmul',
      "TF's TFLite converter failed"): [
         'dot_complex64', 'dot_float16', 'dot_float64', 'dot_general_preferred_f32',

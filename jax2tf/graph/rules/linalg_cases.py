@@ -639,11 +639,6 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
      "Symbolic\\ dimension\\ comparison\\ 'floordiv\\(m\\ \\-\\ \\d+,\\ \\d+\\)"): [
         'poly_tridiagonal_solve'
     ],
-    ("no 16-bit LAPACK lowering on CPU, or (once JAX's portable lowering is registered) "
-     "the converter fails on it",
-     "Unsupported dtype|TF's TFLite converter failed"): [
-        'cholesky_f16', 'eigh_f16', 'lu_bf16'
-    ],
     ('LiteRT fails to run it (NotImplementedError: perturb_singular=True is not supported on this platform.)',
      'perturb_singular=True\\ is\\ not\\ supported\\ on\\ this\\ pla'): [
         'tridiagonal_solve_perturb_singular'
@@ -656,29 +651,33 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
      'Invalid\\ tensor\\ size\\.'): [
         'empty_matrices'
     ],
+    ("no 16-bit LAPACK lowering on CPU, or (once JAX's portable lowering is registered) the converter fails on it",
+     "Unsupported dtype|TF's TFLite converter failed"): [
+        'cholesky_f16', 'eigh_f16', 'lu_bf16'
+    ],
     ('the converter fails on it',
      "TF's TFLite converter failed"): [
         'cho_solve_scipy', 'cholesky', 'cholesky_batched', 'cholesky_c64', 'cholesky_f64',
         'cholesky_float64', 'cholesky_not_positive_definite_is_nan', 'custom_linear_solve',
         'det_batched_float64', 'eigh', 'eigh_batched', 'eigh_complex64',
         'eigh_float64_repeated_eigenvalues', 'eigh_nan_input_is_nan', 'eigvalsh',
-        'eigvalsh_batched', 'expm', 'expm_fixed', 'inv', 'lstsq', 'lstsq_fixed', 'lu_c64',
-        'lu_complex64', 'lu_factor_solve_scipy', 'lu_square_tall_wide_batched', 'pinv',
-        'poly_cholesky_batch', 'poly_solve_batch', 'qr', 'qr_complete_tall', 'qr_complex64',
-        'qr_f64', 'qr_raw_geqrf', 'qr_reduced_tall', 'qr_wide_batched', 'solve',
-        'solve_c128', 'solve_c64_batched', 'solve_inv_det_slogdet',
-        'solve_triangular_scipy', 'svd', 'svd_c64', 'svd_float64', 'svd_full_tall',
-        'svd_thin_wide', 'svd_users', 'svd_values', 'svd_values_batched', 'svd_values_c64',
-        'triangular_solve', 'triangular_solve_batched_f32', 'triangular_solve_bf16',
+        'eigvalsh_batched', 'inv', 'lstsq', 'lstsq_fixed', 'lu_c64', 'lu_complex64',
+        'lu_factor_solve_scipy', 'lu_square_tall_wide_batched', 'pinv', 'poly_cholesky_batch',
+        'poly_solve_batch', 'qr', 'qr_complete_tall', 'qr_complex64', 'qr_f64', 'qr_raw_geqrf',
+        'qr_reduced_tall', 'qr_wide_batched', 'solve', 'solve_c128', 'solve_c64_batched',
+        'solve_inv_det_slogdet', 'solve_triangular_scipy', 'svd', 'svd_c64', 'svd_float64',
+        'svd_full_tall', 'svd_thin_wide', 'svd_users', 'svd_values', 'svd_values_batched',
+        'svd_values_c64', 'triangular_solve', 'triangular_solve_all_flags_c64',
+        'triangular_solve_batched_f32', 'triangular_solve_bf16',
         'triangular_solve_right_upper_transpose'
     ],
     ('the converter has no builtin lowering for mhlo.is_finite',
      "TF's TFLite converter failed"): [
         'svd_f64'
     ],
-    ('the converter has no builtin lowering for tf.Complex',
+    ('the converter has no builtin lowering for tfl.div',
      "TF's TFLite converter failed"): [
-        'triangular_solve_all_flags_c64'
+        'expm', 'expm_fixed'
     ],
     ('the converter has no builtin lowering for tfl.neg',
      "TF's TFLite converter failed"): [

@@ -201,7 +201,7 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
         'poly_top_k', 'sort', 'sort_c64', 'sort_complex64', 'sort_f32', 'sort_i32_extremes',
         'sort_i64', 'sort_int8', 'sort_multi_operand_stable', 'sort_nan_zeros_axis0',
         'sort_two_keys', 'sort_two_keys_three_operands', 'sort_two_operands',
-        'sort_unstable_flag', 'top_k_bfloat16', 'top_k_f16', 'unique_size'
+        'sort_unstable_flag', 'unique_size'
     ],
     ('the converter has no builtin lowering for tfl.div',
      "TF's TFLite converter failed"): [
@@ -221,7 +221,7 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('the converter has no builtin lowering for tfl.topk_v2',
      "TF's TFLite converter failed"): [
-        'top_k_f64'
+        'top_k_bfloat16', 'top_k_f16', 'top_k_f64'
     ],
     ('the converter has no builtin lowering for vhlo.custom_call_v1',
      "TF's TFLite converter failed"): [

@@ -301,19 +301,15 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
      'values\\ differ'): [
         'special_bessel_jn'
     ],
-    ('the converter fails on it',
-     "TF's TFLite converter failed"): [
-        'erf_float64', 'table_erf_float64'
-    ],
     ('the converter has no builtin lowering for mhlo.log_plus_one',
      "TF's TFLite converter failed"): [
         'digamma_float64', 'erf_inv_float64', 'igamma_float64', 'igamma_grad_a_float64',
-        'igammac_float64', 'lgamma_float64', 'polygamma_float64',
-        'random_gamma_grad_float64', 'regularized_incomplete_beta_float64',
-        'special_gammainc_float64', 'table_betainc_float64', 'table_digamma_float64',
-        'table_erf_inv_float64', 'table_igamma_float64', 'table_igamma_grad_a_float64',
-        'table_igammac_float64', 'table_lgamma_float64', 'table_lgamma_negative_float64',
-        'table_polygamma_float64', 'table_random_gamma_grad_float64'
+        'igammac_float64', 'lgamma_float64', 'polygamma_float64', 'random_gamma_grad_float64',
+        'regularized_incomplete_beta_float64', 'special_gammainc_float64',
+        'table_betainc_float64', 'table_digamma_float64', 'table_erf_inv_float64',
+        'table_igamma_float64', 'table_igamma_grad_a_float64', 'table_igammac_float64',
+        'table_lgamma_float64', 'table_lgamma_negative_float64', 'table_polygamma_float64',
+        'table_random_gamma_grad_float64'
     ],
     ('the converter has no builtin lowering for tfl.abs',
      "TF's TFLite converter failed"): [
@@ -322,7 +318,7 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('the converter has no builtin lowering for tfl.mul',
      "TF's TFLite converter failed"): [
-        'erfc_float64', 'table_erfc_float64'
+        'erf_float64', 'erfc_float64', 'table_erf_float64', 'table_erfc_float64'
     ],
     ('the converter has no builtin lowering for tfl.neg',
      "TF's TFLite converter failed"): [

@@ -1,4 +1,4 @@
-"""The model set's MLP and CNN written in Keras 3, with the Flax weights copied.
+"""The model set's MLP, CNN, ResNet-50 and Transformer LM in Keras 3, Flax weights copied.
 
 The reference for the TFLite benchmark: the same network as a Keras user would
 write it, converted by TF's own TFLite converter. `build(name)` returns the
@@ -46,7 +46,145 @@ def _cnn(params):
   return model
 
 
-BUILDERS = {"mlp": _mlp, "cnn": _cnn}
+def _scope(variables, block):
+  """The Flax parameters and BatchNorm statistics of one module, and its Keras name prefix."""
+  if block is None:
+    return variables["params"], variables["batch_stats"], ""
+  return variables["params"][block], variables["batch_stats"][block], f"{block}_"
+
+
+def _batch_norm(keras, x, variables, block, name):
+  p, stats, prefix = _scope(variables, block)
+  # Flax's epsilon (Keras's default is 1e-3); inference mode reads the running statistics.
+  layer = keras.layers.BatchNormalization(epsilon=1e-5, name=prefix + name)
+  y = layer(x, training=False)
+  layer.set_weights([p[name]["scale"], p[name]["bias"], stats[name]["mean"], stats[name]["var"]])
+  return y
+
+
+def _conv(keras, x, variables, block, name, features, size, strides=1, padding="same"):
+  p, _, prefix = _scope(variables, block)
+  # Keras's "same" is Flax's "SAME": both put the odd padding row after the input.
+  layer = keras.layers.Conv2D(features, size, strides, padding, use_bias=False, name=prefix + name)
+  y = layer(x)
+  layer.set_weights([p[name]["kernel"]])  # HWIO in both
+  return y
+
+
+def _bottleneck(keras, x, variables, block, features, strides):
+  relu = keras.layers.ReLU
+  y = _conv(keras, x, variables, block, "Conv_0", features, 1)
+  y = relu()(_batch_norm(keras, y, variables, block, "BatchNorm_0"))
+  y = _conv(keras, y, variables, block, "Conv_1", features, 3, strides)
+  y = relu()(_batch_norm(keras, y, variables, block, "BatchNorm_1"))
+  y = _conv(keras, y, variables, block, "Conv_2", 4 * features, 1)
+  y = _batch_norm(keras, y, variables, block, "BatchNorm_2")
+  residual = x
+  if "projection" in variables["params"][block]:
+    residual = _conv(keras, x, variables, block, "projection", 4 * features, 1, strides)
+    residual = _batch_norm(keras, residual, variables, block, "projection_norm")
+  return relu()(keras.layers.Add()([y, residual]))
+
+
+def _resnet50(variables):
+  from benchmarks.models import resnet50  # pylint: disable=import-outside-toplevel
+
+  keras = _keras()
+  inputs = keras.Input((32, 32, 3))
+  # The stem pads 3 on each side, as Flax's explicit padding says; "same" would pad 2 and 3.
+  x = keras.layers.ZeroPadding2D(3)(inputs)
+  x = _conv(keras, x, variables, None, "stem", 64, 7, 2, padding="valid")
+  x = keras.layers.ReLU()(_batch_norm(keras, x, variables, None, "stem_norm"))
+  x = keras.layers.MaxPooling2D(3, 2, padding="same")(x)
+  block = 0
+  for stage, blocks in enumerate(resnet50.STAGES):
+    for i in range(blocks):
+      strides = 2 if stage > 0 and i == 0 else 1
+      x = _bottleneck(keras, x, variables, f"Bottleneck_{block}", 64 * 2**stage, strides)
+      block += 1
+  x = keras.layers.GlobalAveragePooling2D()(x)
+  dense = keras.layers.Dense(resnet50.NUM_CLASSES, name="Dense_0")
+  outputs = dense(x)
+  p = variables["params"]["Dense_0"]
+  dense.set_weights([p["kernel"], p["bias"]])
+  return keras.Model(inputs, outputs)
+
+
+def _gelu(x):
+  # Flax's nn.gelu is the tanh approximation by default; Keras's "gelu" is the exact erf form.
+  return _keras().activations.gelu(x, approximate=True)
+
+
+def _layer_norm(keras, x, p, name, prefix=""):
+  layer = keras.layers.LayerNormalization(epsilon=1e-6, name=prefix + name)  # Flax's epsilon
+  y = layer(x)
+  layer.set_weights([p[name]["scale"], p[name]["bias"]])
+  return y
+
+
+def _dense(keras, x, p, name, width, prefix="", activation=None):
+  layer = keras.layers.Dense(width, activation=activation, name=prefix + name)
+  y = layer(x)
+  layer.set_weights([p[name]["kernel"], p[name]["bias"]])
+  return y
+
+
+def _decoder_block(keras, x, p, prefix):
+  from benchmarks.models import transformer_lm as lm  # pylint: disable=import-outside-toplevel
+
+  y = _layer_norm(keras, x, p, "LayerNorm_0", prefix)
+  attention = keras.layers.MultiHeadAttention(
+    lm.HEADS, lm.D_MODEL // lm.HEADS, name=prefix + "MultiHeadDotProductAttention_0"
+  )
+  y = attention(y, y, use_causal_mask=True)
+  a = p["MultiHeadDotProductAttention_0"]
+  # Flax's DenseGeneral kernels are (d, heads, head_dim) and (heads, head_dim, d), the layouts
+  # of Keras's EinsumDense ones: no reshape needed.
+  attention.set_weights(
+    [a[k][w] for k in ("query", "key", "value", "out") for w in ("kernel", "bias")]
+  )
+  x = keras.layers.Add()([x, y])
+  y = _layer_norm(keras, x, p, "LayerNorm_1", prefix)
+  # Flax names Dense modules in construction order: the outer Dense_0 (to d) is made before
+  # the inner Dense_1 (to 4d) that it is applied to.
+  y = _dense(keras, y, p, "Dense_1", 4 * lm.D_MODEL, prefix, activation=_gelu)
+  y = _dense(keras, y, p, "Dense_0", lm.D_MODEL, prefix)
+  return keras.layers.Add()([x, y])
+
+
+def _transformer_lm(params):
+  from benchmarks import models  # pylint: disable=import-outside-toplevel
+  from benchmarks.models import transformer_lm as lm  # pylint: disable=import-outside-toplevel
+
+  keras = _keras()
+  p = params["params"]
+  # The sequence length is static, as in the `batch` variant that jax2tf converts; only the
+  # batch is dynamic.
+  seq = models.get("transformer_lm").default_dims["seq"]
+  tokens = keras.Input((seq,), dtype="int32")
+  # The output projection is the transposed token embedding, as Flax's `embed.attend`.
+  embed = keras.layers.ReversibleEmbedding(lm.VOCAB, lm.D_MODEL, name="Embed_0")
+  pos_embed = keras.layers.Embedding(lm.MAX_LEN, lm.D_MODEL, name="pos_embed")
+  # Position ids 0..seq-1 for every row, counted along the tokens: the ids must be a graph tensor
+  # for the Embedding layer to be part of the model, and the plainer `zeros_like(tokens) +
+  # arange(seq)` becomes an int32 BiasAdd, which TFLite has no builtin kernel for.
+  positions = keras.ops.cumsum(keras.ops.ones_like(tokens), axis=1) - 1
+  x = keras.layers.Add()([embed(tokens), pos_embed(positions)])
+  for i in range(lm.LAYERS):
+    x = _decoder_block(keras, x, p[f"Block_{i}"], f"Block_{i}_")
+  x = _layer_norm(keras, x, p, "LayerNorm_0")
+  outputs = embed(x, reverse=True)
+  embed.set_weights([p["Embed_0"]["embedding"]])
+  pos_embed.set_weights([p["pos_embed"]["embedding"]])
+  return keras.Model(tokens, outputs)
+
+
+BUILDERS = {
+  "mlp": _mlp,
+  "cnn": _cnn,
+  "resnet50": _resnet50,
+  "transformer_lm": _transformer_lm,
+}
 
 
 def build(name: str, params, inputs, rtol: float = 1e-5, atol: float = 1e-5):

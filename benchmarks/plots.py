@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from benchmarks.paths import PATHS  # noqa: E402
+from benchmarks.suites import tflite as tflite_suite  # noqa: E402
 
 
 def _bars(ax, labels, series: dict, log: bool = False):
@@ -91,7 +92,7 @@ def prng(res, path):
 
 def tflite(res, path):
   rows = res["tflite"]
-  labels = [f"{r['model']}: {where}" for r in rows for where in r["latency"]]
+  labels = [f"{tflite_suite.label(r)}: {where}" for r in rows for where in r["latency"]]
   ratios = [r["latency"][w]["jax2tf"] / r["latency"][w]["keras"] for r in rows
             for w in r["latency"]]
   fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [3, 1]})
@@ -99,7 +100,7 @@ def tflite(res, path):
   a1.axhline(1.0, color="black", linewidth=1)
   a1.axhline(1.1, color="tab:red", linewidth=1, linestyle="--")
   a1.set_title("LiteRT latency ratio (1.1 = goal)")
-  _bars(a2, [r["model"] for r in rows],
+  _bars(a2, [tflite_suite.label(r) for r in rows],
         {who: [r["bytes"][who] / 1024 for r in rows] for who in ("jax2tf", "keras")})
   a2.set_title("flatbuffer, KiB")
   fig.tight_layout()

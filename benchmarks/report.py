@@ -2,6 +2,7 @@
 
 from benchmarks import targets
 from benchmarks.paths import PATHS
+from benchmarks.suites import tflite as tflite_suite
 from benchmarks.workloads import compute_bound
 
 
@@ -150,10 +151,10 @@ def tflite_table(res):
   rows = []
   for r in res["tflite"]:
     for where, t_ in r["latency"].items():
-      rows.append([r["model"], where, t(t_["jax2tf"]), t(t_["keras"]),
+      rows.append([tflite_suite.label(r), where, t(t_["jax2tf"]), t(t_["keras"]),
                    f"{t_['jax2tf'] / t_['keras']:.2f}x"])
     size = r["bytes"]
-    rows.append([r["model"], "flatbuffer size", b(size["jax2tf"]), b(size["keras"]),
+    rows.append([tflite_suite.label(r), "flatbuffer size", b(size["jax2tf"]), b(size["keras"]),
                  f"{size['jax2tf'] / size['keras']:.2f}x"])
   return header, rows
 

@@ -1,24 +1,24 @@
-"""The `jax2tf` command line: `jax2tf inspect PATH` (more subcommands to come).
+"""The `jax2tf` command line: `export`, `verify` and `inspect`.
 
 Each subcommand is a module with NAME, HELP, `add_arguments(parser)` and
-`run(args) -> exit status`; adding one (`export`, `verify`) is adding it to
-COMMANDS.
+`run(args) -> exit status`; adding one is adding it to COMMANDS.
 """
 
 import argparse
 import sys
 from collections.abc import Sequence
 
-from jax2tf.cli import inspect_cmd
-from jax2tf.cli.errors import UsageError
+from jax2tf.cli import export_cmd, inspect_cmd, verify_cmd
+from jax2tf.cli.errors import CommandFailed, UsageError
 
 PROG = "jax2tf"
-COMMANDS = (inspect_cmd,)
+COMMANDS = (export_cmd, verify_cmd, inspect_cmd)
 
 
 def _parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(
-    prog=PROG, description="Inspect artifacts exported by jax2tf (SavedModel, .tflite)."
+    prog=PROG,
+    description="Export JAX models to SavedModel or .tflite, verify and inspect the artifacts.",
   )
   subcommands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
   for command in COMMANDS:
@@ -30,7 +30,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
   """Runs the command line `argv` (default: sys.argv[1:]); returns the exit
-  status: 0 on success, 2 for a usage error (printed to stderr)."""
+  status: 0 on success, 1 when the work fails (a conversion refusal, a
+  mismatch), 2 for a usage error (both printed to stderr)."""
   parser = _parser()
   try:
     args = parser.parse_args(argv)
@@ -41,3 +42,6 @@ def main(argv: Sequence[str] | None = None) -> int:
   except UsageError as e:
     print(f"{PROG} {args.command}: error: {e}", file=sys.stderr)
     return 2
+  except CommandFailed as e:
+    print(f"{PROG} {args.command}: failed: {e}", file=sys.stderr)
+    return 1

@@ -109,16 +109,17 @@ def input_specs(
 
 def _convert(fun: Callable, polymorphic_shapes, convert_options: dict) -> Callable:
   """`jax2tf.convert` without gradients, with the route's options (which may
-  name the consumer of a native module, beyond convert's parameters)."""
+  name the consumer of a native module, beyond convert's parameters, and
+  native_serialization_platforms or target_tf_version)."""
   options = make_options(
     polymorphic_shapes=polymorphic_shapes,
     polymorphic_constraints=(),
     with_gradient=False,
     enable_xla=convert_options.get("enable_xla", True),
     native_serialization=convert_options["native_serialization"],
-    native_serialization_platforms=None,
+    native_serialization_platforms=convert_options.get("native_serialization_platforms"),
     native_serialization_disabled_checks=(),
-    target_tf_version=None,
+    target_tf_version=convert_options.get("target_tf_version"),
     native_consumer=convert_options.get("native_consumer", "tf_xla"),
   )
   return converted_function(fun, options)

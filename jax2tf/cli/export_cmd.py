@@ -1,0 +1,229 @@
+"""`jax2tf export MODEL --target T --out PATH`: a JAX model to a checked artifact.
+
+Converts the model (see `model_ref` for what MODEL names), writes the
+artifact atomically, runs it in its own runtime (TensorFlow in a process
+without JAX for a SavedModel, LiteRT for a `.tflite`) on the example inputs
+and, for a polymorphic model, on random inputs at two other sizes of each
+dimension variable, compares every output with `jax.jit`, and writes a report
+beside the artifact (`PATH.report.md` and `PATH.report.json`). Exit status:
+0 when every output matches, 1 when one does not, 2 for a usage error.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from jax2tf.cli import export_report, input_sets, inspect_cmd, model_ref, verification
+from jax2tf.cli.errors import CommandFailed, UsageError
+
+NAME = "export"
+HELP = "convert a JAX model to a SavedModel or .tflite, verify it against jax.jit, report"
+TARGETS = ("saved_model", "tflite")
+# --serialization -> jax2tf.convert options (SavedModel) or to_tflite route.
+SERIALIZATIONS = {
+  "native": {"native_serialization": True},
+  "graph": {"native_serialization": False, "enable_xla": True},
+  "no-xla": {"native_serialization": False, "enable_xla": False},
+}
+TFLITE_ROUTES = {None: "auto", "native": "native", "no-xla": "graph"}
+DEFAULT_TOLERANCE = {"saved_model": (1e-5, 1e-6), "tflite": (1e-4, 1e-4)}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+  parser.add_argument("model", help="package.module:NAME (see docs/cli.md for what NAME returns)")
+  parser.add_argument("--target", choices=TARGETS, default="saved_model")
+  parser.add_argument("--out", required=True, help="the SavedModel directory or .tflite file")
+  parser.add_argument(
+    "--serialization",
+    choices=tuple(SERIALIZATIONS),
+    help="native (default for saved_model), graph, or no-xla (graph with enable_xla=False); "
+    "for tflite: the route (native or no-xla; default: the first that converts and verifies)",
+  )
+  parser.add_argument("--platforms", nargs="+", help="native serialization platforms (cpu, cuda)")
+  parser.add_argument("--target-tf-version", help="the oldest TensorFlow that must run it")
+  parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+  add_check_arguments(parser)
+
+
+def add_check_arguments(parser: argparse.ArgumentParser) -> None:
+  """The options of the check, shared by export and verify."""
+  parser.add_argument(
+    "--polymorphic-shapes",
+    nargs="+",
+    metavar="SPEC",
+    help="one spec per input, e.g. '(b, 28, 28, 1)'; '_' for a static input "
+    "(default: what the model gives)",
+  )
+  parser.add_argument(
+    "--checkpoint", help="parameters written by flax.serialization.to_bytes, replacing the model's"
+  )
+  parser.add_argument("--rtol", type=float, help="relative tolerance of the check")
+  parser.add_argument("--atol", type=float, help="absolute tolerance of the check")
+  parser.add_argument("--json", action="store_true", help="print the report as JSON")
+  parser.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+class Progress:
+  """Numbered stage lines on stderr, when it is a terminal and not --quiet."""
+
+  def __init__(self, total: int, quiet: bool):
+    self.total, self.done = total, 0
+    self.shown = not quiet and sys.stderr.isatty()
+
+  def __call__(self, text: str) -> None:
+    self.done += 1
+    if self.shown:
+      print(f"[{self.done}/{self.total}] {text}", file=sys.stderr, flush=True)
+
+
+def polymorphic_shapes(args, model: model_ref.Model):
+  """The --polymorphic-shapes given, or the model's own."""
+  if args.polymorphic_shapes is None:
+    return model.polymorphic_shapes
+  specs = [None if s == "_" else s for s in args.polymorphic_shapes]
+  if len(specs) != len(model.inputs):
+    raise UsageError(
+      f"--polymorphic-shapes: expected one spec per input ({len(model.inputs)}), got {len(specs)}"
+    )
+  return tuple(specs)
+
+
+def _write_saved_model(args, model, poly) -> dict:
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
+  from jax2tf import artifacts  # pylint: disable=import-outside-toplevel
+  from jax2tf.lite import signature  # pylint: disable=import-outside-toplevel
+
+  options: dict[str, Any] = dict(SERIALIZATIONS[args.serialization or "native"])
+  if args.platforms:
+    options["native_serialization_platforms"] = tuple(args.platforms)
+  if args.target_tf_version:
+    options["target_tf_version"] = args.target_tf_version
+  t0 = time.perf_counter()
+  traced = signature.trace(
+    model.fn, model.inputs, params=model.params, polymorphic_shapes=poly, convert_options=options
+  )
+  convert_s = time.perf_counter() - t0
+  concrete = traced.function.get_concrete_function()
+
+  def save(folder):
+    tf.saved_model.save(traced.module, folder, signatures={verification.SIGNATURE: concrete})
+
+  t0 = time.perf_counter()
+  artifacts.write_directory_atomically(args.out, save, overwrite=args.overwrite)
+  return {
+    "convert_s": convert_s,
+    "write_s": time.perf_counter() - t0,
+    "input_names": [i.name for i in traced.inputs],
+    "serialization": args.serialization or "native",
+  }
+
+
+def _write_tflite(args, model, poly) -> dict:
+  import jax2tf  # pylint: disable=import-outside-toplevel
+
+  if args.serialization == "graph":
+    raise UsageError(
+      "--serialization graph: TFLite takes no XLA ops; for --target tflite use no-xla or native"
+    )
+  if os.path.exists(args.out) and not args.overwrite:
+    raise UsageError(f"--out {args.out} exists; pass --overwrite to replace it")
+  t0 = time.perf_counter()
+  lite_model = jax2tf.to_tflite(
+    model.fn,
+    *model.inputs,
+    params=model.params,
+    polymorphic_shapes=poly,
+    route=TFLITE_ROUTES[args.serialization],
+    path=args.out,
+  )
+  return {
+    "convert_s": time.perf_counter() - t0,
+    "write_s": 0.0,
+    "input_names": list(lite_model.input_names),
+    "serialization": f"route {lite_model.route!r}",
+  }
+
+
+def versions() -> dict:
+  import importlib.metadata  # pylint: disable=import-outside-toplevel
+  import platform  # pylint: disable=import-outside-toplevel
+
+  found = {"python": platform.python_version()}
+  for dist in ("jax2tf", "jax", "jaxlib", "tensorflow", "tensorflow-cpu", "ai-edge-litert"):
+    try:
+      found[dist] = importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+      pass
+  return found
+
+
+def verify_artifact(path: str, kind: str, model, poly, rtol, atol, progress) -> dict:
+  """The check of `export`, on the artifact at `path` (see verification)."""
+  sets, notes = input_sets.input_sets(model.inputs, poly)
+  progress(f"running jax.jit on {len(sets)} input set(s)")
+  reference = verification.jax_reference(model.jax_fun(), sets)
+  if kind == "saved_model":
+    progress("running the SavedModel in TensorFlow, in a process without JAX")
+    names = [t["name"] for t in _serving_inputs(path)]
+    ran = verification.run_saved_model(path, names, sets)
+  else:
+    progress("running the flatbuffer on LiteRT")
+    ran = verification.run_tflite(path, sets)
+  result = verification.check(ran, reference, rtol, atol)
+  result.update(notes=notes, rtol=rtol, atol=atol, jax_loaded_by_runtime=ran.get("jax_loaded"))
+  if ran.get("jax_loaded"):
+    result["ok"] = False
+    notes.append(f"the TensorFlow process loaded JAX modules: {ran['jax_loaded']}")
+  return result
+
+
+def _serving_inputs(path: str) -> list[dict]:
+  report = inspect_cmd.inspect(path)
+  signature = report["signatures"].get(verification.SIGNATURE)
+  if signature is None:
+    raise UsageError(f"{path}: no {verification.SIGNATURE!r} signature to verify")
+  return signature["inputs"]
+
+
+def run(args: argparse.Namespace) -> int:
+  progress = Progress(6, args.quiet)
+  progress(f"loading {args.model}")
+  model = model_ref.load(args.model, args.checkpoint)
+  poly = polymorphic_shapes(args, model)
+  progress(f"converting to {args.target} and writing {args.out}")
+  try:
+    if args.target == "saved_model":
+      written = _write_saved_model(args, model, poly)
+    else:
+      written = _write_tflite(args, model, poly)
+  except (FileExistsError, FileNotFoundError) as e:
+    raise UsageError(f"--out: {e}") from e
+  except NotImplementedError as e:  # a refusal: names the primitive and a remedy
+    raise CommandFailed(f"{args.model} does not convert to {args.target}: {e}") from e
+  default_rtol, default_atol = DEFAULT_TOLERANCE[args.target]
+  rtol = default_rtol if args.rtol is None else args.rtol
+  atol = default_atol if args.atol is None else args.atol
+  checked = verify_artifact(args.out, args.target, model, poly, rtol, atol, progress)
+  progress("inspecting the artifact")
+  report = {
+    "model": args.model,
+    "target": args.target,
+    "path": os.path.abspath(args.out),
+    "serialization": written["serialization"],
+    "polymorphic_shapes": list(poly) if poly else None,
+    "times": {"convert_s": written["convert_s"], "write_s": written["write_s"]},
+    "verification": checked,
+    "artifact": inspect_cmd.inspect(args.out),
+    "versions": versions(),
+  }
+  progress(f"writing {args.out}.report.md and .report.json")
+  export_report.write(report, args.out)
+  if args.json:
+    sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
+  else:
+    sys.stdout.write(export_report.markdown(report))
+  return 0 if checked["ok"] else 1

@@ -1,0 +1,56 @@
+"""`jax2tf verify PATH --against MODEL`: the check of `jax2tf export`, again,
+on an existing SavedModel or `.tflite` (after a TensorFlow or LiteRT upgrade,
+say). Prints the report; exit status 1 when an output does not match."""
+
+import argparse
+import json
+import os
+import sys
+
+from jax2tf.cli import export_cmd, export_report, inspect_cmd, model_ref, saved_model_info
+from jax2tf.cli.errors import UsageError
+
+NAME = "verify"
+HELP = "run an exported SavedModel or .tflite against jax.jit of its model; exit 1 on a mismatch"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+  parser.add_argument("path", help="a SavedModel directory or a .tflite file")
+  parser.add_argument("--against", required=True, metavar="MODEL", help="package.module:NAME")
+  export_cmd.add_check_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+  progress = export_cmd.Progress(4, args.quiet)
+  progress(f"inspecting {args.path}")
+  artifact = inspect_cmd.inspect(args.path)
+  kind = "saved_model" if saved_model_info.is_saved_model(args.path) else "tflite"
+  progress(f"loading {args.against}")
+  model = model_ref.load(args.against, args.checkpoint)
+  poly = export_cmd.polymorphic_shapes(args, model)
+  default_rtol, default_atol = export_cmd.DEFAULT_TOLERANCE[kind]
+  rtol = default_rtol if args.rtol is None else args.rtol
+  atol = default_atol if args.atol is None else args.atol
+  n_inputs = sum(len(s["inputs"]) for s in artifact["signatures"].values())
+  if n_inputs != len(model.inputs):
+    raise UsageError(
+      f"{args.path}: its signature takes {n_inputs} inputs, {args.against} gives "
+      f"{len(model.inputs)}"
+    )
+  checked = export_cmd.verify_artifact(args.path, kind, model, poly, rtol, atol, progress)
+  report = {
+    "command": "verify",
+    "model": args.against,
+    "target": kind,
+    "path": os.path.abspath(args.path),
+    "serialization": "as written",
+    "polymorphic_shapes": list(poly) if poly else None,
+    "verification": checked,
+    "artifact": artifact,
+    "versions": export_cmd.versions(),
+  }
+  if args.json:
+    sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
+  else:
+    sys.stdout.write(export_report.markdown(report))
+  return 0 if checked["ok"] else 1

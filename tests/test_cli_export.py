@@ -1,0 +1,166 @@
+"""`jax2tf export` and `jax2tf verify`: artifacts written whole, run in their
+own runtime, compared with jax.jit, reported; clear errors for bad input."""
+
+import json
+import os
+
+import jax
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from jax2tf import cli
+from jax2tf.cli import input_sets, verification
+from jax2tf.lite import inspect as lite_inspect
+from tests import cli_models
+
+MLP = "tests.cli_models:mlp"
+
+
+@pytest.fixture(autouse=True)
+def _from_the_repository_root(monkeypatch):
+  # Model references import like `python -m` does: from the current folder.
+  monkeypatch.chdir(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _run(capsys, *argv):
+  status = cli.main(list(argv))
+  out, err = capsys.readouterr()
+  return status, out, err
+
+
+def _report(path):
+  with open(f"{path}.report.json") as f:
+    return json.load(f)
+
+
+@pytest.fixture(scope="module")
+def native_export(tmp_path_factory):
+  out = str(tmp_path_factory.mktemp("export") / "mlp")
+  status = cli.main(["export", MLP, "--out", out, "--quiet"])
+  return status, out
+
+
+def test_export_saved_model_checks_every_input_set(native_export):
+  status, out = native_export
+  assert status == 0
+  report = _report(out)
+  checked = report["verification"]
+  assert checked["ok"] and checked["jax_loaded_by_runtime"] == []
+  # The example, and random inputs at two more sizes of b.
+  assert list(checked["sets"]) == ["example", "b=3", "b=5"]
+  for entry in checked["sets"].values():
+    assert [o["shape"][0] for o in entry["outputs"]] == [entry["outputs"][0]["shape"][0]] * 2
+    assert all(o["ok"] and o["max_abs_error"] <= o["tolerance"] for o in entry["outputs"])
+  assert report["artifact"]["kind"] == "saved_model"
+  assert os.path.exists(f"{out}.report.md")
+
+
+def test_exported_saved_model_computes_the_model(native_export):
+  _, out = native_export
+  made = cli_models.mlp()
+  x = np.random.default_rng(1).normal(size=(7, 4)).astype(np.float32)
+  got = tf.saved_model.load(out).signatures["serving_default"](x=tf.constant(x))
+  want = jax.tree_util.tree_leaves(jax.jit(made["fn"])(made["params"], x))
+  for i, w in enumerate(want):
+    np.testing.assert_allclose(got[f"output_{i}"].numpy(), w, rtol=1e-5, atol=1e-6)
+
+
+def test_report_markdown_names_the_verdict_and_the_artifact(native_export, capsys):
+  _, out = native_export
+  with open(f"{out}.report.md") as f:
+    text = f.read()
+  assert "Verdict: **PASS**" in text and "| b=5 | output_1 | float32[5] |" in text
+  assert "XlaCallModule" in text  # the inspect section
+
+
+def test_export_no_xla_leaves_no_xla_ops(tmp_path, capsys):
+  out = str(tmp_path / "mlp")
+  status, _, err = _run(capsys, "export", MLP, "--out", out, "--serialization", "no-xla",
+                        "--quiet", "--json")
+  assert status == 0, err
+  artifact = _report(out)["artifact"]
+  assert not [op for op in artifact["ops"] if op.startswith("Xla")], artifact["ops"]
+
+
+def test_export_tflite(tmp_path, capsys):
+  out = str(tmp_path / "mlp.tflite")
+  status, stdout, err = _run(capsys, "export", MLP, "--target", "tflite", "--out", out,
+                             "--quiet", "--json")
+  assert status == 0, err
+  report = json.loads(stdout)
+  assert report["verification"]["ok"] and report["serialization"] == "route 'graph'"
+  with open(out, "rb") as f:
+    assert lite_inspect.flex_ops(f.read()) == []
+
+
+def test_linen_module_with_a_flax_checkpoint(tmp_path, capsys):
+  from flax import linen as nn
+  from flax import serialization
+
+  x = np.ones((2, 4), np.float32)
+  trained = nn.Dense(3).init(jax.random.PRNGKey(7), x)
+  checkpoint = tmp_path / "dense.msgpack"
+  checkpoint.write_bytes(serialization.to_bytes(trained))
+  out = str(tmp_path / "dense")
+  status, _, err = _run(capsys, "export", "tests.cli_models:linen_dense", "--out", out,
+                        "--checkpoint", str(checkpoint), "--quiet")
+  assert status == 0, err
+  got = tf.saved_model.load(out).signatures["serving_default"](x0=tf.constant(x))
+  np.testing.assert_allclose(got["output_0"].numpy(), nn.Dense(3).apply(trained, x), rtol=1e-6)
+  status, _, err = _run(capsys, "export", "tests.cli_models:linen_dense", "--out", out,
+                        "--overwrite", "--checkpoint", str(tmp_path / "none.msgpack"), "--quiet")
+  assert status == 2 and "--checkpoint: cannot read" in err, err
+
+
+def test_verify_fails_on_a_model_that_drifted(native_export, capsys):
+  _, out = native_export
+  status, stdout, _ = _run(capsys, "verify", out, "--against", "tests.cli_models:mlp_drifted",
+                           "--quiet")
+  assert status == 1
+  assert "Verdict: **FAIL**" in stdout and "over the tolerance" in stdout
+  status, stdout, _ = _run(capsys, "verify", out, "--against", MLP, "--quiet")
+  assert status == 0 and "Verdict: **PASS**" in stdout
+
+
+def test_refused_conversion_names_the_primitive_and_leaves_no_file(tmp_path, capsys):
+  out = tmp_path / "igamma.tflite"
+  status, _, err = _run(capsys, "export", "tests.cli_models:igamma_only", "--target", "tflite",
+                        "--serialization", "no-xla", "--out", str(out), "--quiet")
+  assert status == 1
+  assert "igamma" in err and "Igamma" in err and "route='native'" in err, err
+  assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["export", "no_colon", "--out", "{tmp}/m"], "expected package.module:NAME, got 'no_colon'"),
+    (["export", "tests.cli_models:missing", "--out", "{tmp}/m"], "has no callable missing"),
+    (["export", "tests.cli_models:not_a_model", "--out", "{tmp}/m"], "gave no callable 'fn'"),
+    (["export", MLP, "--out", "{tmp}/m", "--polymorphic-shapes", "(b, 4)", "_"],
+     "expected one spec per input (1), got 2"),
+    (["export", MLP, "--target", "tflite", "--serialization", "graph", "--out", "{tmp}/m"],
+     "TFLite takes no XLA ops"),
+    (["export", MLP, "--out", "{tmp}/no/such/folder/m"], "does not exist"),
+    (["export", MLP, "--out", "{tmp}"], "exists; pass overwrite"),
+])
+def test_usage_errors_name_what_was_expected(argv, message, tmp_path, capsys):
+  status, _, err = _run(capsys, *[a.format(tmp=tmp_path) for a in argv], "--quiet")
+  assert status == 2, err
+  assert message in err, err
+
+
+def test_random_inputs_stay_in_the_example_range():
+  tokens = np.array([[0, 5, 9]], np.int32)
+  sets, notes = input_sets.input_sets((tokens,), ["(b, t)"])
+  assert notes == [] and list(sets) == ["example", "b=2, t=4", "b=3, t=7"]
+  for (x,) in list(sets.values())[1:]:
+    assert x.dtype == np.int32 and x.min() >= 0 and x.max() <= 9
+
+
+def test_compare_output_sees_nan_and_dtype():
+  want = np.array([1.0, np.nan], np.float32)
+  assert verification.compare_output(want, want.copy(), 1e-5, 0)["ok"]
+  moved = verification.compare_output(want, np.array([np.nan, 1.0], np.float32), 1e-5, 0)
+  assert not moved["ok"] and "NaN" in moved["problem"]
+  wrong = verification.compare_output(want, want.astype(np.float64), 1e-5, 0)
+  assert not wrong["ok"] and "float64" in wrong["problem"]

@@ -3,6 +3,8 @@ own runtime, compared with jax.jit, reported; clear errors for bad input."""
 
 import json
 import os
+import subprocess
+import sys
 
 import jax
 import numpy as np
@@ -10,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 from jax2tf import cli
-from jax2tf.cli import input_sets, verification
+from jax2tf.cli import input_sets, model_ref, verification
 from jax2tf.lite import inspect as lite_inspect
 from tests import cli_models
 
@@ -127,7 +129,8 @@ def test_refused_conversion_names_the_primitive_and_leaves_no_file(tmp_path, cap
   out = tmp_path / "igamma.tflite"
   status, _, err = _run(capsys, "export", "tests.cli_models:igamma_only", "--target", "tflite",
                         "--serialization", "no-xla", "--out", str(out), "--quiet")
-  assert status == 1
+  assert status == 3
+  assert err.startswith("jax2tf export: refused: ") and "Traceback" not in err, err
   assert "igamma" in err and "Igamma" in err and "route='native'" in err, err
   assert os.listdir(tmp_path) == []
 
@@ -141,12 +144,41 @@ def test_refused_conversion_names_the_primitive_and_leaves_no_file(tmp_path, cap
     (["export", MLP, "--target", "tflite", "--serialization", "graph", "--out", "{tmp}/m"],
      "TFLite takes no XLA ops"),
     (["export", MLP, "--out", "{tmp}/no/such/folder/m"], "does not exist"),
-    (["export", MLP, "--out", "{tmp}"], "exists; pass overwrite"),
+    (["export", MLP, "--out", "{tmp}"], "exists; pass --overwrite"),
+    (["export", MLP, "--out", "{tmp}/m", "--polymorphic-shapes", "(b, 4, 4)"],
+     "--polymorphic-shapes: ['(b, 4, 4)'] do not describe the example inputs ([2, 4])"),
+    (["export", MLP, "--out", "{tmp}/m", "--polymorphic-shapes", "(b,, 4"],
+     "--polymorphic-shapes: ['(b,, 4'] do not describe"),
+    (["export", MLP, "--target", "onnx", "--out", "{tmp}/m"], "invalid choice: 'onnx'"),
+    (["verify", "{tmp}", "--against", MLP], "expected a SavedModel directory"),
 ])
 def test_usage_errors_name_what_was_expected(argv, message, tmp_path, capsys):
   status, _, err = _run(capsys, *[a.format(tmp=tmp_path) for a in argv], "--quiet")
   assert status == 2, err
   assert message in err, err
+  assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+
+
+def test_debug_shows_the_traceback(tmp_path):
+  with pytest.raises(cli.errors.UsageError, match="expected package.module:NAME"):
+    cli.main(["export", "no_colon", "--out", str(tmp_path / "m"), "--debug"])
+
+
+def test_installed_entry_point(tmp_path):
+  script = os.path.join(os.path.dirname(sys.executable), "jax2tf")
+  # The entry point of the environment, on this checkout's package.
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": root}
+  for command in ("export", "verify", "inspect"):
+    proc = subprocess.run([script, command, "--help"], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert f"example:\n  jax2tf {command} " in proc.stdout and "3 conversion refused" in proc.stdout
+  proc = subprocess.run([sys.executable, "-m", "jax2tf", "export", "tests.cli_models:missing",
+                         "--out", str(tmp_path / "m")], capture_output=True, text=True, env=env)
+  assert proc.returncode == 2
+  errors = [line for line in proc.stderr.splitlines() if line.startswith("jax2tf")]
+  assert errors == ["jax2tf export: error: model tests.cli_models:missing: tests.cli_models has "
+                    "no callable missing; expected " + model_ref.PROTOCOL], proc.stderr
 
 
 def test_random_inputs_stay_in_the_example_range():

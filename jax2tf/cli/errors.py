@@ -1,12 +1,19 @@
-"""Errors a command reports in one line, without a traceback: a usage error
-(exit status 2) or a failure of the work itself (exit status 1)."""
+"""Errors a command reports without a traceback (unless --debug), each with
+its exit status."""
+
+# Exit statuses, as docs/cli.md lists them.
+OK, MISMATCH, USAGE, REFUSED = 0, 1, 2, 3
 
 
 class UsageError(Exception):
   """What the command was given cannot be worked on (a missing path, a file of
   the wrong kind); the message names it and says what was expected."""
 
+  status = USAGE
 
-class CommandFailed(Exception):
-  """The command could not do its work on valid input (a converter refusal);
-  the message says why and what to try."""
+
+class ConversionRefused(Exception):
+  """A converter refuses the model; the message names the JAX primitive, the
+  TF op and what to try."""
+
+  status = REFUSED

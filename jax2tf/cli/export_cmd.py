@@ -6,7 +6,8 @@ without JAX for a SavedModel, LiteRT for a `.tflite`) on the example inputs
 and, for a polymorphic model, on random inputs at two other sizes of each
 dimension variable, compares every output with `jax.jit`, and writes a report
 beside the artifact (`PATH.report.md` and `PATH.report.json`). Exit status:
-0 when every output matches, 1 when one does not, 2 for a usage error.
+0 when every output matches, 1 when one does not, 2 for a usage error, 3
+when the converter refuses the model.
 """
 
 import argparse
@@ -17,10 +18,13 @@ import time
 from typing import Any
 
 from jax2tf.cli import export_report, input_sets, inspect_cmd, model_ref, verification
-from jax2tf.cli.errors import CommandFailed, UsageError
+from jax2tf.cli.errors import ConversionRefused, UsageError
 
 NAME = "export"
 HELP = "convert a JAX model to a SavedModel or .tflite, verify it against jax.jit, report"
+EXAMPLES = """\
+  jax2tf export mypkg.models:classifier --out /srv/models/classifier
+  jax2tf export mypkg.models:classifier --target tflite --out classifier.tflite"""
 TARGETS = ("saved_model", "tflite")
 # --serialization -> jax2tf.convert options (SavedModel) or to_tflite route.
 SERIALIZATIONS = {
@@ -80,15 +84,30 @@ class Progress:
 
 
 def polymorphic_shapes(args, model: model_ref.Model):
-  """The --polymorphic-shapes given, or the model's own."""
+  """The --polymorphic-shapes given, or the model's own, checked against the
+  example inputs."""
+  from jax import export  # pylint: disable=import-outside-toplevel
+
+  where = "--polymorphic-shapes"
   if args.polymorphic_shapes is None:
-    return model.polymorphic_shapes
-  specs = [None if s == "_" else s for s in args.polymorphic_shapes]
+    specs, where = model.polymorphic_shapes, f"model {model.ref}: polymorphic_shapes"
+    if specs is None:
+      return None
+  else:
+    specs = tuple(None if s == "_" else s for s in args.polymorphic_shapes)
   if len(specs) != len(model.inputs):
     raise UsageError(
-      f"--polymorphic-shapes: expected one spec per input ({len(model.inputs)}), got {len(specs)}"
+      f"{where}: expected one spec per input ({len(model.inputs)}), got {len(specs)}"
     )
-  return tuple(specs)
+  try:
+    export.symbolic_args_specs(list(model.inputs), list(specs))
+  except Exception as e:  # pylint: disable=broad-except
+    shapes = ", ".join(str(list(x.shape)) for x in model.inputs)
+    first = str(e).splitlines()[0]
+    raise UsageError(
+      f"{where}: {list(specs)} do not describe the example inputs ({shapes}): {first}"
+    ) from e
+  return specs
 
 
 def _write_saved_model(args, model, poly) -> dict:
@@ -129,8 +148,6 @@ def _write_tflite(args, model, poly) -> dict:
     raise UsageError(
       "--serialization graph: TFLite takes no XLA ops; for --target tflite use no-xla or native"
     )
-  if os.path.exists(args.out) and not args.overwrite:
-    raise UsageError(f"--out {args.out} exists; pass --overwrite to replace it")
   t0 = time.perf_counter()
   lite_model = jax2tf.to_tflite(
     model.fn,
@@ -194,6 +211,8 @@ def run(args: argparse.Namespace) -> int:
   progress(f"loading {args.model}")
   model = model_ref.load(args.model, args.checkpoint)
   poly = polymorphic_shapes(args, model)
+  if os.path.exists(args.out) and not args.overwrite:
+    raise UsageError(f"--out: {args.out} exists; pass --overwrite to replace it")
   progress(f"converting to {args.target} and writing {args.out}")
   try:
     if args.target == "saved_model":
@@ -203,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
   except (FileExistsError, FileNotFoundError) as e:
     raise UsageError(f"--out: {e}") from e
   except NotImplementedError as e:  # a refusal: names the primitive and a remedy
-    raise CommandFailed(f"{args.model} does not convert to {args.target}: {e}") from e
+    raise ConversionRefused(f"{args.model} does not convert to {args.target}: {e}") from e
   default_rtol, default_atol = DEFAULT_TOLERANCE[args.target]
   rtol = default_rtol if args.rtol is None else args.rtol
   atol = default_atol if args.atol is None else args.atol

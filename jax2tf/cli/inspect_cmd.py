@@ -16,6 +16,7 @@ from jax2tf.cli import render, saved_model_info, tflite_info
 from jax2tf.cli.errors import UsageError
 
 NAME = "inspect"
+EXAMPLES = "  jax2tf inspect /srv/models/classifier --json"
 HELP = "show what a SavedModel directory or a .tflite file needs to run"
 EXPECTED = "a SavedModel directory (with saved_model.pb) or a .tflite file"
 

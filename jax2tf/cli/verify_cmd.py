@@ -11,7 +11,8 @@ from jax2tf.cli import export_cmd, export_report, inspect_cmd, model_ref, saved_
 from jax2tf.cli.errors import UsageError
 
 NAME = "verify"
-HELP = "run an exported SavedModel or .tflite against jax.jit of its model; exit 1 on a mismatch"
+EXAMPLES = "  jax2tf verify /srv/models/classifier --against mypkg.models:classifier"
+HELP = "run an exported SavedModel or .tflite against jax.jit of its model"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

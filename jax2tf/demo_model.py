@@ -51,3 +51,20 @@ def count_params(params) -> int:
   import jax
 
   return sum(int(x.size) for x in jax.tree_util.tree_leaves(params))
+
+
+def cnn():
+  """The demo CNN as `jax2tf export` takes it (docs/cli.md):
+
+  jax2tf export jax2tf.demo_model:cnn --out /tmp/cnn
+  """
+  import numpy as np
+
+  model, params = init_cnn(seed=0)
+  images = np.random.default_rng(2024).uniform(0.0, 1.0, (8,) + IMAGE_SHAPE).astype(np.float32)
+  return {
+    "fn": model.apply,
+    "params": params,
+    "inputs": [images],
+    "polymorphic_shapes": ["(b, 28, 28, 1)"],
+  }

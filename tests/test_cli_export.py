@@ -115,6 +115,16 @@ def test_linen_module_with_a_flax_checkpoint(tmp_path, capsys):
   assert status == 2 and "--checkpoint: cannot read" in err, err
 
 
+@pytest.mark.parametrize("target, out", [("saved_model", "cnn"), ("tflite", "cnn.tflite")])
+def test_demo_model(target, out, tmp_path, capsys):
+  path = str(tmp_path / out)
+  status, stdout, err = _run(capsys, "export", "jax2tf.demo_model:cnn", "--target", target,
+                             "--out", path, "--quiet", "--json")
+  assert status == 0, err
+  checked = json.loads(stdout)["verification"]
+  assert checked["ok"] and list(checked["sets"]) == ["example", "b=9", "b=17"], checked
+
+
 def test_verify_fails_on_a_model_that_drifted(native_export, capsys):
   _, out = native_export
   status, stdout, _ = _run(capsys, "verify", out, "--against", "tests.cli_models:mlp_drifted",

@@ -63,12 +63,12 @@ docs: $(VENV)/.installed
 # pyproject.toml; `make format` rewrites what the check would flag.
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check jax2tf
+	$(VENV)/bin/ruff format --check jax2tf examples
 	$(VENV)/bin/mypy
 
 format: $(VENV)/.installed
 	$(VENV)/bin/ruff check --fix .
-	$(VENV)/bin/ruff format jax2tf
+	$(VENV)/bin/ruff format jax2tf examples
 
 clean:
 	rm -rf $(VENV) $(VENV312) .pytest_cache

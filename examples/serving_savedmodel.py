@@ -6,7 +6,6 @@
 (docs/cli.md): the JAX function, its parameters, an example input and a
 polymorphic batch. From the shell, in this folder, the same export is
 
-    mkdir -p /tmp/classifier
     jax2tf export serving_savedmodel:classifier --out /tmp/classifier/1
 
 main() runs that export into DIR/classifier/1 (TF Serving reads numbered

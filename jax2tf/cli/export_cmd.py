@@ -213,6 +213,11 @@ def run(args: argparse.Namespace) -> int:
   poly = polymorphic_shapes(args, model)
   if os.path.exists(args.out) and not args.overwrite:
     raise UsageError(f"--out: {args.out} exists; pass --overwrite to replace it")
+  parent = os.path.dirname(os.path.abspath(args.out))
+  try:
+    os.makedirs(parent, exist_ok=True)
+  except OSError as e:
+    raise UsageError(f"--out: cannot create the folder {parent} ({e.strerror})") from e
   progress(f"converting to {args.target} and writing {args.out}")
   try:
     if args.target == "saved_model":

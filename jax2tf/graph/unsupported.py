@@ -338,7 +338,6 @@ FAMILIES = {
     ),
     frozenset(
       {
-        "call_hi_primitive",
         "call_hi_primitive_linearized",
         "create_linear",
         "custom_jvp_call_jaxpr",

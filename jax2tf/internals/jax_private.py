@@ -52,6 +52,9 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
   "layout_constraint_p": "jax._src.pjit:layout_constraint_p",
   "reshard_p": "jax._src.pjit:reshard_p",  # public: jax.sharding.reshard only
   "dim_as_value_p": "jax._src.export.shape_poly:dim_as_value_p",
+  # JAX's high-level primitives (searchsorted and nonzero on jax 0.12) bind
+  # this one primitive with the operation object, which expands itself.
+  "call_hi_primitive_p": "jax._src.hijax:call_hi_primitive_p",
   # Key-array primitives: only random_{bits,fold_in,seed,split}_p are public.
   "random_wrap_p": "jax._src.random.prng:random_wrap_p",
   "random_unwrap_p": "jax._src.random.prng:random_unwrap_p",

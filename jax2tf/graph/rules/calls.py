@@ -11,10 +11,12 @@ trailing key-data dimensions.
 Cases: calls_cases.py
 """
 
+import jax
 from jax.extend.core import primitives as core_primitives
 
 from jax2tf.graph.key_data import CALL_LIKE_PRIMITIVES, call_body, key_data_jaxpr
 from jax2tf.graph.registry import register
+from jax2tf.internals import jax_private
 
 
 # Every call-like primitive runs its body in place. A composite is a named
@@ -31,3 +33,12 @@ def _checkpoint_name(ctx, x, *, name):
   # passes through.
   del name
   return x
+
+
+# A high-level primitive (jnp.searchsorted, jnp.nonzero on newer JAX) is one
+# operation object that knows its expansion into ordinary primitives: the
+# expansion is traced at the operands' avals and lowered in place.
+@register(jax_private.call_hi_primitive_p)
+def _expand_hi_primitive(ctx, *args, _prim):
+  expand = lambda *xs: jax_private.call_hi_primitive_p.to_lojax(*xs, _prim=_prim)  # noqa: E731
+  return ctx.lower_jaxpr(jax.make_jaxpr(expand)(*ctx.avals_in), args)

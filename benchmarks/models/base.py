@@ -21,6 +21,7 @@ class Variant:
   specs: tuple          # one polymorphic spec per input (None: fully static)
   sizes: tuple          # values of the dimension variable(s), two of them
   dims: Callable[[int], dict]   # size -> keyword arguments of Model.make_inputs
+  constraints: tuple = ()       # polymorphic_constraints of convert, e.g. "b >= 4"
 
 
 @dataclasses.dataclass
@@ -84,12 +85,13 @@ def batch_variant(nspecs_rest: tuple, sizes=(1, 3), name="batch", dim="batch") -
 
 
 def image_variants(arbitrary_size: bool = True, multiple: int = 4,
-                   small_sizes=(12, 20), multiple_sizes=(2, 3)) -> list:
+                   small_sizes=(12, 20), multiple_sizes=(2, 3),
+                   spatial_constraints: tuple = ()) -> list:
   """batch, `(_, b, b, _)` and `(_, m*b, m*b, _)` variants of an NHWC input."""
   out = [Variant("batch", ("(b, _, _, _)",), (1, 3), lambda b: {"batch": b})]
   if arbitrary_size:
     out.append(Variant("spatial", ("(_, b, b, _)",), small_sizes,
-                       lambda b: {"size": b}))
+                       lambda b: {"size": b}, spatial_constraints))
   out.append(Variant(f"spatial{multiple}", (f"(_, {multiple}*b, {multiple}*b, _)",),
                      multiple_sizes, lambda b, m=multiple: {"size": m * b}))
   return out

@@ -52,8 +52,11 @@ def make_vit():
   return ViT()
 
 
+# An image holds at least one patch: without saying so, newer JAX cannot
+# decide the sign of the patch count (floordiv(b - 4, 4) + 1)^2 when tracing.
 VARIANTS = base.image_variants(multiple=PATCH, small_sizes=(9, 14),
-                               multiple_sizes=(2, 5))
+                               multiple_sizes=(2, 5),
+                               spatial_constraints=(f"b >= {PATCH}",))
 
 
 def build() -> base.Model:

@@ -70,8 +70,10 @@ def _converted(name: str, variant: str, native: bool):
   # Cached so that the three TF modes of one variant share one lowering, as a
   # user converting once and calling from several places would.
   m = models.get(name)
+  v = m.variant(variant)
   return jax2tf.convert(m.fn, native_serialization=native,
-                        polymorphic_shapes=m.polymorphic_shapes(m.variant(variant)))
+                        polymorphic_shapes=m.polymorphic_shapes(v),
+                        polymorphic_constraints=v.constraints)
 
 
 @functools.cache

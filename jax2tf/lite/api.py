@@ -8,7 +8,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from jax2tf import artifacts
+from jax2tf import artifacts, provenance
 from jax2tf.lite import converter, runtime, signature
 
 logger = logging.getLogger("jax2tf.lite")
@@ -148,7 +148,7 @@ def _max_error(expected, actual, tolerance, route) -> float:
 
 
 def _warn_nan_blind(traced, specs) -> None:
-  applied = converter.primitive_lines(traced.jax_fun, specs)
+  applied = provenance.primitive_lines(traced.jax_fun, specs)
   blind = sorted(NAN_BLIND_ON_NATIVE_ROUTE & set(applied))
   if not blind:
     return

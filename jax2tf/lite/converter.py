@@ -6,14 +6,12 @@ primitive it lowers, so a refusal can name the primitive (and, from the
 jaxpr, the line of user code that applied it).
 """
 
-import collections
-import os
 import re
 import warnings
 
-import jax
 import tensorflow as tf
 
+from jax2tf import provenance
 from jax2tf.lite.signature import Traced
 
 QUANTIZATIONS = (None, "float16", "dynamic_int8", "int8")
@@ -27,75 +25,6 @@ _OP_LISTS = re.compile(r"(?:Flex|Custom|TF Select) ops: ([\w, ]+)")
 class TFLiteConversionError(NotImplementedError):
   """TF's TFLite converter refused the function (see the message for the
   JAX primitive, the TF op and the remedies)."""
-
-
-def _node_defs(concrete):
-  graph_def = concrete.graph.as_graph_def()
-  yield from graph_def.node
-  for fn in graph_def.library.function:
-    yield from fn.node_def
-
-
-def primitives_of_ops(concrete, op_types, primitive_names) -> dict[str, list[str]]:
-  """{TF op type: [JAX primitive names]}: for each node of a refused type, the
-  innermost enclosing name scope that is a primitive of the function."""
-  found: dict[str, list[str]] = collections.defaultdict(list)
-  for node in _node_defs(concrete):
-    if node.op not in op_types:
-      continue
-    scopes = [re.sub(r"_\d+$", "", scope) for scope in node.name.split("/")[:-1]]
-    # The innermost enclosing primitive; else (ops that an inner jaxpr of a
-    # rule emits, such as the PRNG's) the innermost scope that names one.
-    named = [s for s in scopes if s in primitive_names] or [
-      s for s in scopes if s and not s.startswith(("jax2tf", "while", "cond", "PartitionedCall"))
-    ]
-    if named and named[-1] not in found[node.op]:
-      found[node.op].append(named[-1])
-  return dict(found)
-
-
-def _user_line(eqn) -> str | None:
-  """file:line of the innermost frame outside JAX and jax2tf, if JAX kept one."""
-  traceback = getattr(eqn.source_info, "traceback", None)
-  for frame in getattr(traceback, "frames", ()) or ():
-    path = frame.file_name
-    parts = path.replace("\\", "/").split("/")
-    if "jax" in parts or "jax2tf" in parts or "jaxlib" in parts or path.startswith("<"):
-      continue
-    return f"{os.path.basename(path)}:{frame.line_num}"
-  return None
-
-
-def primitive_lines(jax_fun, specs) -> dict[str, list[str]]:
-  """{primitive name: lines of user code applying it} over `jax_fun`'s jaxpr,
-  nested jaxprs included (an empty list where JAX kept no user frame)."""
-  try:
-    closed = jax.make_jaxpr(jax_fun)(*specs)
-  except Exception:  # pylint: disable=broad-except
-    return {}
-  found: dict[str, list[str]] = {}
-
-  def inner_jaxprs(value):
-    if hasattr(value, "eqns"):
-      yield value
-    elif hasattr(getattr(value, "jaxpr", None), "eqns"):
-      yield value.jaxpr
-    elif isinstance(value, (tuple, list)):
-      for v in value:
-        yield from inner_jaxprs(v)
-
-  def walk(jaxpr):
-    for eqn in jaxpr.eqns:
-      lines = found.setdefault(str(eqn.primitive), [])
-      line = _user_line(eqn)
-      if line and line not in lines:
-        lines.append(line)
-      for value in eqn.params.values():
-        for inner in inner_jaxprs(value):
-          walk(inner)
-
-  walk(closed.jaxpr)
-  return found
 
 
 def refused_ops(message: str) -> list[str]:
@@ -118,18 +47,17 @@ def explain(error: Exception, traced: Traced, specs, route: str, allow_flex: boo
   message = str(error)
   concrete = traced.function.get_concrete_function()
   ops = refused_ops(message)
-  applied = primitive_lines(traced.jax_fun, specs)
-  origins = primitives_of_ops(concrete, set(ops), set(applied))
+  applied = provenance.primitive_lines(traced.jax_fun, specs)
+  origins = provenance.primitives_of_ops(
+    provenance.node_defs(concrete.graph.as_graph_def()), set(ops), set(applied)
+  )
   lines = []
   for op in ops:
     primitives = origins.get(op, [])
     if not primitives:
       continue
-    where = []
-    for p in primitives:
-      at = applied.get(p, [])
-      where.append(p + (f" (at {', '.join(at[:3])})" if at else ""))
-    lines.append(f"TF op {op}, emitted for the JAX primitive {' / '.join(where)}")
+    where = provenance.describe(primitives, applied)
+    lines.append(f"TF op {op}, emitted for the JAX primitive {where}")
   if lines:
     what = "TFLite has no builtin kernel for:\n  " + "\n  ".join(lines)
   else:

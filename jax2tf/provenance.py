@@ -1,0 +1,97 @@
+"""Where a TF op of a converted graph comes from: the JAX primitive, and the
+line of user code that applied it.
+
+Graph serialization puts every TF op under a name scope named after the JAX
+primitive it lowers; the jaxpr keeps the user's source lines. Deployment
+converters (TFLite, TF.js) use both to word their refusals in JAX's terms.
+"""
+
+import collections
+import os
+import re
+from collections.abc import Iterable, Iterator
+
+import jax
+
+
+def node_defs(graph_def) -> Iterator:
+  """The nodes of a GraphDef, those of its function library included."""
+  yield from graph_def.node
+  for fn in graph_def.library.function:
+    yield from fn.node_def
+
+
+def primitive_of_node(node, primitive_names) -> str | None:
+  """The innermost name scope of `node` that is one of `primitive_names`; else
+  (ops that an inner jaxpr of a rule emits, such as the PRNG's) the innermost
+  scope that names something, or None for an op outside any scope."""
+  scopes = [re.sub(r"_\d+$", "", scope) for scope in node.name.split("/")[:-1]]
+  named = [s for s in scopes if s in primitive_names] or [
+    s for s in scopes if s and not s.startswith(("jax2tf", "while", "cond", "PartitionedCall"))
+  ]
+  return named[-1] if named else None
+
+
+def primitives_of_ops(nodes: Iterable, op_types, primitive_names) -> dict[str, list[str]]:
+  """{TF op type: [JAX primitive names]} over `nodes` of the given types."""
+  found: dict[str, list[str]] = collections.defaultdict(list)
+  for node in nodes:
+    if node.op not in op_types:
+      continue
+    primitive = primitive_of_node(node, primitive_names)
+    if primitive is not None and primitive not in found[node.op]:
+      found[node.op].append(primitive)
+  return dict(found)
+
+
+def _user_line(eqn) -> str | None:
+  """file:line of the innermost frame outside JAX and jax2tf, if JAX kept one."""
+  traceback = getattr(eqn.source_info, "traceback", None)
+  for frame in getattr(traceback, "frames", ()) or ():
+    path = frame.file_name
+    parts = path.replace("\\", "/").split("/")
+    if "jax" in parts or "jax2tf" in parts or "jaxlib" in parts or path.startswith("<"):
+      continue
+    return f"{os.path.basename(path)}:{frame.line_num}"
+  return None
+
+
+def primitive_lines(jax_fun, specs) -> dict[str, list[str]]:
+  """{primitive name: lines of user code applying it} over `jax_fun`'s jaxpr,
+  nested jaxprs included (an empty list where JAX kept no user frame)."""
+  try:
+    closed = jax.make_jaxpr(jax_fun)(*specs)
+  except Exception:  # pylint: disable=broad-except
+    return {}
+  found: dict[str, list[str]] = {}
+
+  def inner_jaxprs(value):
+    if hasattr(value, "eqns"):
+      yield value
+    elif hasattr(getattr(value, "jaxpr", None), "eqns"):
+      yield value.jaxpr
+    elif isinstance(value, (tuple, list)):
+      for v in value:
+        yield from inner_jaxprs(v)
+
+  def walk(jaxpr):
+    for eqn in jaxpr.eqns:
+      lines = found.setdefault(str(eqn.primitive), [])
+      line = _user_line(eqn)
+      if line and line not in lines:
+        lines.append(line)
+      for value in eqn.params.values():
+        for inner in inner_jaxprs(value):
+          walk(inner)
+
+  walk(closed.jaxpr)
+  return found
+
+
+def describe(primitives: Iterable[str], applied: dict[str, list[str]]) -> str:
+  """The primitives with their user lines: "p (at f.py:12, f.py:30) / q"."""
+  where = []
+  for p in primitives:
+    at = applied.get(p, [])
+    where.append(p + (f" (at {', '.join(at[:3])})" if at else ""))
+  return " / ".join(where)

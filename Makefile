@@ -17,15 +17,21 @@ $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	$(PY) -m pip install -q -c $(CONSTRAINTS) -e ".[cpu,test,bench,lint]"
 	touch $@
 
-install: $(VENV)/.installed
+# TF.js for Node (pure JavaScript, and its WebAssembly backend), at the versions
+# package-lock.json pins: what the TF.js tests and jax2tf.tfjs.run load models with.
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+install: $(VENV)/.installed node_modules/.installed
 
 demo: $(VENV)/.installed
 	$(PY) -m jax2tf.demo
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed node_modules/.installed
 	$(PY) -m pytest -n 2 -q -m "not slow" $(PYTEST_ARGS)
 
-test-all: $(VENV)/.installed
+test-all: $(VENV)/.installed node_modules/.installed
 	$(PY) -m pytest -n 2 -q $(PYTEST_ARGS)
 
 # Native and graph serialization (shape polymorphism included) on Python 3.12
@@ -71,4 +77,4 @@ format: $(VENV)/.installed
 	$(VENV)/bin/ruff format jax2tf examples
 
 clean:
-	rm -rf $(VENV) $(VENV312) .pytest_cache
+	rm -rf $(VENV) $(VENV312) .pytest_cache node_modules

@@ -21,6 +21,7 @@ from jax2tf.lite import to_tflite
 from jax2tf.options import DisabledSafetyCheck
 from jax2tf.shapes import PolyShape, eval_polymorphic_shape
 from jax2tf.sharding import split_to_logical_devices
+from jax2tf.tfjs import to_tfjs
 
 __all__ = [
   "convert",
@@ -31,6 +32,7 @@ __all__ = [
   "eval_polymorphic_shape",
   "split_to_logical_devices",
   "to_tflite",
+  "to_tfjs",
 ]
 
 __version__ = "0.1.0"

@@ -50,6 +50,12 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
   # Whether a tape or forward accumulator could record an eager op: lets
   # eager calls skip building a custom gradient nobody will read.
   "could_possibly_record": "tensorflow.python.eager.record:could_possibly_record",
+  # -- freezing a concrete function's variables into constants (TF.js graph
+  # models hold no variables); TF 2 exports no API for it, only TF 1's
+  # Session-based graph_util.convert_variables_to_constants.
+  "convert_variables_to_constants_v2": (
+    "tensorflow.python.framework.convert_to_constants:convert_variables_to_constants_v2"
+  ),
 }
 
 

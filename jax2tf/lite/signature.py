@@ -110,7 +110,7 @@ def input_specs(
 def _convert(fun: Callable, polymorphic_shapes, convert_options: dict) -> Callable:
   """`jax2tf.convert` without gradients, with the route's options (which may
   name the consumer of a native module, beyond convert's parameters, and
-  native_serialization_platforms or target_tf_version)."""
+  native_serialization_platforms, target_tf_version or disabled_checks)."""
   options = make_options(
     polymorphic_shapes=polymorphic_shapes,
     polymorphic_constraints=(),
@@ -118,7 +118,7 @@ def _convert(fun: Callable, polymorphic_shapes, convert_options: dict) -> Callab
     enable_xla=convert_options.get("enable_xla", True),
     native_serialization=convert_options["native_serialization"],
     native_serialization_platforms=convert_options.get("native_serialization_platforms"),
-    native_serialization_disabled_checks=(),
+    native_serialization_disabled_checks=tuple(convert_options.get("disabled_checks", ())),
     target_tf_version=convert_options.get("target_tf_version"),
     native_consumer=convert_options.get("native_consumer", "tf_xla"),
   )

@@ -1,0 +1,115 @@
+"""`to_tfjs`: a JAX function to a TensorFlow.js graph model directory."""
+
+import dataclasses
+import json
+import os
+from collections.abc import Callable, Sequence
+
+import tensorflow as tf
+
+from jax2tf import artifacts
+from jax2tf.lite import signature
+from jax2tf.options import DisabledSafetyCheck
+from jax2tf.tfjs import freeze, graph_model, refusals
+
+# Graph serialization without XLA ops: ordinary TF ops, which TF.js maps to
+# its kernels (it has no XlaCallModule, nor any Xla* op).
+CONVERT_OPTIONS = {"native_serialization": False, "enable_xla": False}
+
+
+@dataclasses.dataclass(frozen=True)
+class TFJSModel:
+  """A TF.js graph model: its files (`model.json` and the weight shards, by
+  name), the inputs it takes in the JAX function's order, the outputs it
+  returns in the order of JAX's flattened result, and the directory it was
+  written to (None until saved)."""
+
+  files: dict[str, bytes]
+  input_names: tuple[str, ...]
+  output_names: tuple[str, ...]
+  path: str | None = None
+
+  @property
+  def model_json(self) -> dict:
+    return json.loads(self.files[graph_model.MODEL_JSON])
+
+  def save(self, path: str | os.PathLike, overwrite: bool = False) -> "TFJSModel":
+    """Writes the files into the directory `path`, atomically (a failure
+    leaves no directory; an existing one is replaced only with `overwrite`)."""
+
+    def write(folder):
+      for name, content in self.files.items():
+        with open(os.path.join(folder, name), "wb") as f:
+          f.write(content)
+
+    artifacts.write_directory_atomically(path, write, overwrite=overwrite)
+    return dataclasses.replace(self, path=os.path.abspath(os.fspath(path)))
+
+
+def _check_disabled(disabled_checks) -> tuple:
+  for check in disabled_checks:
+    if getattr(check, "_impl", None) != "shape_assertions":
+      raise ValueError(
+        "disabled_checks: to_tfjs can only disable "
+        f"jax2tf.DisabledSafetyCheck.shape_assertions(), got {check!r}"
+      )
+  return tuple(disabled_checks)
+
+
+def _converted_by() -> str:
+  from jax2tf import __version__  # pylint: disable=import-outside-toplevel
+
+  return f"jax2tf {__version__}"
+
+
+def to_tfjs(
+  fun: Callable,
+  *input_specs,
+  params=None,
+  polymorphic_shapes: Sequence | str | None = None,
+  disabled_checks: Sequence[DisabledSafetyCheck] = (),
+  path=None,
+  overwrite: bool = False,
+) -> TFJSModel:
+  """A TensorFlow.js graph model computing what `fun` computes.
+
+  Args:
+    fun: a JAX function of arrays; called as `fun(params, *inputs)` when
+      `params` is given, else `fun(*inputs)`. Results may be a pytree of
+      arrays: the model's outputs are its leaves, `output_0`, `output_1`, ...
+    *input_specs: one per input, an array or a `jax.ShapeDtypeStruct`
+      (float32, int32 or bool). The model's signature names the inputs after
+      `fun`'s parameters.
+    params: a pytree of arrays, stored as the model's weights.
+    polymorphic_shapes: one shape spec per input (as in `jax2tf.convert`);
+      polymorphic dimensions are unknown (-1) in the model.
+    disabled_checks: `[jax2tf.DisabledSafetyCheck.shape_assertions()]` leaves
+      out the checks that input shapes satisfy `polymorphic_shapes`, which
+      TF.js cannot run (it has no Assert, AsString or StringJoin); without
+      it, a polymorphic function is refused.
+    path: also write the model into this directory, atomically.
+    overwrite: replace an existing directory at `path`.
+
+  Returns:
+    A `TFJSModel`: the files, the input and output names, and `path`.
+
+  Raises:
+    TFJSConversionError: the graph needs an op or a dtype that TF.js lacks;
+      the message names the JAX primitive, the TF op and the remedies.
+  """
+  options = {**CONVERT_OPTIONS, "disabled_checks": _check_disabled(disabled_checks)}
+  traced = signature.trace(
+    fun,
+    input_specs,
+    params=params,
+    polymorphic_shapes=polymorphic_shapes,
+    convert_options=options,
+  )
+  frozen = freeze.freeze(traced)
+  polymorphic = any(None in i.shape for i in traced.inputs)
+  refusals.check(frozen, traced.jax_fun, input_specs, polymorphic)
+  files = graph_model.model_files(frozen, generated_by=tf.__version__, converted_by=_converted_by())
+  model = TFJSModel(files, tuple(frozen.inputs), tuple(frozen.outputs))
+  if path is not None:
+    model = model.save(path, overwrite=overwrite)
+  return model

@@ -1,0 +1,127 @@
+"""What TF.js cannot run, found in the frozen graph before anything is
+written, and said in JAX's terms: the primitive, the user's line, the TF op,
+and what to do instead. A browser would otherwise refuse the model when it
+loads it, far from the code that made it.
+"""
+
+import collections
+
+import tensorflow as tf
+
+from jax2tf import provenance
+from jax2tf.tfjs import ops
+from jax2tf.tfjs.freeze import Frozen
+
+# What graph serialization emits to check, at call time, that the input
+# shapes satisfy the polymorphic specs (outside any primitive).
+SHAPE_CHECK_OPS = frozenset({"Assert", "AsString", "StringJoin", "StringFormat"})
+_SHAPE_CHECKS = "the shape checks of the polymorphic inputs"
+
+
+class TFJSConversionError(NotImplementedError):
+  """The function converts to a TF graph that TF.js cannot run (see the
+  message for the JAX primitive, the TF op and the remedies)."""
+
+
+def _dtypes(node) -> set[str]:
+  found: set[str] = set()
+  for value in node.attr.values():
+    enums = list(value.list.type) + ([value.type] if value.HasField("type") else [])
+    found.update(tf.as_dtype(e).name for e in enums)
+  return found
+
+
+def _primitive(node, applied) -> str | None:
+  """The JAX primitive `node` lowers, _SHAPE_CHECKS, or None (an op of the
+  function's frame: inputs, outputs, casts of arguments)."""
+  primitive = provenance.primitive_of_node(node, set(applied))
+  if node.op in SHAPE_CHECK_OPS and primitive not in applied:
+    return _SHAPE_CHECKS
+  return primitive
+
+
+def _emitted_for(origins: list, applied) -> str:
+  primitives = [o for o in origins if o not in (None, _SHAPE_CHECKS)]
+  parts = [_SHAPE_CHECKS] if _SHAPE_CHECKS in origins else []
+  if primitives:
+    plural = "s" if len(primitives) > 1 else ""
+    parts.append(f"the JAX primitive{plural} {provenance.describe(primitives, applied)}")
+  if None in origins:
+    parts.append("the function's frame (no JAX primitive)")
+  return " and ".join(parts)
+
+
+def _signature_problems(frozen: Frozen) -> list[str]:
+  problems = []
+  for kind, tensors in (("input", frozen.inputs), ("output", frozen.outputs)):
+    for name, tensor in tensors.items():
+      if tensor.dtype.name not in ops.SIGNATURE_DTYPES:
+        problems.append(
+          f"{kind} {name!r} is {tensor.dtype.name}; a TF.js model takes and returns "
+          f"{', '.join(ops.SIGNATURE_DTYPES)} (cast in the JAX function)"
+        )
+  return problems
+
+
+def _findings(graph_def, applied) -> tuple[dict, dict]:
+  """({TF op TF.js lacks: origins}, {dtype TF.js lacks: origins})."""
+  missing: dict[str, list] = collections.defaultdict(list)
+  narrowed: dict[str, list] = collections.defaultdict(list)
+  for node in provenance.node_defs(graph_def):
+    origin = _primitive(node, applied)
+    if node.op not in ops.OPS:
+      if origin not in missing[node.op]:
+        missing[node.op].append(origin)
+      continue
+    if origin is None:
+      continue  # the inputs and outputs, checked at the signature
+    for dtype in _dtypes(node) - ops.DTYPES:
+      if origin not in narrowed[dtype]:
+        narrowed[dtype].append(origin)
+  return missing, narrowed
+
+
+def _remedies(origins: set, narrowed: bool, polymorphic: bool) -> list[str]:
+  remedies = []
+  if _SHAPE_CHECKS in origins:
+    remedies.append(
+      "for the shape checks, disabled_checks=[jax2tf.DisabledSafetyCheck.shape_assertions()]"
+      " (the model then trusts its callers to pass shapes that satisfy polymorphic_shapes)"
+      if polymorphic
+      else "for the shape checks, pass static shapes"
+    )
+  if narrowed:
+    remedies.append("cast to float32 or int32 in the JAX function")
+  if origins - {_SHAPE_CHECKS}:
+    remedies.append(
+      "compute without the primitive (docs/tfjs.md says what TF.js runs), or deploy with "
+      "jax2tf.to_tflite or a SavedModel from jax2tf.convert, whose runtimes have these kernels"
+    )
+  return remedies
+
+
+def check(frozen: Frozen, jax_fun, specs, polymorphic: bool) -> None:
+  """Raises TFJSConversionError naming every op and dtype of the graph that
+  TF.js has no kernel for, and every input or output it cannot take."""
+  applied = provenance.primitive_lines(jax_fun, specs)
+  missing, narrowed = _findings(frozen.graph_def, applied)
+  lines = [
+    f"TF op {op}, emitted for {_emitted_for(origins, applied)}"
+    for op, origins in sorted(missing.items())
+  ]
+  lines += [
+    f"dtype {dtype} (TF.js has no {dtype} tensors), in ops emitted for "
+    + _emitted_for(origins, applied)
+    for dtype, origins in sorted(narrowed.items())
+  ]
+  lines += _signature_problems(frozen)
+  if not lines:
+    return
+  origins = {o for found in (*missing.values(), *narrowed.values()) for o in found}
+  raise TFJSConversionError(
+    f"to_tfjs: TF.js {ops.TFJS_VERSION} cannot run the converted function:\n  "
+    + "\n  ".join(lines)
+    + "\nRemedies: "
+    + "; ".join(_remedies(origins, bool(narrowed), polymorphic) or ["cast in the JAX function"])
+    + "."
+  )

@@ -237,10 +237,6 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
 }
 _TFLITE_GAPS = {  # (why, error): cases
-    ("LiteRT fails to run it (AttributeError: 'list' object has no attribute 'shape')",
-     "'list'\\ object\\ has\\ no\\ attribute\\ 'shape'"): [
-        'rng_uniform'
-    ],
 }
 CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
                      gaps=_TFLITE_GAPS)

@@ -176,8 +176,27 @@ def is_positive_zero_scalar(x: tf.Tensor) -> bool:
 
 
 def is_negative(x: tf.Tensor) -> tf.Tensor:
-  """Whether the sign bit of float `x` is set (true for -0.0 and -NaN)."""
-  return tf.bitcast(x, signed_int_of_width(x.dtype)) < 0
+  """Whether float `x` is below zero or is -0.0 (undefined for NaN).
+
+  1/x tells the zeros apart (-inf for -0.0), with ops that every runtime has
+  a kernel for; reading the sign bit takes a Bitcast, which TF.js lacks.
+  """
+  return tf.logical_or(tf.less(x, 0), tf.less(_inverse(x), 0))
+
+
+def _inverse(x: tf.Tensor) -> tf.Tensor:
+  # A division rather than tf.math.reciprocal: TFLite has DIV but no RECIPROCAL.
+  return tf.math.truediv(tf.ones([], x.dtype), x)
+
+
+def is_decisive_zero(x: tf.Tensor, is_max: bool) -> tf.Tensor:
+  """Whether `x` is the zero that wins a tie of zeros: +0.0 for max, -0.0 for min.
+
+  1/x is +inf only for +0.0 and -inf only for -0.0 (and for the denormals
+  whose inverse overflows, which outrank any zero and so never decide a
+  tie).
+  """
+  return tf.equal(_inverse(x), np.inf if is_max else -np.inf)
 
 
 def _pick(is_max: bool, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
@@ -186,7 +205,7 @@ def _pick(is_max: bool, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
   if may_be_zero(x) and may_be_zero(y):
     # TF returns either zero; XLA orders them.
     both_zero = tf.logical_and(tf.equal(x, 0), tf.equal(y, 0))
-    x_negative = is_negative(x)
+    x_negative = tf.less(_inverse(x), 0)
     zero = tf.where(x_negative, y, x) if is_max else tf.where(x_negative, x, y)
     res = tf.where(both_zero, zero, res)
   # TF may return the other operand when one is NaN; XLA propagates the NaN.
@@ -249,11 +268,6 @@ def fix_extremum_zeros_and_nans(
   return tf.where(nan_found, tf.constant(np.nan, res.dtype), res)
 
 
-def decisive_zero_bits(dtype, is_max: bool) -> int:
-  """The bits (as the signed int of the same width) of the zero that wins a tie."""
-  return 0 if is_max else int(np.iinfo(signed_int_of_width(dtype).as_numpy_dtype).min)
-
-
 def reduce_extremum(x: tf.Tensor, axes: Sequence[int], is_max: bool) -> tf.Tensor:
   """reduce_max/reduce_min over `axes` of a float, bool or integer tensor, as XLA."""
   if x.dtype == tf.bool:
@@ -264,8 +278,7 @@ def reduce_extremum(x: tf.Tensor, axes: Sequence[int], is_max: bool) -> tf.Tenso
   if xw.dtype.is_floating:
     # Only the zero that decides the answer is looked for: max is +0.0 if any
     # +0.0 is present, min is -0.0 if any -0.0 is. Two passes over the input.
-    bits = tf.bitcast(xw, signed_int_of_width(xw.dtype))
-    zero_found = tf.reduce_any(tf.equal(bits, decisive_zero_bits(xw.dtype, is_max)), axes)
+    zero_found = tf.reduce_any(is_decisive_zero(xw, is_max), axes)
     nan_found = tf.reduce_any(tf.math.is_nan(xw), axes)
     res = fix_extremum_zeros_and_nans(res, is_max, zero_found=zero_found, nan_found=nan_found)
   return tf.cast(res, x.dtype)

@@ -243,8 +243,7 @@ def _float_extremum_of(pieces, is_max: bool):
   correction at the end (as for reduce_max/min)."""
   res = zero_found = nan_found = None
   for _, piece in pieces:
-    bits = tf.bitcast(piece, sem.signed_int_of_width(piece.dtype))
-    zero = tf.equal(bits, sem.decisive_zero_bits(piece.dtype, is_max))
+    zero = sem.is_decisive_zero(piece, is_max)
     nan = tf.math.is_nan(piece)
     if res is None:
       res, zero_found, nan_found = piece, zero, nan

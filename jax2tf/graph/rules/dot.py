@@ -1,4 +1,5 @@
-"""dot_general as MatMul / BatchMatMul where the layout allows, else Einsum.
+"""dot_general as MatMul / BatchMatMul, with Transposes and Reshapes where the
+layout needs them.
 
 Both are ordinary TF ops, so no flavour needs XLA. TF's CPU kernels cover only
 some dtypes: the rule computes in a type whose arithmetic gives JAX's result
@@ -7,7 +8,7 @@ bit for bit (integers modulo 2**n; bool as int32 then != 0) and casts back.
 Cases: dot_cases.py
 """
 
-import string
+import math
 
 import tensorflow as tf
 from jax import lax
@@ -32,26 +33,41 @@ def _matmul_flags(lhs_rank, rhs_rank, lhs_contract, rhs_contract, lhs_batch, rhs
   return lhs_contract[0] == nb, rhs_contract[0] == nb + 1
 
 
-def _einsum_spec(lhs_rank, rhs_rank, lhs_contract, rhs_contract, lhs_batch, rhs_batch):
-  letters = iter(string.ascii_letters)
-  lhs = [None] * lhs_rank
-  rhs = [None] * rhs_rank
-  batch = []
-  for lb, rb in zip(lhs_batch, rhs_batch):
-    lhs[lb] = rhs[rb] = next(letters)
-    batch.append(lhs[lb])
-  for lc, rc in zip(lhs_contract, rhs_contract):
-    lhs[lc] = rhs[rc] = next(letters)
-  lhs_free, rhs_free = [], []
-  for i in range(lhs_rank):
-    if lhs[i] is None:
-      lhs[i] = next(letters)
-      lhs_free.append(lhs[i])
-  for i in range(rhs_rank):
-    if rhs[i] is None:
-      rhs[i] = next(letters)
-      rhs_free.append(rhs[i])
-  return f"{''.join(lhs)},{''.join(rhs)}->{''.join(batch + lhs_free + rhs_free)}"
+def _grouped_operand(ctx, x, shape, batch, first, second):
+  """`x` laid out as [batch..., first, second] (each group's dims merged into
+  one), and False; or as [batch..., second, first] and True (to transpose in
+  the MatMul) when that is how `x` already lies; a Transpose only when
+  neither is."""
+  identity = list(range(len(shape)))
+  transposed = list(batch) + list(second) + list(first) == identity
+  if transposed:
+    groups = (second, first)
+  else:
+    groups = (first, second)
+    order = [*batch, *first, *second]
+    if order != identity:
+      x = tf.transpose(x, order)
+  merged = [shape[d] for d in batch] + [math.prod(shape[d] for d in g) for g in groups]
+  if len(merged) != len(shape):
+    x = tf.reshape(x, ctx.shape(merged))
+  return x, transposed
+
+
+def _batched_matmul(ctx, lhs, rhs, dims):
+  """Any dot_general as one MatMul/BatchMatMul between Transposes and
+  Reshapes: the ops every runtime has fast kernels for (TF.js's wasm backend
+  has no Einsum)."""
+  lhs_contract, rhs_contract, lhs_batch, rhs_batch = dims
+  lhs_shape, rhs_shape = ctx.avals_in[0].shape, ctx.avals_in[1].shape
+  lhs_free = [d for d in range(len(lhs_shape)) if d not in (*lhs_contract, *lhs_batch)]
+  rhs_free = [d for d in range(len(rhs_shape)) if d not in (*rhs_contract, *rhs_batch)]
+  a, transpose_a = _grouped_operand(ctx, lhs, lhs_shape, lhs_batch, lhs_free, lhs_contract)
+  b, transpose_b = _grouped_operand(ctx, rhs, rhs_shape, rhs_batch, rhs_contract, rhs_free)
+  res = tf.linalg.matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b)
+  out_shape = ctx.aval_out.shape
+  if len(out_shape) != len(lhs_batch) + 2:
+    res = tf.reshape(res, ctx.shape(out_shape))
+  return res
 
 
 @register(lax.dot_general_p)
@@ -65,14 +81,14 @@ def _dot_general(
   dt = sem.compute_dtype(out_dtype)
   lhs, rhs = tf.cast(lhs, dt), tf.cast(rhs, dt)
   lhs_rank, rhs_rank = len(ctx.avals_in[0].shape), len(ctx.avals_in[1].shape)
-  dims = (lhs_rank, rhs_rank, lhs_contract, rhs_contract, lhs_batch, rhs_batch)
-  flags = _matmul_flags(*dims)
+  flags = _matmul_flags(lhs_rank, rhs_rank, lhs_contract, rhs_contract, lhs_batch, rhs_batch)
   if flags is not None:
     res = tf.linalg.matmul(lhs, rhs, transpose_a=flags[0], transpose_b=flags[1])
   elif lhs_rank + rhs_rank == 0:
     res = tf.multiply(lhs, rhs)
   else:
-    res = tf.einsum(_einsum_spec(*dims), lhs, rhs)
+    dims = (lhs_contract, rhs_contract, lhs_batch, rhs_batch)
+    res = _batched_matmul(ctx, lhs, rhs, tuple(tuple(d) for d in dims))
   return sem.cast_result(res, out_dtype)
 
 
@@ -110,6 +126,7 @@ def _ragged_dot_general(
   group = tf.searchsorted(ends, rows, side="right")
   in_a_group = group < tf.shape(ends)[0]
   group = tf.minimum(group, tf.shape(ends)[0] - 1)
-  res = tf.einsum("mk,mkn->mn", lhs, tf.gather(rhs, group))
+  # Each row times its group's matrix: a batch of [1, k] x [k, n] products.
+  res = tf.linalg.matmul(tf.expand_dims(lhs, 1), tf.gather(rhs, group))[:, 0, :]
   res = tf.where(in_a_group[:, None], res, tf.zeros_like(res))
   return sem.cast_result(res, out_dtype)

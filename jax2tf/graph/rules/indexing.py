@@ -350,7 +350,14 @@ def _scatter_rule(kind):
     flat_upd = tf.reshape(updates, [-1])
     # Dropped windows land on one extra slot past the end, cut off afterwards.
     flat = tf.concat([tf.reshape(operand, [-1]), tf.zeros([1], operand.dtype)], 0)
-    if kind == "mul":
+    if kind in ("add", "sub"):
+      # ScatterNd sums the updates of duplicate indices in TF, TFLite and
+      # TF.js alike; TensorScatterAdd has no TF.js kernel. The duplicates are
+      # summed before they meet the operand, a rounding XLA's order may not
+      # make.
+      summed = tf.scatter_nd(linear, flat_upd, tf.reshape(size + 1, [1]))
+      res = flat + summed if kind == "add" else flat - summed
+    elif kind == "mul":
       # There is no multiplying scatter in TF; the product per position is
       # exact for integers, and rounds once per duplicate index otherwise.
       prod = tf.math.unsorted_segment_prod(flat_upd, linear[:, 0], size + 1)
@@ -358,8 +365,6 @@ def _scatter_rule(kind):
     else:
       op = {
         "set": tf.tensor_scatter_nd_update,
-        "add": tf.tensor_scatter_nd_add,
-        "sub": tf.tensor_scatter_nd_sub,
         "min": tf.tensor_scatter_nd_min,
         "max": tf.tensor_scatter_nd_max,
       }[kind]

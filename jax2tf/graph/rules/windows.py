@@ -87,9 +87,7 @@ def _try_pool(ctx, x, kind, window, strides, padding, base_dilation, window_dila
     # MaxPool skips NaNs and returns whichever zero it meets; JAX's max
     # propagates NaN and puts +0.0 above -0.0. One more pool finds both: it
     # marks NaN with 2 and +0.0 with 1.
-    marks = tf.where(
-      tf.math.is_nan(xp), 2.0, tf.cast(tf.equal(tf.bitcast(xp, tf.int32), 0), tf.float32)
-    )
+    marks = tf.where(tf.math.is_nan(xp), 2.0, tf.cast(sem.is_decisive_zero(xp, True), tf.float32))
     mark = tf.nn.pool(marks, ksize, "MAX", strides=st, padding=tf_padding)
     return sem.fix_extremum_zeros_and_nans(res, True, zero_found=mark > 0, nan_found=mark > 1)
   xp, _ = pad_or_crop(ctx, x, ctx.avals_in[0].shape, padding, pad_value)

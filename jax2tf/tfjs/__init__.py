@@ -2,6 +2,14 @@
 
 from jax2tf.tfjs.api import TFJSModel, to_tfjs
 from jax2tf.tfjs.refusals import TFJSConversionError
-from jax2tf.tfjs.runtime import TFJSRuntimeError, run, run_many
+from jax2tf.tfjs.runtime import Runner, TFJSRuntimeError, run, run_many
 
-__all__ = ["TFJSConversionError", "TFJSModel", "TFJSRuntimeError", "run", "run_many", "to_tfjs"]
+__all__ = [
+  "Runner",
+  "TFJSConversionError",
+  "TFJSModel",
+  "TFJSRuntimeError",
+  "run",
+  "run_many",
+  "to_tfjs",
+]

@@ -84,9 +84,9 @@ def to_tfjs(
     polymorphic_shapes: one shape spec per input (as in `jax2tf.convert`);
       polymorphic dimensions are unknown (-1) in the model.
     disabled_checks: `[jax2tf.DisabledSafetyCheck.shape_assertions()]` leaves
-      out the checks that input shapes satisfy `polymorphic_shapes`, which
-      TF.js cannot run (it has no Assert, AsString or StringJoin); without
-      it, a polymorphic function is refused.
+      out the checks that input shapes satisfy `polymorphic_shapes` (the
+      model then trusts its callers). With them, inputs outside the specs
+      make the model fail (jax2tf/tfjs/shape_checks.py says how).
     path: also write the model into this directory, atomically.
     overwrite: replace an existing directory at `path`.
 
@@ -106,8 +106,7 @@ def to_tfjs(
     convert_options=options,
   )
   frozen = freeze.freeze(traced)
-  polymorphic = any(None in i.shape for i in traced.inputs)
-  refusals.check(frozen, traced.jax_fun, input_specs, polymorphic)
+  refusals.check(frozen, traced.jax_fun, input_specs)
   files = graph_model.model_files(frozen, generated_by=tf.__version__, converted_by=_converted_by())
   model = TFJSModel(files, tuple(frozen.inputs), tuple(frozen.outputs))
   if path is not None:

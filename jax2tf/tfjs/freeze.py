@@ -1,13 +1,15 @@
 """The traced function as the one self-contained GraphDef a TF.js graph model
 holds: variables frozen into constants, nested functions inlined, control
 flow lowered to the loop primitives TF.js executes (Enter, Merge, Switch,
-NextIteration, Exit), and only the nodes the outputs need.
+NextIteration, Exit), the shape checks of polymorphic inputs in ops TF.js
+runs (shape_checks.py), and only the nodes the outputs need.
 """
 
 import dataclasses
 
 from jax2tf.internals import tf_private
 from jax2tf.lite.signature import Traced, output_index
+from jax2tf.tfjs import shape_checks
 
 # Ops that forward their input at inference, which TF.js cannot run as TF
 # defines them: the gradient guard of a function converted without gradients
@@ -24,6 +26,7 @@ class Frozen:
   graph_def: object  # tf.compat.v1.GraphDef
   inputs: dict  # input name -> tf.Tensor, in the JAX function's order
   outputs: dict  # output_0, output_1, ... -> tf.Tensor, in JAX's flattened order
+  shape_checks: list = dataclasses.field(default_factory=list)  # [{"node", "message"}]
 
 
 def _node_name(tensor_name: str) -> str:
@@ -57,6 +60,34 @@ def _as_identity(graph_def) -> None:
           del node.attr[attr]
 
 
+def _gate_branch_constants(graph_def) -> None:
+  """Makes the constants of a conditional's branches wait for their branch.
+
+  Lowered control flow ties each constant inside a branch to the branch's
+  pivot by a control edge, so that the constant is dead when the branch is
+  not taken and Merge forwards the other branch's value. TF.js loads every
+  Const as a weight, available from the start whatever its inputs: Merge
+  would then forward the first branch's constant even when the second is
+  taken. The value moves into a Const of its own, and the node becomes an
+  Identity of it with the same control inputs, which TF.js runs only once
+  they are live.
+  """
+  for node in list(graph_def.node):
+    if node.op != "Const" or not node.input:
+      continue
+    value = graph_def.node.add()
+    value.CopyFrom(node)
+    value.name = f"{node.name}/value"
+    del value.input[:]
+    controls = list(node.input)
+    dtype = node.attr["dtype"].type
+    node.op = "Identity"
+    node.ClearField("attr")
+    node.attr["T"].type = dtype
+    del node.input[:]
+    node.input.extend([value.name, *controls])
+
+
 def freeze(traced: Traced) -> Frozen:
   concrete = traced.function.get_concrete_function()
   frozen = tf_private.convert_variables_to_constants_v2(
@@ -71,5 +102,7 @@ def freeze(traced: Traced) -> Frozen:
   outputs = {name: frozen.outputs[flat.index(tensor.name)] for name, tensor in named}
   graph_def = frozen.graph.as_graph_def()
   _as_identity(graph_def)
+  _gate_branch_constants(graph_def)
+  checks = shape_checks.make_runnable(graph_def)
   _prune(graph_def, [*inputs.values(), *outputs.values()])
-  return Frozen(graph_def, inputs, outputs)
+  return Frozen(graph_def, inputs, outputs, checks)

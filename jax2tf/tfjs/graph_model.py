@@ -88,11 +88,33 @@ def _shards(weights) -> tuple[list, dict[str, bytes]]:
   return [{"paths": list(files), "weights": entries}], files
 
 
+def _as_json(message) -> dict:
+  """A protobuf message as JSON, with the sizes of empty dimensions kept:
+  protobuf's JSON leaves out fields at their default, so a dimension of size
+  0 would come out as `{}`, which TF.js reads as no size at all."""
+  obj = json_format.MessageToDict(message)
+
+  def fix(value):
+    if isinstance(value, dict):
+      for key, item in value.items():
+        if key == "dim" and isinstance(item, list):
+          for dim in item:
+            dim.setdefault("size", "0")
+        else:
+          fix(item)
+    elif isinstance(value, list):
+      for item in value:
+        fix(item)
+
+  fix(obj)
+  return obj
+
+
 def _tensor_info(tensor) -> dict:
   info = tf.compat.v1.TensorInfo(
     name=tensor.name, dtype=tensor.dtype.as_datatype_enum, tensor_shape=tensor.shape.as_proto()
   )
-  return json_format.MessageToDict(info)
+  return _as_json(info)
 
 
 def _signature(frozen: Frozen) -> dict:
@@ -113,12 +135,17 @@ def model_files(frozen: Frozen, *, generated_by: str, converted_by: str) -> dict
     "generatedBy": generated_by,
     "convertedBy": converted_by,
     "signature": _signature(frozen),
-    "modelTopology": json_format.MessageToDict(graph_def),
+    "modelTopology": _as_json(graph_def),
     "weightsManifest": manifest,
     # The signature's maps carry no order; the JAX function's is kept here
-    # (TF.js passes it through as the model's `metadata`).
+    # (TF.js passes it through as the model's `metadata`), with the messages
+    # of the shape checks (shape_checks.py).
     "userDefinedMetadata": {
-      METADATA_KEY: {"inputs": list(frozen.inputs), "outputs": list(frozen.outputs)}
+      METADATA_KEY: {
+        "inputs": list(frozen.inputs),
+        "outputs": list(frozen.outputs),
+        "shape_checks": frozen.shape_checks,
+      }
     },
   }
   return {MODEL_JSON: json.dumps(model).encode(), **files}

@@ -12,11 +12,6 @@ from jax2tf import provenance
 from jax2tf.tfjs import ops
 from jax2tf.tfjs.freeze import Frozen
 
-# What graph serialization emits to check, at call time, that the input
-# shapes satisfy the polymorphic specs (outside any primitive).
-SHAPE_CHECK_OPS = frozenset({"Assert", "AsString", "StringJoin", "StringFormat"})
-_SHAPE_CHECKS = "the shape checks of the polymorphic inputs"
-
 
 class TFJSConversionError(NotImplementedError):
   """The function converts to a TF graph that TF.js cannot run (see the
@@ -31,18 +26,9 @@ def _dtypes(node) -> set[str]:
   return found
 
 
-def _primitive(node, applied) -> str | None:
-  """The JAX primitive `node` lowers, _SHAPE_CHECKS, or None (an op of the
-  function's frame: inputs, outputs, casts of arguments)."""
-  primitive = provenance.primitive_of_node(node, set(applied))
-  if node.op in SHAPE_CHECK_OPS and primitive not in applied:
-    return _SHAPE_CHECKS
-  return primitive
-
-
 def _emitted_for(origins: list, applied) -> str:
-  primitives = [o for o in origins if o not in (None, _SHAPE_CHECKS)]
-  parts = [_SHAPE_CHECKS] if _SHAPE_CHECKS in origins else []
+  primitives = [o for o in origins if o is not None]
+  parts = []
   if primitives:
     plural = "s" if len(primitives) > 1 else ""
     parts.append(f"the JAX primitive{plural} {provenance.describe(primitives, applied)}")
@@ -57,8 +43,8 @@ def _signature_problems(frozen: Frozen) -> list[str]:
     for name, tensor in tensors.items():
       if tensor.dtype.name not in ops.SIGNATURE_DTYPES:
         problems.append(
-          f"{kind} {name!r} is {tensor.dtype.name}; a TF.js model takes and returns "
-          f"{', '.join(ops.SIGNATURE_DTYPES)} (cast in the JAX function)"
+          f"{kind} {name!r} is {tensor.dtype.name}; a TF.js model's signature takes and "
+          f"returns {', '.join(ops.SIGNATURE_DTYPES)} (cast in the JAX function)"
         )
   return problems
 
@@ -68,7 +54,7 @@ def _findings(graph_def, applied) -> tuple[dict, dict]:
   missing: dict[str, list] = collections.defaultdict(list)
   narrowed: dict[str, list] = collections.defaultdict(list)
   for node in provenance.node_defs(graph_def):
-    origin = _primitive(node, applied)
+    origin = provenance.primitive_of_node(node, set(applied))
     if node.op not in ops.OPS:
       if origin not in missing[node.op]:
         missing[node.op].append(origin)
@@ -81,18 +67,11 @@ def _findings(graph_def, applied) -> tuple[dict, dict]:
   return missing, narrowed
 
 
-def _remedies(origins: set, narrowed: bool, polymorphic: bool) -> list[str]:
+def _remedies(origins: set, narrowed: bool) -> list[str]:
   remedies = []
-  if _SHAPE_CHECKS in origins:
-    remedies.append(
-      "for the shape checks, disabled_checks=[jax2tf.DisabledSafetyCheck.shape_assertions()]"
-      " (the model then trusts its callers to pass shapes that satisfy polymorphic_shapes)"
-      if polymorphic
-      else "for the shape checks, pass static shapes"
-    )
   if narrowed:
     remedies.append("cast to float32 or int32 in the JAX function")
-  if origins - {_SHAPE_CHECKS}:
+  if origins:
     remedies.append(
       "compute without the primitive (docs/tfjs.md says what TF.js runs), or deploy with "
       "jax2tf.to_tflite or a SavedModel from jax2tf.convert, whose runtimes have these kernels"
@@ -100,7 +79,7 @@ def _remedies(origins: set, narrowed: bool, polymorphic: bool) -> list[str]:
   return remedies
 
 
-def check(frozen: Frozen, jax_fun, specs, polymorphic: bool) -> None:
+def check(frozen: Frozen, jax_fun, specs) -> None:
   """Raises TFJSConversionError naming every op and dtype of the graph that
   TF.js has no kernel for, and every input or output it cannot take."""
   applied = provenance.primitive_lines(jax_fun, specs)
@@ -122,6 +101,6 @@ def check(frozen: Frozen, jax_fun, specs, polymorphic: bool) -> None:
     f"to_tfjs: TF.js {ops.TFJS_VERSION} cannot run the converted function:\n  "
     + "\n  ".join(lines)
     + "\nRemedies: "
-    + "; ".join(_remedies(origins, bool(narrowed), polymorphic) or ["cast in the JAX function"])
+    + "; ".join(_remedies(origins, bool(narrowed)) or ["cast in the JAX function"])
     + "."
   )

@@ -3,6 +3,7 @@
 // for the wasm backend): what jax2tf.tfjs.run starts.
 //
 //   node run_model.js REQUEST.json
+//   node run_model.js --serve      (request paths on stdin, one per line)
 //
 // REQUEST.json: {"model": DIR, "backend": "cpu" | "wasm", "outputs": [NAME...],
 //   "runs": [{INPUT: {"dtype", "shape", "file"}}...]}, files relative to the
@@ -66,12 +67,37 @@ function readTensor(folder, spec) {
 }
 
 async function writeTensor(folder, file, name, tensor) {
-  const values = await tensor.data();
+  let values = await tensor.data();
+  // A kernel may hand back its input's array (a Cast from bool or int32):
+  // the bytes are written as the tensor's dtype says.
+  const Typed = TYPED[tensor.dtype];
+  if (Typed && !(values instanceof Typed)) values = Typed.from(values);
   fs.writeFileSync(path.join(folder, file), Buffer.from(values.buffer, values.byteOffset, values.byteLength));
   return {name, dtype: tensor.dtype, shape: tensor.shape, file};
 }
 
-async function main(requestPath) {
+// The shape checks of a polymorphic model (jax2tf/tfjs/shape_checks.py) fail
+// with TF.js's reshape error; which of them failed, and its message, is read
+// from the checks' conditions, which depend on the input shapes alone.
+const CHECK_FAILURE = 'must match the product of shape 0';
+
+async function explainShapeCheck(model, inputs, error) {
+  const checks = ((model.metadata || {}).jax2tf || {}).shape_checks || [];
+  if (!checks.length || !String(error && error.message).includes(CHECK_FAILURE)) return error;
+  let held = await model.executeAsync(inputs, checks.map(c => `${c.node}/as_int`));
+  if (!Array.isArray(held)) held = [held];
+  const failed = [];
+  for (const [i, tensor] of held.entries()) {
+    if ((await tensor.data())[0] === 0) failed.push(checks[i].message);
+  }
+  tf.dispose(held);
+  if (!failed.length) return error;
+  const shapes = Object.entries(inputs).map(([n, t]) => `${n}: [${t.shape}]`).join(', ');
+  return new Error(`the input shapes (${shapes}) do not satisfy the model's polymorphic shapes:\n` +
+                   failed.join('\n'));
+}
+
+async function runRequest(requestPath) {
   const folder = path.dirname(requestPath);
   const request = JSON.parse(fs.readFileSync(requestPath, 'utf8'));
   await useBackend(request.backend);
@@ -81,7 +107,12 @@ async function main(requestPath) {
     const inputs = {};
     for (const [name, spec] of Object.entries(run)) inputs[name] = readTensor(folder, spec);
     // executeAsync runs the loops that control flow lowers to, too.
-    let outputs = await model.executeAsync(inputs, request.outputs);
+    let outputs;
+    try {
+      outputs = await model.executeAsync(inputs, request.outputs);
+    } catch (error) {
+      throw await explainShapeCheck(model, inputs, error);
+    }
     if (!Array.isArray(outputs)) outputs = [outputs];
     const written = [];
     for (const [j, tensor] of outputs.entries()) {
@@ -91,12 +122,37 @@ async function main(requestPath) {
     runs.push(written);
     tf.dispose([...Object.values(inputs), ...outputs]);
   }
+  model.dispose();
   const response = {backend: tf.getBackend(), runs};
   fs.writeFileSync(path.join(folder, 'response.json'), JSON.stringify(response));
 }
 
+function describe(error) {
+  return error && error.stack ? error.stack : String(error);
+}
+
+// --serve: one request path per line of stdin, one reply per request on
+// stdout, a line of REPLY_PREFIX and JSON ({"ok": true} or {"error": TEXT}),
+// so that many models run in one process (TF.js takes a second or two to
+// start). Other lines on stdout are TF.js's notices.
+const REPLY_PREFIX = 'jax2tf.tfjs reply: ';
+async function serve() {
+  const lines = require('readline').createInterface({input: process.stdin});
+  for await (const line of lines) {
+    if (!line.trim()) continue;
+    let reply;
+    try {
+      await runRequest(line.trim());
+      reply = {ok: true};
+    } catch (error) {
+      reply = {error: describe(error)};
+    }
+    process.stdout.write(REPLY_PREFIX + JSON.stringify(reply) + '\n');
+  }
+}
+
 // The error follows a marker line: TF.js writes its own notices to stderr too.
-main(process.argv[2]).catch(error => {
-  process.stderr.write(`${ERROR_MARKER}\n${error && error.stack ? error.stack : error}\n`);
+(process.argv[2] === '--serve' ? serve() : runRequest(process.argv[2])).catch(error => {
+  process.stderr.write(`${ERROR_MARKER}\n${describe(error)}\n`);
   process.exit(1);
 });

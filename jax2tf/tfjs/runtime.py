@@ -1,13 +1,17 @@
 """Running a TF.js graph model on Node, with the pure JavaScript TF.js that
-package.json pins: `run_model.js` in a subprocess, arrays through files."""
+package.json pins: `run_model.js` in a Node process, arrays through files."""
 
+import contextlib
 import json
 import os
 import pathlib
+import queue
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +28,9 @@ _INSTALL = (
   f"{NODE_MODULES_ENV} to a node_modules folder holding @tensorflow/tfjs and "
   "@tensorflow/tfjs-backend-wasm"
 )
-_ERROR_MARKER = "--- jax2tf.tfjs: error ---"
+_REPLY_PREFIX = "jax2tf.tfjs reply: "
+# What the Node scripts print before an error (TF.js writes notices to stderr too).
+ERROR_MARKER = "--- jax2tf.tfjs: error ---"
 _DTYPES = {"DT_FLOAT": "float32", "DT_INT32": "int32", "DT_BOOL": "bool"}
 
 
@@ -47,7 +53,7 @@ def node_modules() -> pathlib.Path:
   )
 
 
-def _node() -> str:
+def node() -> str:
   node = shutil.which("node")
   if node is None:
     raise FileNotFoundError(
@@ -56,7 +62,7 @@ def _node() -> str:
   return node
 
 
-def _signature(folder: str) -> tuple[list, list, dict]:
+def signature(folder: str) -> tuple[list, list, dict]:
   """(input names, output names, {input name: (dtype, shape)}) of a model directory."""
   with open(os.path.join(folder, MODEL_JSON), encoding="utf-8") as f:
     model = json.load(f)
@@ -73,7 +79,7 @@ def _signature(folder: str) -> tuple[list, list, dict]:
   )
 
 
-def _input(name: str, arg, spec) -> np.ndarray:
+def check_input(name: str, arg, spec) -> np.ndarray:
   dtype, shape = spec
   arg = np.asarray(arg)
   if arg.dtype.name != dtype:
@@ -91,7 +97,7 @@ def _write_request(folder, model_dir, backend, names, outputs, specs, input_sets
       raise TypeError(f"the model takes {len(names)} inputs ({', '.join(names)}), got {len(args)}")
     run: dict[str, dict] = {}
     for name, arg in zip(names, args):
-      value = _input(name, arg, specs[name])
+      value = check_input(name, arg, specs[name])
       file = f"run{i}-input-{len(run)}.bin"
       value.astype(value.dtype.newbyteorder("<")).tofile(os.path.join(folder, file))
       run[name] = {"dtype": value.dtype.name, "shape": list(value.shape), "file": file}
@@ -120,13 +126,117 @@ def _read_response(folder, backend) -> list[list[np.ndarray]]:
   return results
 
 
-def _directory(model, folder: str) -> str:
+def model_directory(model, folder: str) -> str:
   """The model's directory; an unsaved TFJSModel is saved under `folder`."""
   if not isinstance(model, TFJSModel):
     return os.path.abspath(os.fspath(model))
   if model.path is None:
     model = model.save(os.path.join(folder, "model"))
   return str(model.path)
+
+
+class Runner:
+  """A Node process running TF.js models one after another, on one backend.
+
+  TF.js takes a second or two to start; a Runner pays it once for many
+  models (`jax2tf.tfjs.run` starts one per call). Use it as a context
+  manager, or call `close()`:
+
+      with jax2tf.tfjs.Runner(backend="wasm") as runner:
+        for model, inputs in cases:
+          outputs = runner.run(model, *inputs)
+
+  A model that fails raises TFJSRuntimeError and leaves the runner usable.
+  """
+
+  def __init__(self, backend: str = "cpu", *, timeout: float = 600):
+    if backend not in BACKENDS:
+      raise ValueError(f"backend: expected one of {BACKENDS}, got {backend!r}")
+    self.backend = backend
+    self.timeout = timeout
+    self._proc: subprocess.Popen | None = None
+    self._replies: queue.Queue = queue.Queue()
+    self._stderr: Any = None  # a temporary file holding Node's stderr
+
+  def __enter__(self) -> "Runner":
+    return self
+
+  def __exit__(self, *exc) -> None:
+    self.close()
+
+  def close(self) -> None:
+    """Stops the Node process (a later run starts a new one)."""
+    proc, self._proc = self._proc, None
+    if proc is not None:
+      with contextlib.suppress(OSError):
+        proc.stdin.close()  # type: ignore[union-attr]
+      try:
+        proc.wait(timeout=10)
+      except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if self._stderr is not None:
+      self._stderr.close()
+      self._stderr = None
+
+  def _start(self) -> subprocess.Popen:
+    node_path, modules = node(), node_modules()
+    # TF.js's notices go to a file, read back only to explain a crash.
+    self._stderr = tempfile.TemporaryFile(mode="w+")
+    proc = subprocess.Popen(
+      [node_path, str(RUNNER), "--serve"],
+      stdin=subprocess.PIPE,
+      stdout=subprocess.PIPE,
+      stderr=self._stderr,
+      env=dict(os.environ, NODE_PATH=str(modules)),
+      text=True,
+    )
+    replies: queue.Queue = queue.Queue()
+
+    def read_replies():
+      for line in proc.stdout:
+        if line.startswith(_REPLY_PREFIX):
+          replies.put(json.loads(line[len(_REPLY_PREFIX) :]))
+      replies.put(None)  # the process ended
+
+    threading.Thread(target=read_replies, daemon=True).start()
+    self._proc, self._replies = proc, replies
+    return proc
+
+  def _ask(self, request_path: str) -> dict:
+    proc = self._proc if self._proc is not None and self._proc.poll() is None else self._start()
+    assert proc.stdin is not None
+    proc.stdin.write(request_path + "\n")
+    proc.stdin.flush()
+    try:
+      reply = self._replies.get(timeout=self.timeout)
+    except queue.Empty:
+      self.close()
+      raise TFJSRuntimeError(f"TF.js did not answer within {self.timeout} s") from None
+    if reply is None:
+      self._stderr.seek(0)
+      log = self._stderr.read()[-4000:]
+      self.close()
+      raise TFJSRuntimeError(f"the Node process running TF.js ended unexpectedly:\n{log}")
+    return reply
+
+  def run_many(self, model: TFJSModel | str | os.PathLike, input_sets: Sequence[Sequence]):
+    """The outputs of the model on each set of inputs (a list per set)."""
+    with tempfile.TemporaryDirectory(prefix="jax2tf-tfjs-") as folder:
+      model_dir = model_directory(model, folder)
+      names, outputs, specs = signature(model_dir)
+      request = _write_request(folder, model_dir, self.backend, names, outputs, specs, input_sets)
+      reply = self._ask(request)
+      if "error" in reply:
+        raise TFJSRuntimeError(
+          f"TF.js ({self.backend} backend) failed on the model in {model_dir}:\n"
+          + reply["error"][-4000:]
+        )
+      return _read_response(folder, self.backend)
+
+  def run(self, model: TFJSModel | str | os.PathLike, *args) -> list[np.ndarray]:
+    """The model's outputs on `args` (see `jax2tf.tfjs.run`)."""
+    return self.run_many(model, [args])[0]
 
 
 def run_many(
@@ -138,30 +248,8 @@ def run_many(
 ) -> list[list[np.ndarray]]:
   """`run` on several sets of inputs, loading the model once (one Node
   process): a list, per set, of the outputs."""
-  if backend not in BACKENDS:
-    raise ValueError(f"backend: expected one of {BACKENDS}, got {backend!r}")
-  node, modules = _node(), node_modules()
-  with tempfile.TemporaryDirectory(prefix="jax2tf-tfjs-") as folder:
-    model_dir = _directory(model, folder)
-    names, outputs, specs = _signature(model_dir)
-    request = _write_request(folder, model_dir, backend, names, outputs, specs, input_sets)
-    env = dict(os.environ, NODE_PATH=str(modules))
-    proc = subprocess.run(
-      [node, str(RUNNER), request],
-      cwd=folder,
-      env=env,
-      capture_output=True,
-      text=True,
-      timeout=timeout,
-      check=False,
-    )
-    if proc.returncode != 0:
-      # What run_model.js reports follows its marker; TF.js's notices precede it.
-      error = proc.stderr.rpartition(_ERROR_MARKER)[2].strip()
-      raise TFJSRuntimeError(
-        f"TF.js ({backend} backend) failed on the model in {model_dir}:\n{error[-4000:]}"
-      )
-    return _read_response(folder, backend)
+  with Runner(backend, timeout=timeout) as runner:
+    return runner.run_many(model, input_sets)
 
 
 def run(model: TFJSModel | str | os.PathLike, *args, backend: str = "cpu") -> list[np.ndarray]:
@@ -172,6 +260,8 @@ def run(model: TFJSModel | str | os.PathLike, *args, backend: str = "cpu") -> li
   the inputs go positionally, in the JAX function's order, with the dtypes
   of the signature. `backend` is "cpu" (plain JavaScript) or "wasm"
   (WebAssembly). Needs Node.js and the npm packages of package.json (`make
-  install`).
+  install`). A polymorphic model fails, naming the check, on inputs whose
+  shapes do not satisfy its specs. To run many models, a `Runner` starts
+  Node once.
   """
   return run_many(model, [args], backend=backend)[0]

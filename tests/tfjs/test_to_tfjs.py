@@ -97,12 +97,51 @@ def test_polymorphic_batch_runs_at_two_sizes(batch_polymorphic_mlp, backend):
   _assert_matches_jax(lambda *xs: mlp(params, *xs), input_sets, got)
 
 
-def test_polymorphic_shape_checks_are_refused_unless_disabled():
-  with pytest.raises(tfjs.TFJSConversionError) as info:
-    jax2tf.to_tfjs(mlp, *_mlp_inputs(4, 0), params=_params(), polymorphic_shapes=["(b, 6)", None])
+def test_shape_checks_run_in_tfjs_and_name_the_failed_spec():
+  f = lambda x, y: x * y  # noqa: E731
+  x = _floats((3, 2), 20)
+  model = jax2tf.to_tfjs(f, x, x, polymorphic_shapes=["(b, 2)", "(b, 2)"])
+  checks = model.model_json["userDefinedMetadata"]["jax2tf"]["shape_checks"]
+  assert len(checks) == 2 and all(c["message"] for c in checks), checks
+  ops = {n["op"] for n in model.model_json["modelTopology"]["node"]}
+  assert not ops & {"Assert", "AsString", "StringJoin"}, ops
+  good = [(_floats((b, 2), b), _floats((b, 2), b + 1)) for b in (1, 5)]
+  _assert_matches_jax(f, good, tfjs.run_many(model, good))
+  with pytest.raises(tfjs.TFJSRuntimeError) as info:
+    tfjs.run(model, _floats((3, 2), 0), _floats((4, 2), 1))
   message = str(info.value)
-  assert "TF op Assert, emitted for the shape checks of the polymorphic inputs" in message, message
-  assert "DisabledSafetyCheck.shape_assertions()" in message, message
+  assert "x: [3,2], y: [4,2]" in message, message
+  assert "inconsistency between dimension size args[1].shape[0]" in message, message
+  with pytest.raises(tfjs.TFJSRuntimeError, match="Expected value >= 1 for dimension variable 'b'"):
+    tfjs.run(model, _floats((0, 2), 0), _floats((0, 2), 1))
+
+
+def test_disabled_shape_checks_leave_no_check_in_the_model(batch_polymorphic_mlp):
+  _, model = batch_polymorphic_mlp
+  assert model.model_json["userDefinedMetadata"]["jax2tf"]["shape_checks"] == []
+
+
+def test_runner_runs_many_models_in_one_process(elementwise_model, mlp_model, tmp_path):
+  params, mlp_tfjs = mlp_model
+  saved = elementwise_model.save(tmp_path / "elementwise")
+  broken = json.loads((tmp_path / "elementwise" / "model.json").read_text())
+  (tanh,) = [n for n in broken["modelTopology"]["node"] if n["op"] == "Tanh"]
+  tanh["op"] = "NoSuchOp"
+  broken_dir = tmp_path / "broken"
+  broken_dir.mkdir()
+  for name in saved.files:
+    (broken_dir / name).write_bytes((tmp_path / "elementwise" / name).read_bytes())
+  (broken_dir / "model.json").write_text(json.dumps(broken))
+  x, y = _floats((3, 4), 30), _floats((3, 4), 31)
+  with tfjs.Runner() as runner:
+    _assert_matches_jax(elementwise, [(x, y)], [runner.run(saved.path, x, y)])
+    process = runner._proc
+    with pytest.raises(tfjs.TFJSRuntimeError, match="NoSuchOp"):
+      runner.run(broken_dir, x, y)
+    inputs = _mlp_inputs(4, 32)
+    _assert_matches_jax(lambda *a: mlp(params, *a), [inputs], [runner.run(mlp_tfjs, *inputs)])
+    assert runner._proc is process  # one Node process for all three
+  assert runner._proc is None
 
 
 def test_pytree_outputs_in_jax_order():

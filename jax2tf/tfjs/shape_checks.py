@@ -1,0 +1,83 @@
+"""The shape checks of a polymorphic function, in ops TF.js runs.
+
+Graph serialization checks at call time that the inputs satisfy the
+polymorphic specs (`b >= 1`, dimensions that must be equal, divisibility)
+with `Assert` and a message formatted by `AsString` and `StringJoin`, none of
+which TF.js has. Each check becomes a `Reshape` of one element to the shape
+`[ok]`: TF.js runs it as a no-op while the condition holds and fails the
+model with "Size(1) must match the product of shape 0" when it does not, so
+that inputs outside the specs stop the model as they do in TF instead of
+giving a number. The node keeps the Assert's name and place (the outputs
+depend on it through the same control edges), and model.json records each
+check's message (`userDefinedMetadata.jax2tf.shape_checks`), which
+`jax2tf.tfjs.run` adds to the error.
+"""
+
+import numpy as np
+import tensorflow as tf
+
+# Appears in TF.js's error when a check fails.
+FAILURE = "must match the product of shape 0"
+_HOLE = "?"  # a dimension's value, in a recorded message
+
+
+def _const_string(node) -> str | None:
+  if node.op != "Const" or node.attr["dtype"].type != tf.string.as_datatype_enum:
+    return None
+  value = tf.make_ndarray(node.attr["value"].tensor)
+  return value.item().decode() if value.size == 1 else None
+
+
+def _message(assert_node, by_name) -> str:
+  """The check's message, with each dimension's value as '?'."""
+  if len(assert_node.input) < 2:
+    return ""
+  joined = by_name.get(assert_node.input[1].split(":")[0])
+  if joined is None or joined.op != "StringJoin":
+    return ""
+  pieces = []
+  for name in joined.input:
+    text = _const_string(by_name[name.split(":")[0]])
+    pieces.append(_HOLE if text is None else text)
+  return "".join(pieces)
+
+
+def _const(graph_def, name: str, value: np.ndarray):
+  node = graph_def.node.add()
+  node.name, node.op = name, "Const"
+  node.attr["dtype"].type = tf.as_dtype(value.dtype).as_datatype_enum
+  node.attr["value"].tensor.CopyFrom(tf.make_tensor_proto(value))
+  return node
+
+
+def make_runnable(graph_def) -> list[dict]:
+  """Rewrites every Assert of `graph_def` as a failing Reshape (above), in
+  place; returns [{"node", "message"}] per check. The message inputs are left
+  dangling for the caller to prune."""
+  by_name = {node.name: node for node in graph_def.node}
+  checks = []
+  for node in [n for n in graph_def.node if n.op == "Assert"]:
+    checks.append({"node": node.name, "message": _message(node, by_name)})
+    condition = node.input[0]
+    controls = [i for i in node.input if i.startswith("^")]
+    base = node.name
+    cast = graph_def.node.add()
+    cast.name, cast.op = f"{base}/as_int", "Cast"
+    cast.input.append(condition)
+    cast.attr["SrcT"].type = tf.bool.as_datatype_enum
+    cast.attr["DstT"].type = tf.int32.as_datatype_enum
+    cast.attr["Truncate"].b = False
+    _const(graph_def, f"{base}/rank_1", np.array([1], np.int32))
+    shape = graph_def.node.add()
+    shape.name, shape.op = f"{base}/shape", "Reshape"
+    shape.input.extend([cast.name, f"{base}/rank_1"])
+    shape.attr["T"].type = tf.int32.as_datatype_enum
+    shape.attr["Tshape"].type = tf.int32.as_datatype_enum
+    _const(graph_def, f"{base}/one_element", np.zeros([1], np.float32))
+    node.op = "Reshape"
+    node.ClearField("attr")
+    del node.input[:]
+    node.input.extend([f"{base}/one_element", shape.name, *controls])
+    node.attr["T"].type = tf.float32.as_datatype_enum
+    node.attr["Tshape"].type = tf.int32.as_datatype_enum
+  return checks

@@ -1,4 +1,4 @@
-"""Records what a deployment column (TFLite today) does with each case.
+"""Records what a deployment column (TFLite, TF.js) does with each case.
 
 Runs each selected case through the column's converter and runtime without
 expectations, sorts the outcome (passes; refused for want of a kernel, naming
@@ -10,8 +10,9 @@ entries. A case that kills the runtime is pinned as crashing it.
 
     .venv/bin/python tools/record_column.py tflite_native --family reductions -j 2
     .venv/bin/python tools/record_column.py tflite --cases 'max|min'
+    .venv/bin/python tools/record_column.py tfjs -j 2
 
-Then run the column's tests (`-k "litert"`) and `make docs`.
+Then run the column's tests (`-k "litert"` or `-k "node"`) and `make docs`.
 """
 
 import argparse
@@ -39,13 +40,39 @@ _CRASH_WHY = "LiteRT's interpreter crashes running it (pinned in a child process
 # Running one case (in a worker process)
 
 
-def _outcome(case, ser) -> dict:
+_TFJS_RUNNER = None
+
+
+def _convert_and_run(column: str, ser, fun, args, polymorphic_shapes):
+  """(outputs, None), or (None, outcome) where conversion fails."""
+  import jax2tf
+  from jax2tf import lite, tfjs
+  from jax2tf.lite import converter
+
+  global _TFJS_RUNNER
+  if column == "tfjs":
+    try:
+      model = jax2tf.to_tfjs(fun, *args, polymorphic_shapes=polymorphic_shapes)
+    except tfjs.TFJSConversionError as e:
+      return None, _conversion_outcome(column, str(e))
+    except Exception as e:  # pylint: disable=broad-except
+      return None, {"kind": "gap", "why": f"to_tfjs fails on it ({type(e).__name__})",
+                    "error": _pattern(str(e))}
+    if _TFJS_RUNNER is None:
+      _TFJS_RUNNER = tfjs.Runner("cpu")
+    return (lambda: _TFJS_RUNNER.run(model, *args)), None
+  try:
+    model = jax2tf.to_tflite(fun, *args, polymorphic_shapes=polymorphic_shapes, verify=False,
+                             **ser.options)
+  except converter.TFLiteConversionError as e:
+    return None, _conversion_outcome(column, str(e))
+  return (lambda: lite.run(model, *args)), None
+
+
+def _outcome(column: str, case, ser) -> dict:
   """What the column does with `case`: {"kind": "pass" | "no_kernel" | "gap", ...}."""
   import jax
 
-  import jax2tf
-  from jax2tf import lite
-  from jax2tf.lite import converter
   from jax2tf.testing import compare
 
   x64 = jax.enable_x64(True) if case.x64 else contextlib.nullcontext()
@@ -56,50 +83,70 @@ def _outcome(case, ser) -> dict:
     except Exception:  # pylint: disable=broad-except
       return {"kind": "jax_fails"}  # the case's own expectations say what happens
     fun = case.fun
+    run, refused = _convert_and_run(column, ser, lambda *xs: fun(*xs), args,
+                                    case.polymorphic_shapes)
+    if refused is not None:
+      return refused
     try:
-      model = jax2tf.to_tflite(lambda *xs: fun(*xs), *args,
-                               polymorphic_shapes=case.polymorphic_shapes, verify=False,
-                               **ser.options)
-    except converter.TFLiteConversionError as e:
-      return _conversion_outcome(str(e))
-    try:
-      outputs = lite.run(model, *args)
+      outputs = run()
       actual = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(expected), outputs)
     except Exception as e:  # pylint: disable=broad-except
-      return _runtime_outcome(e)
+      return _runtime_outcome(column, e)
     try:
       if case.compare is not None:
         case.compare(args, expected, actual, case.tol or (1e-5, 1e-5))
       else:
         compare.assert_same(expected, actual, tol=case.tol, exact=case.exact, where=case.id)
     except AssertionError as e:
-      return _compare_outcome(str(e))
+      return _compare_outcome(column, str(e))
   return {"kind": "pass"}
 
 
-def _conversion_outcome(message: str) -> dict:
-  kernel = re.search(r"TF op (\w+), emitted for the JAX primitive ([\w-]+)", message)
+def _runtime_name(column: str) -> str:
+  return "TF.js" if column == "tfjs" else "LiteRT"
+
+
+def _conversion_outcome(column: str, message: str) -> dict:
+  kernel = re.search(r"TF op (\w+), emitted for .*?the JAX primitives? ([\w-]+)", message)
   if kernel:
     return {"kind": "no_kernel", "primitive": kernel.group(2), "op": kernel.group(1)}
+  dtype = re.search(r"dtype (\w+) \(.*?\), in ops emitted for .*?the JAX primitives? ([\w-]+)",
+                    message)
+  if dtype:
+    return {"kind": "no_kernel", "primitive": dtype.group(2), "op": f"dtype {dtype.group(1)}"}
+  signature = re.search(r"(?:input|output) '\w+' is (\w+); a TF.js model's signature", message)
+  if signature:
+    return {"kind": "no_kernel", "primitive": "signature", "op": f"dtype {signature.group(1)}"}
+  if column == "tfjs":
+    return {"kind": "gap", "why": "to_tfjs refuses it", "error": _pattern(message)}
   legalize = re.search(r"failed to legalize operation '([\w.]+)'", message)
   why = (f"the converter has no builtin lowering for {legalize.group(1)}" if legalize
          else "the converter fails on it")
   return {"kind": "gap", "why": why, "error": "TF's TFLite converter failed"}
 
 
-def _runtime_outcome(error: Exception) -> dict:
+def _runtime_outcome(column: str, error: Exception) -> dict:
   text = " ".join(str(error).split())
+  if column == "tfjs":
+    # The first line of Node's error, past the runner's own preamble.
+    lines = str(error).splitlines()
+    text = " ".join((lines[1] if len(lines) > 1 else lines[0]).split())
+    error_text = text
+  else:
+    error_text = str(error)
   shown = re.sub(r"\d+", "#", text)[:60]
-  return {"kind": "gap", "why": f"LiteRT fails to run it ({type(error).__name__}: {shown})",
-          "error": _pattern(str(error))}
+  return {"kind": "gap",
+          "why": f"{_runtime_name(column)} fails to run it ({type(error).__name__}: {shown})",
+          "error": _pattern(error_text)}
 
 
-def _compare_outcome(message: str) -> dict:
+def _compare_outcome(column: str, message: str) -> dict:
   kind = next((k for k in _COMPARE_KINDS if k in message), None)
+  runtime = _runtime_name(column)
   if kind is None:
-    return {"kind": "gap", "why": "LiteRT's result differs from JAX's",
+    return {"kind": "gap", "why": f"{runtime}'s result differs from JAX's",
             "error": _pattern(message)}
-  return {"kind": "gap", "why": f"LiteRT's kernels differ from XLA's: {kind}",
+  return {"kind": "gap", "why": f"{runtime}'s kernels differ from XLA's: {kind}",
           "error": re.escape(kind)}
 
 
@@ -122,7 +169,7 @@ def _worker(column: str, names: list[str], progress: pathlib.Path):
     for name in names:
       out.write(json.dumps({"start": name}) + "\n")
       out.flush()
-      result = _outcome(by_id[name], ser)
+      result = _outcome(column, by_id[name], ser)
       out.write(json.dumps({"case": name, **result}) + "\n")
       out.flush()
 
@@ -266,7 +313,7 @@ def update_family(family: str, column: str, results: dict[str, dict]) -> None:
 
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("column", help="the deployment column: tflite or tflite_native")
+  parser.add_argument("column", help="the deployment column: tflite, tflite_native or tfjs")
   parser.add_argument("--family", action="append", default=[], help="only this rule family")
   parser.add_argument("--cases", help="only cases whose name matches this regex")
   parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)

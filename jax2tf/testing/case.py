@@ -93,6 +93,18 @@ SERIALIZATIONS = (
     parent="native",
     modes=("litert",),
   ),
+  # jax2tf.to_tfjs: the graph_no_xla function as a TF.js graph model, run by
+  # the pure JavaScript TF.js (cpu backend) in Node.
+  Serialization(
+    "tfjs",
+    "TF.js (Node)",
+    types.MappingProxyType({}),
+    # Refusals inherited from graph serialization propose its remedies.
+    ("native serialization", "enable_xla=True", "jax2tf.to_tflite", "cast"),
+    parent="graph_no_xla",
+    xla_ops=False,
+    modes=("node",),
+  ),
 )
 SERIALIZATION_NAMES = tuple(s.name for s in SERIALIZATIONS)
 _BY_NAME = {s.name: s for s in SERIALIZATIONS}
@@ -269,6 +281,10 @@ class Gap:
   why: str
   tol: tuple | None = None
   error: str = ""  # or CRASHES: the runtime dies running it
+  # Where the runtime's kernels differ by CPU (LiteRT picks its vectorized
+  # kernels by instruction set): what the case does on the other CPUs, an
+  # error pattern, or "" where it matches JAX there. None: the same everywhere.
+  elsewhere: str | None = None
 
 
 # A Gap's error for a case that kills the runtime's process: the runner
@@ -437,23 +453,39 @@ def in_column(
   *,
   no_kernel: Mapping[tuple[str, str], Iterable[str]] = types.MappingProxyType({}),
   gaps: Mapping[tuple[str, str], Iterable[str]] = types.MappingProxyType({}),
+  varies_by_cpu: Mapping[str, str] = types.MappingProxyType({}),
 ) -> list:
   """`cases` with their refusals and gaps in a deployment column.
 
   no_kernel: {(JAX primitive, TF op): case names}: the runtime has no kernel
-    for the TF op that the primitive's rule emits, and conversion refuses it.
+    for the TF op that the primitive's rule emits, and conversion refuses it;
+    or {(JAX primitive or "signature", "dtype D"): case names}: the runtime
+    has no tensors of dtype D, which the primitive computes in (or the
+    function takes or returns).
   gaps: {(why, error): case names}: the case runs there but fails with an
     error matching `error` (a runtime kernel that differs from XLA's).
+  varies_by_cpu: {case name: what it does on other CPUs} for gapped cases
+    whose outcome depends on the CPU (see Gap.elsewhere).
   """
   ser = serialization(serialization_name)
   refusals: dict[str, Refusal] = {}
   for (primitive, op), names in no_kernel.items():
+    # `op` is a TF op, or "dtype D" where the runtime has no tensors of D.
+    reason = (
+      f"{ser.title} has no {op.split()[1]} tensors"
+      if op.startswith("dtype ")
+      else f"no {ser.title} kernel for the TF op {op}"
+    )
     for name in names:
-      refusals[name] = Refusal(primitive, f"no {ser.title} kernel for the TF op {op}")
+      refusals[name] = Refusal(primitive, reason)
   column_gaps: dict[str, Gap] = {}
   for (why, error), names in gaps.items():
     for name in names:
-      column_gaps[name] = Gap(why, None, error)
+      column_gaps[name] = Gap(why, None, error, elsewhere=varies_by_cpu.get(name))
+  assert set(varies_by_cpu) <= set(column_gaps), (
+    f"{serialization_name}: varies_by_cpu names cases without a gap: "
+    f"{sorted(set(varies_by_cpu) - set(column_gaps))}"
+  )
   unknown = (set(refusals) | set(column_gaps)) - {c.name for c in cases}
   assert not unknown, f"{serialization_name} expectations name no case: {sorted(unknown)}"
   out = []

@@ -239,3 +239,27 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
 }
 CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
                      gaps=_TFLITE_NATIVE_GAPS)
+
+# ---------------------------------------------------------------------------
+# TF.js (Node): cases whose TF ops TF.js has no kernel for, or whose dtypes it
+# has no tensors of, and cases TF.js runs differently from XLA. Recorded from
+# a run of the column (tools/record_column.py tfjs); a fix shows up as a
+# failing case to take out of here.
+_TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
+    ('cond', '_SwitchN'): [
+        'switch', 'switch_3', 'switch_4_branches_idx-1', 'switch_4_branches_idx0',
+        'switch_4_branches_idx1', 'switch_4_branches_idx5', 'switch_6_branches_idx-1',
+        'switch_6_branches_idx0', 'switch_6_branches_idx1', 'switch_6_branches_idx5',
+        'switch_clamped_high', 'switch_clamped_low'
+    ],
+    ('xor', 'BitwiseXor'): [
+        'scan_int'
+    ],
+}
+_TFJS_GAPS = {  # (why, error): cases
+    ("TF.js's kernels differ from XLA's: signs of zero differ",
+     'signs\\ of\\ zero\\ differ'): [
+        'switch_2_branches_idx-1', 'switch_2_branches_idx0'
+    ],
+}
+CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)

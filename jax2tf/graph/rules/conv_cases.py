@@ -238,3 +238,36 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
 }
 CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
                      gaps=_TFLITE_NATIVE_GAPS)
+
+# ---------------------------------------------------------------------------
+# TF.js (Node): cases whose TF ops TF.js has no kernel for, or whose dtypes it
+# has no tensors of, and cases TF.js runs differently from XLA. Recorded from
+# a run of the column (tools/record_column.py tfjs); a fix shows up as a
+# failing case to take out of here.
+_TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
+    ('conv_general_dilated', 'dtype bfloat16'): [
+        'conv_bfloat16', 'conv_preferred_f32_bf16'
+    ],
+    ('conv_general_dilated', 'dtype complex128'): [
+        'conv_c128_grouped'
+    ],
+    ('conv_general_dilated', 'dtype float16'): [
+        'conv_f16'
+    ],
+    ('conv_general_dilated', 'dtype float64'): [
+        'conv_f64', 'conv_float64'
+    ],
+    ('convert_element_type', 'dtype bfloat16'): [
+        'conv_bf16', 'conv_bf16_pref_f32'
+    ],
+    ('signature', 'dtype complex64'): [
+        'conv_c64'
+    ],
+}
+_TFJS_GAPS = {  # (why, error): cases
+    ('TF.js fails to run it (TFJSRuntimeError: Error: Error in conv#d: depth of input (#) must match input )',
+     'Error:\\s+Error\\s+in\\s+conv\\d+d:\\s+depth\\s+of\\s+input\\s+\\('): [
+        'conv_feature_group', 'conv_grouped'
+    ],
+}
+CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)

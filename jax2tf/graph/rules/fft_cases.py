@@ -115,3 +115,29 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
 }
 CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
                      gaps=_TFLITE_NATIVE_GAPS)
+
+# ---------------------------------------------------------------------------
+# TF.js (Node): cases whose TF ops TF.js has no kernel for, or whose dtypes it
+# has no tensors of, and cases TF.js runs differently from XLA. Recorded from
+# a run of the column (tools/record_column.py tfjs); a fix shows up as a
+# failing case to take out of here.
+_TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
+    ('convert_element_type', 'dtype float16'): [
+        'fft_jnp_c64_f16_input'
+    ],
+    ('fft', 'FFT2D'): [
+        'fft2', 'fft_all_types_c64', 'fft_c128_f64', 'poly_fft_batch'
+    ],
+    ('fft', 'RFFT3D'): [
+        'rfftn_3d'
+    ],
+    ('fft', 'dtype complex128'): [
+        'fft_complex128'
+    ],
+    ('signature', 'dtype complex64'): [
+        'fft', 'ifft', 'irfft', 'rfft'
+    ],
+}
+_TFJS_GAPS = {  # (why, error): cases
+}
+CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)

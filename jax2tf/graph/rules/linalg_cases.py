@@ -704,3 +704,83 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
 }
 CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
                      gaps=_TFLITE_NATIVE_GAPS)
+
+# ---------------------------------------------------------------------------
+# TF.js (Node): cases whose TF ops TF.js has no kernel for, or whose dtypes it
+# has no tensors of, and cases TF.js runs differently from XLA. Recorded from
+# a run of the column (tools/record_column.py tfjs); a fix shows up as a
+# failing case to take out of here.
+_TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
+    ('cholesky', 'Cholesky'): [
+        'cho_solve_scipy', 'cholesky', 'cholesky_batched', 'cholesky_c64',
+        'cholesky_complex64', 'cholesky_f64', 'cholesky_float64',
+        'cholesky_not_positive_definite_is_nan', 'poly_cholesky_batch'
+    ],
+    ('cholesky_update', 'Cholesky'): [
+        'cholesky_update'
+    ],
+    ('conj', 'Conj'): [
+        'eigh_c128', 'eigh_complex128', 'eigh_complex64', 'eigh_upper_no_symmetrize_c64',
+        'qr_complete_wide_c64', 'svd_c64'
+    ],
+    ('div', 'Bitcast'): [
+        'expm', 'expm_fixed'
+    ],
+    ('eig', 'Eig'): [
+        'eig', 'eigvals', 'eigvals_diagonal'
+    ],
+    ('eigh', 'MatrixDiagPartV3'): [
+        'eigh', 'eigh_batched', 'eigh_f64', 'eigh_float64', 'eigh_float64_batched_upper',
+        'eigh_float64_repeated_eigenvalues', 'eigh_nan_input_is_nan', 'eigvalsh',
+        'eigvalsh_batched'
+    ],
+    ('lu', 'MatrixSetDiagV3'): [
+        'lu_f64_blocked'
+    ],
+    ('lu', 'dtype float64'): [
+        'det_batched_float64'
+    ],
+    ('qr', 'Qr'): [
+        'qr', 'qr_complete_tall', 'qr_complex64', 'qr_f64', 'qr_reduced_tall', 'qr_wide_batched'
+    ],
+    ('signature', 'dtype complex64'): [
+        'lu_c64', 'lu_complex64', 'tridiagonal_solve_c64'
+    ],
+    ('sort', 'Bitcast'): [
+        'eig_c64_batched', 'eig_f32'
+    ],
+    ('sort', 'BitwiseXor'): [
+        'roots'
+    ],
+    ('svd', 'MatrixDiagV3'): [
+        'empty_matrices'
+    ],
+    ('svd', 'Svd'): [
+        'lstsq', 'lstsq_fixed', 'pinv', 'svd', 'svd_f64', 'svd_float64', 'svd_full_tall',
+        'svd_thin_wide', 'svd_users', 'svd_values', 'svd_values_batched', 'svd_values_c64',
+        'svd_values_complex64'
+    ],
+    ('triangular_solve', 'Conj'): [
+        'triangular_solve_all_flags_c64', 'triangular_solve_c128'
+    ],
+    ('triangular_solve', 'MatrixDiagPartV3'): [
+        'poly_solve_batch'
+    ],
+    ('triangular_solve', 'MatrixSetDiagV3'): [
+        'custom_linear_solve', 'inv', 'lu_factor_solve_scipy', 'solve', 'solve_c128',
+        'solve_c64_batched', 'solve_complex64', 'solve_inv_det_slogdet',
+        'triangular_solve_batched_f32', 'triangular_solve_right_upper_transpose'
+    ],
+    ('triangular_solve', 'MatrixTriangularSolve'): [
+        'solve_triangular_scipy', 'triangular_solve', 'triangular_solve_bf16'
+    ],
+    ('tridiagonal_solve', 'TridiagonalSolve'): [
+        'tridiagonal_solve_perturb_singular'
+    ],
+    ('tridiagonal_solve', 'dtype float64'): [
+        'tridiagonal_solve_f64'
+    ],
+}
+_TFJS_GAPS = {  # (why, error): cases
+}
+CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)

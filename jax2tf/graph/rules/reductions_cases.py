@@ -366,3 +366,126 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
 }
 CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
                      gaps=_TFLITE_NATIVE_GAPS)
+
+# ---------------------------------------------------------------------------
+# TF.js (Node): cases whose TF ops TF.js has no kernel for, or whose dtypes it
+# has no tensors of, and cases TF.js runs differently from XLA. Recorded from
+# a run of the column (tools/record_column.py tfjs); a fix shows up as a
+# failing case to take out of here.
+_TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
+    ('argmax', 'dtype bfloat16'): [
+        'reduce_argmax_bfloat16'
+    ],
+    ('argmax', 'dtype float16'): [
+        'argmax_f16'
+    ],
+    ('argmax', 'dtype float64'): [
+        'argmax_i64_index'
+    ],
+    ('argmax', 'dtype int16'): [
+        'argmax_i8_index_i16'
+    ],
+    ('argmax', 'dtype int8'): [
+        'reduce_argmax_int8'
+    ],
+    ('argmin', 'dtype bfloat16'): [
+        'reduce_argmin_bfloat16'
+    ],
+    ('argmin', 'dtype int8'): [
+        'reduce_argmin_int8'
+    ],
+    ('argmin', 'dtype uint8'): [
+        'argmin_u8_ties'
+    ],
+    ('convert_element_type', 'dtype bfloat16'): [
+        'argmin_bf16', 'min_bf16', 'reduce_prod_bfloat16', 'reduce_sum_bfloat16', 'sum_bf16'
+    ],
+    ('convert_element_type', 'dtype int8'): [
+        'reduce_prod_int8', 'reduce_sum_int8'
+    ],
+    ('reduce_and', 'RightShift'): [
+        'and_i32'
+    ],
+    ('reduce_max', 'dtype bfloat16'): [
+        'reduce_max_bfloat16'
+    ],
+    ('reduce_max', 'dtype float16'): [
+        'max_f16', 'max_f16_signed_zeros'
+    ],
+    ('reduce_max', 'dtype float64'): [
+        'max_f64_nan'
+    ],
+    ('reduce_max', 'dtype int8'): [
+        'max_i8', 'reduce_max_int8'
+    ],
+    ('reduce_max', 'dtype uint32'): [
+        'max_u32', 'reduce_max_uint32'
+    ],
+    ('reduce_min', 'dtype bfloat16'): [
+        'reduce_min_bfloat16'
+    ],
+    ('reduce_min', 'dtype float64'): [
+        'min_f64_signed_zeros'
+    ],
+    ('reduce_min', 'dtype int16'): [
+        'min_i16'
+    ],
+    ('reduce_min', 'dtype int8'): [
+        'reduce_min_int8'
+    ],
+    ('reduce_min', 'dtype uint8'): [
+        'min_u8'
+    ],
+    ('reduce_or', 'RightShift'): [
+        'or_u8'
+    ],
+    ('reduce_prod', 'dtype complex128'): [
+        'prod_c128'
+    ],
+    ('reduce_prod', 'dtype uint8'): [
+        'prod_u8'
+    ],
+    ('reduce_sum', 'dtype float16'): [
+        'sum_f16_accumulates_wide'
+    ],
+    ('reduce_sum', 'dtype float64'): [
+        'reduce_sum_all_float64', 'sum_f64'
+    ],
+    ('reduce_sum', 'dtype int16'): [
+        'sum_i16', 'sum_int16'
+    ],
+    ('reduce_sum', 'dtype int8'): [
+        'sum_i8_wraps', 'sum_int8'
+    ],
+    ('reduce_sum', 'dtype uint16'): [
+        'sum_u16', 'sum_uint16'
+    ],
+    ('reduce_sum', 'dtype uint32'): [
+        'sum_u32_wraps', 'sum_uint32'
+    ],
+    ('reduce_sum', 'dtype uint64'): [
+        'sum_u64', 'sum_uint64'
+    ],
+    ('reduce_sum', 'dtype uint8'): [
+        'sum_u8_wraps', 'sum_uint8'
+    ],
+    ('reduce_xor', 'BitwiseOr'): [
+        'xor_u64'
+    ],
+    ('reduce_xor', 'RightShift'): [
+        'poly_xor_int', 'reduce_xor', 'xor_i16'
+    ],
+    ('signature', 'dtype complex64'): [
+        'prod_c64', 'sum_c64'
+    ],
+    ('signature', 'dtype int64'): [
+        'sum_i64_wraps', 'sum_int64'
+    ],
+}
+_TFJS_GAPS = {  # (why, error): cases
+    ("TF.js's kernels differ from XLA's: values differ",
+     'values\\ differ'): [
+        'prod_i32_wraps'
+    ],
+}
+CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)

@@ -230,3 +230,40 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
 }
 CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
                      gaps=_TFLITE_NATIVE_GAPS)
+
+# ---------------------------------------------------------------------------
+# TF.js (Node): cases whose TF ops TF.js has no kernel for, or whose dtypes it
+# has no tensors of, and cases TF.js runs differently from XLA. Recorded from
+# a run of the column (tools/record_column.py tfjs); a fix shows up as a
+# failing case to take out of here.
+_TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
+    ('approx_top_k', 'Bitcast'): [
+        'approx_max_k', 'approx_top_k', 'approx_top_k_bf16', 'approx_top_k_ties_values'
+    ],
+    ('div', 'Bitcast'): [
+        'searchsorted', 'unique_size'
+    ],
+    ('lt_to', 'Bitcast'): [
+        'searchsorted_sides'
+    ],
+    ('sort', 'Bitcast'): [
+        'jnp_argsort', 'poly_jnp_argsort', 'poly_sort', 'poly_sort_two_operands', 'sort',
+        'sort_bf16', 'sort_c64', 'sort_complex64', 'sort_f16', 'sort_f32', 'sort_f64_nan',
+        'sort_nan_zeros_axis0', 'sort_two_keys', 'sort_two_keys_three_operands',
+        'sort_two_operands', 'sort_u64', 'sort_unstable_flag'
+    ],
+    ('sort', 'BitwiseXor'): [
+        'argsort', 'sort_bool', 'sort_i32_extremes', 'sort_i64', 'sort_i8', 'sort_int8',
+        'sort_multi_operand_stable', 'sort_u16', 'sort_u32'
+    ],
+    ('top_k', 'Bitcast'): [
+        'poly_top_k', 'top_k', 'top_k_4x9', 'top_k_bfloat16', 'top_k_f16', 'top_k_f64',
+        'top_k_nan_ties_zeros'
+    ],
+    ('top_k', 'dtype uint8'): [
+        'top_k_u8'
+    ],
+}
+_TFJS_GAPS = {  # (why, error): cases
+}
+CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)

@@ -286,3 +286,280 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
 }
 CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
                      gaps=_TFLITE_NATIVE_GAPS)
+
+# ---------------------------------------------------------------------------
+# TF.js (Node): cases whose TF ops TF.js has no kernel for, or whose dtypes it
+# has no tensors of, and cases TF.js runs differently from XLA. Recorded from
+# a run of the column (tools/record_column.py tfjs); a fix shows up as a
+# failing case to take out of here.
+_TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
+    ('broadcast_in_dim', 'dtype complex128'): [
+        'broadcast_complex128'
+    ],
+    ('broadcast_in_dim', 'dtype float16'): [
+        'broadcast_float16'
+    ],
+    ('broadcast_in_dim', 'dtype float64'): [
+        'broadcast_float64'
+    ],
+    ('broadcast_in_dim', 'dtype int16'): [
+        'broadcast_int16'
+    ],
+    ('broadcast_in_dim', 'dtype int8'): [
+        'broadcast_int8'
+    ],
+    ('broadcast_in_dim', 'dtype uint16'): [
+        'broadcast_uint16'
+    ],
+    ('broadcast_in_dim', 'dtype uint32'): [
+        'broadcast_uint32'
+    ],
+    ('broadcast_in_dim', 'dtype uint64'): [
+        'broadcast_uint64'
+    ],
+    ('broadcast_in_dim', 'dtype uint8'): [
+        'broadcast_uint8'
+    ],
+    ('concatenate', 'dtype complex128'): [
+        'concat_complex128'
+    ],
+    ('concatenate', 'dtype float16'): [
+        'concat_float16'
+    ],
+    ('concatenate', 'dtype float64'): [
+        'concat_float64'
+    ],
+    ('concatenate', 'dtype int16'): [
+        'concat_int16'
+    ],
+    ('concatenate', 'dtype int8'): [
+        'concat_int8'
+    ],
+    ('concatenate', 'dtype uint16'): [
+        'concat_uint16'
+    ],
+    ('concatenate', 'dtype uint32'): [
+        'concat_uint32'
+    ],
+    ('concatenate', 'dtype uint64'): [
+        'concat_uint64'
+    ],
+    ('concatenate', 'dtype uint8'): [
+        'concat_uint8'
+    ],
+    ('convert_element_type', 'dtype bfloat16'): [
+        'broadcast_bfloat16', 'concat_bfloat16', 'reshape_bfloat16', 'rev_bfloat16',
+        'split_bfloat16', 'tile_bfloat16', 'transpose_bfloat16'
+    ],
+    ('iota', 'dtype bfloat16'): [
+        'iota_bf16_dim2', 'iota_bfloat16'
+    ],
+    ('iota', 'dtype complex128'): [
+        'iota_complex128'
+    ],
+    ('iota', 'dtype float16'): [
+        'iota_f16_1d', 'iota_float16'
+    ],
+    ('iota', 'dtype float64'): [
+        'iota_float64'
+    ],
+    ('iota', 'dtype int16'): [
+        'iota_int16'
+    ],
+    ('iota', 'dtype int8'): [
+        'iota_i8_dim0', 'iota_int8'
+    ],
+    ('iota', 'dtype uint16'): [
+        'iota_uint16'
+    ],
+    ('iota', 'dtype uint32'): [
+        'iota_u32', 'iota_uint32'
+    ],
+    ('iota', 'dtype uint64'): [
+        'iota_uint64'
+    ],
+    ('iota', 'dtype uint8'): [
+        'iota_u8', 'iota_uint8'
+    ],
+    ('pad', 'dtype bfloat16'): [
+        'pad_bfloat16'
+    ],
+    ('pad', 'dtype complex128'): [
+        'pad_complex128'
+    ],
+    ('pad', 'dtype float16'): [
+        'pad_float16'
+    ],
+    ('pad', 'dtype float64'): [
+        'pad_float64'
+    ],
+    ('pad', 'dtype int16'): [
+        'pad_int16'
+    ],
+    ('pad', 'dtype int8'): [
+        'pad_int8', 'pad_int8_lax'
+    ],
+    ('pad', 'dtype uint16'): [
+        'pad_uint16'
+    ],
+    ('pad', 'dtype uint32'): [
+        'pad_uint32'
+    ],
+    ('pad', 'dtype uint64'): [
+        'pad_uint64'
+    ],
+    ('pad', 'dtype uint8'): [
+        'pad_uint8'
+    ],
+    ('reshape', 'dtype complex128'): [
+        'reshape_complex128'
+    ],
+    ('reshape', 'dtype float16'): [
+        'reshape_float16'
+    ],
+    ('reshape', 'dtype float64'): [
+        'reshape_float64'
+    ],
+    ('reshape', 'dtype int16'): [
+        'reshape_int16'
+    ],
+    ('reshape', 'dtype int8'): [
+        'reshape_int8'
+    ],
+    ('reshape', 'dtype uint16'): [
+        'reshape_uint16'
+    ],
+    ('reshape', 'dtype uint32'): [
+        'reshape_uint32'
+    ],
+    ('reshape', 'dtype uint64'): [
+        'reshape_uint64'
+    ],
+    ('reshape', 'dtype uint8'): [
+        'reshape_uint8'
+    ],
+    ('rev', 'dtype complex128'): [
+        'rev_complex128'
+    ],
+    ('rev', 'dtype float16'): [
+        'rev_float16'
+    ],
+    ('rev', 'dtype float64'): [
+        'rev_float64'
+    ],
+    ('rev', 'dtype int16'): [
+        'rev_int16'
+    ],
+    ('rev', 'dtype int8'): [
+        'rev_int8'
+    ],
+    ('rev', 'dtype uint16'): [
+        'rev_uint16'
+    ],
+    ('rev', 'dtype uint32'): [
+        'rev_uint32'
+    ],
+    ('rev', 'dtype uint64'): [
+        'rev_uint64'
+    ],
+    ('rev', 'dtype uint8'): [
+        'rev_uint8'
+    ],
+    ('signature', 'dtype complex64'): [
+        'broadcast_complex64', 'concat_complex64', 'iota_complex64', 'pad_complex64',
+        'reshape_complex64', 'rev_complex64', 'split_complex64', 'tile_complex64',
+        'transpose_complex64'
+    ],
+    ('signature', 'dtype int64'): [
+        'broadcast_int64', 'concat_int64', 'iota_int64', 'pad_int64', 'reshape_int64',
+        'rev_int64', 'split_int64', 'tile_int64', 'transpose_int64'
+    ],
+    ('split', 'dtype complex128'): [
+        'split_complex128'
+    ],
+    ('split', 'dtype float16'): [
+        'split_float16'
+    ],
+    ('split', 'dtype float64'): [
+        'split_float64'
+    ],
+    ('split', 'dtype int16'): [
+        'split_int16'
+    ],
+    ('split', 'dtype int8'): [
+        'split_int8'
+    ],
+    ('split', 'dtype uint16'): [
+        'split_uint16'
+    ],
+    ('split', 'dtype uint32'): [
+        'split_uint32'
+    ],
+    ('split', 'dtype uint64'): [
+        'split_uint64'
+    ],
+    ('split', 'dtype uint8'): [
+        'split_uint8'
+    ],
+    ('tile', 'dtype complex128'): [
+        'tile_complex128'
+    ],
+    ('tile', 'dtype float16'): [
+        'tile_float16'
+    ],
+    ('tile', 'dtype float64'): [
+        'tile_float64'
+    ],
+    ('tile', 'dtype int16'): [
+        'tile_int16'
+    ],
+    ('tile', 'dtype int8'): [
+        'tile_int8'
+    ],
+    ('tile', 'dtype uint16'): [
+        'tile_uint16'
+    ],
+    ('tile', 'dtype uint32'): [
+        'tile_uint32'
+    ],
+    ('tile', 'dtype uint64'): [
+        'tile_uint64'
+    ],
+    ('tile', 'dtype uint8'): [
+        'tile_uint8'
+    ],
+    ('transpose', 'dtype complex128'): [
+        'transpose_complex128'
+    ],
+    ('transpose', 'dtype float16'): [
+        'transpose_float16'
+    ],
+    ('transpose', 'dtype float64'): [
+        'transpose_float64'
+    ],
+    ('transpose', 'dtype int16'): [
+        'transpose_int16'
+    ],
+    ('transpose', 'dtype int8'): [
+        'transpose_int8'
+    ],
+    ('transpose', 'dtype uint16'): [
+        'transpose_uint16'
+    ],
+    ('transpose', 'dtype uint32'): [
+        'transpose_uint32'
+    ],
+    ('transpose', 'dtype uint64'): [
+        'transpose_uint64'
+    ],
+    ('transpose', 'dtype uint8'): [
+        'transpose_uint8'
+    ],
+}
+_TFJS_GAPS = {  # (why, error): cases
+    ('TF.js fails to run it (TFJSRuntimeError: TypeError: vals.subarray is not a function)',
+     'TypeError:\\s+vals\\.subarray\\s+is\\s+not\\s+a\\s+functi'): [
+        'pad_interior_empty'
+    ],
+}
+CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)

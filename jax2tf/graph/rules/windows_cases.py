@@ -315,8 +315,7 @@ CASES += [
 # column; a fix shows up as a failing case to take out of here.
 _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('cumlogsumexp', 'CumulativeLogsumexp'): [
-        'cumlogsumexp', 'cumlogsumexp_3x7', 'cumlogsumexp_reverse',
-        'cumlogsumexp_reverse_f16'
+        'cumlogsumexp', 'cumlogsumexp_3x7', 'cumlogsumexp_reverse', 'cumlogsumexp_reverse_f16'
     ],
     ('cummin', 'Minimum'): [
         'cummin_u8'
@@ -349,8 +348,7 @@ _TFLITE_GAPS = {  # (why, error): cases
      'signs\\ of\\ zero\\ differ'): [
         'maxpool_nan', 'minpool_nchw', 'window_max_f16', 'zeros_generic_window_max',
         'zeros_generic_window_min', 'zeros_maxpool_overlapping', 'zeros_maxpool_same',
-        'zeros_maxpool_valid', 'zeros_window_max', 'zeros_window_max_f16',
-        'zeros_window_min'
+        'zeros_maxpool_valid', 'zeros_window_max', 'zeros_window_max_f16', 'zeros_window_min'
     ],
 }
 CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
@@ -417,3 +415,65 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
 }
 CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
                      gaps=_TFLITE_NATIVE_GAPS)
+
+# ---------------------------------------------------------------------------
+# TF.js (Node): cases whose TF ops TF.js has no kernel for, or whose dtypes it
+# has no tensors of, and cases TF.js runs differently from XLA. Recorded from
+# a run of the column (tools/record_column.py tfjs); a fix shows up as a
+# failing case to take out of here.
+_TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
+    ('convert_element_type', 'dtype bfloat16'): [
+        'window_sum_bf16'
+    ],
+    ('cumlogsumexp', 'CumulativeLogsumexp'): [
+        'cumlogsumexp', 'cumlogsumexp_3x7', 'cumlogsumexp_reverse', 'cumlogsumexp_reverse_f16'
+    ],
+    ('cummax', 'dtype float16'): [
+        'cummax_f16'
+    ],
+    ('cummin', 'dtype float16'): [
+        'zeros_cummin_reverse_f16'
+    ],
+    ('cummin', 'dtype uint8'): [
+        'cummin_u8'
+    ],
+    ('cumprod', 'dtype int16'): [
+        'cumprod_i16_wraps'
+    ],
+    ('cumsum', 'dtype float16'): [
+        'cumsum_f16_wide', 'cumsum_float16'
+    ],
+    ('cumsum', 'dtype int8'): [
+        'cumsum_i8_wraps'
+    ],
+    ('cumsum', 'dtype uint32'): [
+        'cumsum_u32'
+    ],
+    ('cumsum', 'dtype uint64'): [
+        'cumsum_u64'
+    ],
+    ('reduce_window_max', 'dtype float16'): [
+        'window_max_f16', 'zeros_window_max_f16'
+    ],
+    ('reduce_window_max', 'dtype float64'): [
+        'maxpool_f64'
+    ],
+    ('reduce_window_max', 'dtype uint8'): [
+        'window_max_u8'
+    ],
+    ('reduce_window_min', 'dtype float64'): [
+        'zeros_window_min_f64'
+    ],
+    ('reduce_window_sum', 'dtype int8'): [
+        'window_sum_i8_wraps'
+    ],
+    ('signature', 'dtype complex64'): [
+        'cumsum_c64'
+    ],
+    ('signature', 'dtype int64'): [
+        'cummax_i64'
+    ],
+}
+_TFJS_GAPS = {  # (why, error): cases
+}
+CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)

@@ -10,7 +10,7 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 PY312 ?= $(shell ls -d $$(pyenv root 2>/dev/null)/versions/3.12.*/bin/python3.12 2>/dev/null | tail -n 1)
 VENV312 ?= .venv312
 
-.PHONY: demo docs test test-all test-py312 test-all-py312 bench bench-quick install lint format clean
+.PHONY: chromium demo docs test test-all test-py312 test-all-py312 bench bench-quick install lint format clean
 
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -23,15 +23,31 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
 
-install: $(VENV)/.installed node_modules/.installed
+# Headless Chromium for the browser tests (tests/tfjs/test_browser.py, the
+# drawing example): Debian's package, installed with apt-get where this runs
+# as root on Debian; elsewhere the make goes on and those tests say they are
+# skipped for want of Chromium (or set JAX2TF_CHROMIUM to one).
+chromium:
+	@if command -v chromium >/dev/null 2>&1; then \
+	  echo "chromium: $$(command -v chromium) (for the browser tests)"; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "chromium: installing Debian's chromium with apt-get, for the browser tests"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+	    && echo "chromium: installed $$(command -v chromium)") \
+	  || echo "chromium: apt-get failed; the browser tests will be skipped"; \
+	else \
+	  echo "chromium: not found and apt-get is not usable here; the browser tests will be skipped"; \
+	fi
+
+install: $(VENV)/.installed node_modules/.installed chromium
 
 demo: $(VENV)/.installed
 	$(PY) -m jax2tf.demo
 
-test: $(VENV)/.installed node_modules/.installed
+test: $(VENV)/.installed node_modules/.installed chromium
 	$(PY) -m pytest -n 2 -q -m "not slow" $(PYTEST_ARGS)
 
-test-all: $(VENV)/.installed node_modules/.installed
+test-all: $(VENV)/.installed node_modules/.installed chromium
 	$(PY) -m pytest -n 2 -q $(PYTEST_ARGS)
 
 # Native and graph serialization (shape polymorphism included) on Python 3.12
@@ -43,8 +59,8 @@ $(VENV312)/.installed: pyproject.toml constraints/py312.txt
 	touch $@
 
 PY312_TESTS ?= tests/native tests/graph tests/spec tests/primitives tests/test_internals.py tests/test_packaging.py
-# The TFLite columns of the case table (LiteRT) run on the 3.11 lane.
-PY312_SELECT ?= not litert
+# The deployment columns of the case table (LiteRT, TF.js) run on the 3.11 lane.
+PY312_SELECT ?= not litert and not tfjs-node
 
 test-py312: $(VENV312)/.installed
 	$(VENV312)/bin/python -m pytest -n 2 -q -m "not slow" -k "$(PY312_SELECT)" $(PY312_TESTS) $(PYTEST_ARGS)

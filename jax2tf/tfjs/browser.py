@@ -1,0 +1,193 @@
+"""Running a TF.js graph model in a real browser: headless Chromium, driven by
+puppeteer-core (`run_browser.js`), opens a page served from 127.0.0.1 that
+loads TF.js and the model (`browser_page.html`), runs it on the inputs, and
+hands back the outputs.
+
+Needs Chromium (Debian's `chromium` package; `make install` installs it with
+apt where it can, or set JAX2TF_CHROMIUM to the browser's path) and the npm
+packages of package.json.
+"""
+
+import base64
+import contextlib
+import dataclasses
+import functools
+import http.server
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from jax2tf.tfjs import runtime
+from jax2tf.tfjs.api import TFJSModel
+
+CHROMIUM_ENV = "JAX2TF_CHROMIUM"
+# TF.js's backends in a browser: the GPU ones need WebGL or WebGPU, which
+# headless Chromium without a GPU has only through SwiftShader (WebGL).
+BACKENDS = ("webgl", "webgpu", "wasm", "cpu")
+DRIVER = pathlib.Path(__file__).with_name("run_browser.js")
+PAGE = pathlib.Path(__file__).with_name("browser_page.html")
+_BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+
+
+@dataclasses.dataclass(frozen=True)
+class BrowserRun:
+  """What the page computed: the outputs in the order of JAX's flattened
+  result, the TF.js backend that ran them, and the page's other details
+  (milliseconds of the run; for WebGL its version and whether it computes in
+  float32)."""
+
+  outputs: list
+  backend: str
+  details: dict
+
+
+def chromium() -> str:
+  """The Chromium to drive: $JAX2TF_CHROMIUM, else one on PATH."""
+  env = os.environ.get(CHROMIUM_ENV)
+  if env:
+    if not os.access(env, os.X_OK):
+      raise FileNotFoundError(f"{CHROMIUM_ENV}={env} is not an executable")
+    return env
+  for name in _BROWSERS:
+    found = shutil.which(name)
+    if found:
+      return found
+  raise FileNotFoundError(
+    "running a model in a browser needs Chromium, and none of "
+    f"{', '.join(_BROWSERS)} is on PATH: install it (`apt-get install chromium`; "
+    f"`make install` does where it can) or set {CHROMIUM_ENV} to its path"
+  )
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+  extensions_map = {
+    **http.server.SimpleHTTPRequestHandler.extensions_map,
+    ".wasm": "application/wasm",
+    ".js": "text/javascript",
+  }
+
+  def log_message(self, format, *args):  # noqa: A002  (the base class's name)
+    del format, args
+
+
+@contextlib.contextmanager
+def serve(root: str | os.PathLike) -> Iterator[str]:
+  """Serves the folder `root` on 127.0.0.1 (a free port) while the context
+  lasts; yields its base URL, ending in '/'."""
+  handler = functools.partial(_QuietHandler, directory=os.fspath(root))
+  server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+  thread = threading.Thread(target=server.serve_forever, daemon=True)
+  thread.start()
+  try:
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+  finally:
+    server.shutdown()
+    server.server_close()
+
+
+def link_tfjs(root: str | os.PathLike) -> None:
+  """Makes TF.js available under `root`: tfjs/tf.min.js and tfjs-wasm/ (the
+  wasm backend and its binaries), from the pinned npm packages."""
+  modules = runtime.node_modules()
+  root = pathlib.Path(root)
+  (root / "tfjs").symlink_to(modules / "@tensorflow" / "tfjs" / "dist")
+  (root / "tfjs-wasm").symlink_to(modules / "@tensorflow" / "tfjs-backend-wasm" / "dist")
+
+
+def drive(
+  url: str,
+  *,
+  actions: Sequence[dict] = (),
+  screenshot: str | os.PathLike | None = None,
+  timeout: float = 300,
+) -> dict:
+  """Opens `url` in headless Chromium, performs `actions` (see
+  run_browser.js), waits for the page to set window.jax2tfDone, and returns
+  {"result", "error", "console"}; saves a screenshot when asked."""
+  node, modules = runtime.node(), runtime.node_modules()
+  browser = chromium()
+  with tempfile.TemporaryDirectory(prefix="jax2tf-browser-") as folder:
+    out = os.path.join(folder, "result.json")
+    request = os.path.join(folder, "request.json")
+    with open(request, "w", encoding="utf-8") as f:
+      json.dump(
+        {
+          "chromium": browser,
+          "url": url,
+          "out": out,
+          "screenshot": os.fspath(screenshot) if screenshot is not None else None,
+          "timeout_ms": int(timeout * 1000),
+          "actions": list(actions),
+        },
+        f,
+      )
+    proc = subprocess.run(
+      [node, str(DRIVER), request],
+      env=dict(os.environ, NODE_PATH=str(modules)),
+      capture_output=True,
+      text=True,
+      timeout=timeout + 60,
+      check=False,
+    )
+    if proc.returncode != 0:
+      error = proc.stderr.rpartition(runtime.ERROR_MARKER)[2].strip()
+      raise runtime.TFJSRuntimeError(f"headless Chromium failed on {url}:\n{error[-4000:]}")
+    with open(out, encoding="utf-8") as f:
+      return json.load(f)
+
+
+def _decode(output: dict) -> np.ndarray:
+  dtype = np.dtype(output["dtype"] if output["dtype"] != "bool" else np.bool_)
+  data = np.frombuffer(base64.b64decode(output["data"]), dtype.newbyteorder("<"))
+  return data.astype(dtype).reshape(output["shape"])
+
+
+def run(
+  model: TFJSModel | str | os.PathLike,
+  *args,
+  backend: str = "webgl",
+  fallback: str = "cpu",
+  timeout: float = 300,
+) -> BrowserRun:
+  """The model's outputs computed by TF.js in headless Chromium.
+
+  `backend` is the TF.js backend asked for ("webgl", "webgpu", "wasm" or
+  "cpu"); where the browser cannot start it, the page runs on `fallback`,
+  and `BrowserRun.backend` says which ran. Inputs as for `jax2tf.tfjs.run`.
+  """
+  for name, value in (("backend", backend), ("fallback", fallback)):
+    if value not in BACKENDS:
+      raise ValueError(f"{name}: expected one of {BACKENDS}, got {value!r}")
+  with tempfile.TemporaryDirectory(prefix="jax2tf-site-") as root:
+    model_dir = runtime.model_directory(model, root)
+    names, outputs, specs = runtime.signature(model_dir)
+    if len(args) != len(names):
+      raise TypeError(f"the model takes {len(names)} inputs ({', '.join(names)}), got {len(args)}")
+    inputs = {}
+    for i, (name, arg) in enumerate(zip(names, args)):
+      array = runtime.check_input(name, arg, specs[name])
+      file = f"input-{i}.bin"
+      array.astype(array.dtype.newbyteorder("<")).tofile(os.path.join(root, file))
+      inputs[name] = {"dtype": array.dtype.name, "shape": list(array.shape), "file": file}
+    request = {"backend": backend, "fallback": fallback, "outputs": outputs, "inputs": inputs}
+    with open(os.path.join(root, "request.json"), "w", encoding="utf-8") as f:
+      json.dump(request, f)
+    if os.path.abspath(model_dir) != os.path.join(os.path.abspath(root), "model"):
+      os.symlink(model_dir, os.path.join(root, "model"))
+    shutil.copy(PAGE, os.path.join(root, "index.html"))
+    link_tfjs(root)
+    with serve(root) as url:
+      page = drive(url + "index.html", timeout=timeout)
+  if page["error"] or page["result"] is None:
+    log = "\n".join(page["console"][-20:])
+    raise runtime.TFJSRuntimeError(f"TF.js in Chromium failed:\n{page['error']}\n{log}")
+  result = page["result"]
+  details = {k: v for k, v in result.items() if k not in ("outputs", "backend")}
+  return BrowserRun([_decode(o) for o in result["outputs"]], result["backend"], details)

@@ -1,0 +1,79 @@
+"""TF.js models in a real browser: headless Chromium (Debian's `chromium`,
+driven by puppeteer-core) opens a page served from 127.0.0.1 that loads TF.js
+and the converted model, runs it, and reports the outputs, compared here with
+`jax.jit`.
+
+The page asks for the WebGL backend (headless Chromium has WebGL through
+SwiftShader, with float32 textures) and falls back to the cpu backend where
+it cannot start; each test records which ran (`-rA` shows it). Needs
+Chromium: `make install` installs it with apt where it can; where it is
+missing these tests are skipped, saying so.
+"""
+
+import functools
+
+import jax
+import numpy as np
+import pytest
+
+import jax2tf
+from benchmarks import models
+from jax2tf.tfjs import browser
+
+try:
+  CHROMIUM, _MISSING = browser.chromium(), ""
+except FileNotFoundError as e:
+  CHROMIUM, _MISSING = None, str(e)
+
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason=f"no Chromium: {_MISSING}")
+
+
+@functools.cache
+def _model(name: str):
+  m = models.get(name)
+  v = models.variants_of(name)[0]  # the batch variant: a dynamic batch in the page too
+  return jax2tf.to_tfjs(m.fn, *m.inputs_for(v, v.sizes[0]), params=m.params,
+                        polymorphic_shapes=list(v.specs)), v
+
+
+@needs_chromium
+@pytest.mark.parametrize("name", ["cnn", "transformer_lm", "vit"])
+def test_model_in_headless_chromium(name, record_property):
+  m = models.get(name)
+  model, variant = _model(name)
+  inputs = m.inputs_for(variant, variant.sizes[1])
+  run = browser.run(model, *inputs, backend="webgl", fallback="cpu")
+  record_property("tfjs_backend", run.backend)
+  print(f"{name}: ran on the TF.js {run.backend} backend in Chromium ({run.details})")
+  assert run.backend in ("webgl", "cpu")
+  expected = jax.tree_util.tree_leaves(jax.jit(m.fn)(m.params, *inputs))
+  assert len(run.outputs) == len(expected)
+  # WebGL computes in float32 textures, with its own transcendental
+  # functions: the model's tolerance, loosened tenfold there.
+  scale = 10 if run.backend == "webgl" else 1
+  for i, (got, want) in enumerate(zip(run.outputs, expected)):
+    want = np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype, (i, got.shape, want.shape)
+    np.testing.assert_allclose(got, want, rtol=m.rtol * scale, atol=m.atol * scale,
+                               err_msg=f"{name} output {i} on {run.backend}")
+
+
+@needs_chromium
+def test_page_errors_come_back():
+  model, variant = _model("cnn")
+  m = models.get("cnn")
+  with pytest.raises(ValueError, match="backend: expected one of"):
+    browser.run(model, *m.inputs_for(variant, 1), backend="webgl2")
+  wrong = np.zeros((1, 3, 3, 1), np.float32)
+  with pytest.raises(ValueError, match="the model takes shape"):
+    browser.run(model, wrong)
+
+
+def test_missing_chromium_says_how_to_install(monkeypatch, tmp_path):
+  monkeypatch.delenv(browser.CHROMIUM_ENV, raising=False)
+  monkeypatch.setenv("PATH", str(tmp_path))
+  with pytest.raises(FileNotFoundError, match="apt-get install chromium"):
+    browser.chromium()
+  monkeypatch.setenv(browser.CHROMIUM_ENV, str(tmp_path / "nothing"))
+  with pytest.raises(FileNotFoundError, match="is not an executable"):
+    browser.chromium()

@@ -115,7 +115,8 @@ def test_linen_module_with_a_flax_checkpoint(tmp_path, capsys):
   assert status == 2 and "--checkpoint: cannot read" in err, err
 
 
-@pytest.mark.parametrize("target, out", [("saved_model", "cnn"), ("tflite", "cnn.tflite")])
+@pytest.mark.parametrize("target, out", [("saved_model", "cnn"), ("tflite", "cnn.tflite"),
+                                         ("tfjs", "cnn_web")])
 def test_demo_model(target, out, tmp_path, capsys):
   path = str(tmp_path / out)
   status, stdout, err = _run(capsys, "export", "jax2tf.demo_model:cnn", "--target", target,
@@ -123,6 +124,44 @@ def test_demo_model(target, out, tmp_path, capsys):
   assert status == 0, err
   checked = json.loads(stdout)["verification"]
   assert checked["ok"] and list(checked["sets"]) == ["example", "b=9", "b=17"], checked
+
+
+def test_export_tfjs_then_verify_and_inspect_it(tmp_path, capsys):
+  out = str(tmp_path / "web" / "mlp")
+  status, stdout, err = _run(capsys, "export", MLP, "--target", "tfjs", "--out", out,
+                             "--quiet", "--json")
+  assert status == 0, err
+  report = json.loads(stdout)
+  checked = report["verification"]
+  assert checked["ok"] and len(checked["sets"]) == 3, checked
+  for entry in checked["sets"].values():
+    assert entry["steady_s"] > 0 and entry["first_call_s"] > 0, entry
+  artifact = report["artifact"]
+  assert artifact["kind"] == "tfjs" and artifact["missing_ops"] == [], artifact
+  assert artifact["signatures"]["default"]["inputs"][0]["shape"] == ["?", 4], artifact
+  assert len(artifact["shape_checks"]) >= 1 and "MatMul" in artifact["ops"], artifact
+  assert os.path.isfile(os.path.join(out, "model.json"))
+  status, stdout, _ = _run(capsys, "verify", out, "--against", "tests.cli_models:mlp_drifted",
+                           "--quiet")
+  assert status == 1 and "Verdict: **FAIL**" in stdout
+  status, stdout, _ = _run(capsys, "inspect", os.path.join(out, "model.json"))
+  assert status == 0 and "TF.js graph model" in stdout and "needs" in stdout, stdout
+
+
+def test_inspect_names_the_ops_tfjs_lacks(tmp_path, capsys):
+  out = str(tmp_path / "mlp")
+  status, _, err = _run(capsys, "export", MLP, "--target", "tfjs", "--out", out, "--quiet")
+  assert status == 0, err
+  model_json = os.path.join(out, "model.json")
+  with open(model_json) as f:
+    model = json.load(f)
+  model["modelTopology"]["node"][-1]["op"] = "XlaDot"
+  with open(model_json, "w") as f:
+    json.dump(model, f)
+  status, stdout, _ = _run(capsys, "inspect", out, "--json")
+  report = json.loads(stdout)
+  assert report["missing_ops"] == ["XlaDot"], report
+  assert report["needs"] == ["TF.js ops it lacks (XlaDot)"], report
 
 
 def test_verify_fails_on_a_model_that_drifted(native_export, capsys):
@@ -160,6 +199,10 @@ def test_refused_conversion_names_the_primitive_and_leaves_no_file(tmp_path, cap
     (["export", MLP, "--out", "{tmp}/m", "--polymorphic-shapes", "(b,, 4"],
      "--polymorphic-shapes: ['(b,, 4'] do not describe"),
     (["export", MLP, "--target", "onnx", "--out", "{tmp}/m"], "invalid choice: 'onnx'"),
+    (["export", MLP, "--target", "tfjs", "--serialization", "native", "--out", "{tmp}/m"],
+     "TF.js runs graphs of ordinary TF ops only"),
+    (["export", MLP, "--target", "tfjs", "--platforms", "cuda", "--out", "{tmp}/m"],
+     "--platforms: applies to native serialization"),
     (["verify", "{tmp}", "--against", MLP], "expected a SavedModel directory"),
 ])
 def test_usage_errors_name_what_was_expected(argv, message, tmp_path, capsys):

@@ -2,7 +2,8 @@
 
 Converts the model (see `model_ref` for what MODEL names), writes the
 artifact atomically, runs it in its own runtime (TensorFlow in a process
-without JAX for a SavedModel, LiteRT for a `.tflite`) on the example inputs
+without JAX for a SavedModel, LiteRT for a `.tflite`, TF.js in Node for a
+TF.js model) on the example inputs
 and, for a polymorphic model, on random inputs at two other sizes of each
 dimension variable, compares every output with `jax.jit`, and writes a report
 beside the artifact (`PATH.report.md` and `PATH.report.json`). Exit status:
@@ -21,11 +22,12 @@ from jax2tf.cli import export_report, input_sets, inspect_cmd, model_ref, verifi
 from jax2tf.cli.errors import ConversionRefused, UsageError
 
 NAME = "export"
-HELP = "convert a JAX model to a SavedModel or .tflite, verify it against jax.jit, report"
+HELP = "convert a JAX model to a SavedModel, .tflite or TF.js model, verify it, report"
 EXAMPLES = """\
   jax2tf export mypkg.models:classifier --out /srv/models/classifier
-  jax2tf export mypkg.models:classifier --target tflite --out classifier.tflite"""
-TARGETS = ("saved_model", "tflite")
+  jax2tf export mypkg.models:classifier --target tflite --out classifier.tflite
+  jax2tf export mypkg.models:classifier --target tfjs --out web/classifier"""
+TARGETS = ("saved_model", "tflite", "tfjs")
 # --serialization -> jax2tf.convert options (SavedModel) or to_tflite route.
 SERIALIZATIONS = {
   "native": {"native_serialization": True},
@@ -33,18 +35,21 @@ SERIALIZATIONS = {
   "no-xla": {"native_serialization": False, "enable_xla": False},
 }
 TFLITE_ROUTES = {None: "auto", "native": "native", "no-xla": "graph"}
-DEFAULT_TOLERANCE = {"saved_model": (1e-5, 1e-6), "tflite": (1e-4, 1e-4)}
+DEFAULT_TOLERANCE = {"saved_model": (1e-5, 1e-6), "tflite": (1e-4, 1e-4), "tfjs": (1e-4, 1e-4)}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
   parser.add_argument("model", help="package.module:NAME (see docs/cli.md for what NAME returns)")
   parser.add_argument("--target", choices=TARGETS, default="saved_model")
-  parser.add_argument("--out", required=True, help="the SavedModel directory or .tflite file")
+  parser.add_argument(
+    "--out", required=True, help="the SavedModel directory, .tflite file or TF.js model directory"
+  )
   parser.add_argument(
     "--serialization",
     choices=tuple(SERIALIZATIONS),
     help="native (default for saved_model), graph, or no-xla (graph with enable_xla=False); "
-    "for tflite: the route (native or no-xla; default: the first that converts and verifies)",
+    "for tflite: the route (native or no-xla; default: the first that converts and verifies); "
+    "tfjs takes no-xla only",
   )
   parser.add_argument("--platforms", nargs="+", help="native serialization platforms (cpu, cuda)")
   parser.add_argument("--target-tf-version", help="the oldest TensorFlow that must run it")
@@ -165,6 +170,32 @@ def _write_tflite(args, model, poly) -> dict:
   }
 
 
+def _write_tfjs(args, model, poly) -> dict:
+  import jax2tf  # pylint: disable=import-outside-toplevel
+
+  if args.serialization not in (None, "no-xla"):
+    raise UsageError(
+      f"--serialization {args.serialization}: TF.js runs graphs of ordinary TF ops only; "
+      "for --target tfjs use no-xla (the default)"
+    )
+  for flag, value in (
+    ("--platforms", args.platforms),
+    ("--target-tf-version", args.target_tf_version),
+  ):
+    if value:
+      raise UsageError(f"{flag}: applies to native serialization, which --target tfjs does not use")
+  t0 = time.perf_counter()
+  tfjs_model = jax2tf.to_tfjs(
+    model.fn, *model.inputs, params=model.params, polymorphic_shapes=poly, path=args.out
+  )
+  return {
+    "convert_s": time.perf_counter() - t0,
+    "write_s": 0.0,
+    "input_names": list(tfjs_model.input_names),
+    "serialization": "no-xla (graph serialization, enable_xla=False)",
+  }
+
+
 def versions() -> dict:
   import importlib.metadata  # pylint: disable=import-outside-toplevel
   import platform  # pylint: disable=import-outside-toplevel
@@ -175,6 +206,9 @@ def versions() -> dict:
       found[dist] = importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
       pass
+  from jax2tf.tfjs import ops  # pylint: disable=import-outside-toplevel
+
+  found["@tensorflow/tfjs (checked against)"] = ops.TFJS_VERSION
   return found
 
 
@@ -187,6 +221,9 @@ def verify_artifact(path: str, kind: str, model, poly, rtol, atol, progress) -> 
     progress("running the SavedModel in TensorFlow, in a process without JAX")
     names = [t["name"] for t in _serving_inputs(path)]
     ran = verification.run_saved_model(path, names, sets)
+  elif kind == "tfjs":
+    progress("running the model on TF.js in Node")
+    ran = verification.run_tfjs(path, sets)
   else:
     progress("running the flatbuffer on LiteRT")
     ran = verification.run_tflite(path, sets)
@@ -220,10 +257,8 @@ def run(args: argparse.Namespace) -> int:
     raise UsageError(f"--out: cannot create the folder {parent} ({e.strerror})") from e
   progress(f"converting to {args.target} and writing {args.out}")
   try:
-    if args.target == "saved_model":
-      written = _write_saved_model(args, model, poly)
-    else:
-      written = _write_tflite(args, model, poly)
+    writer = {"saved_model": _write_saved_model, "tflite": _write_tflite, "tfjs": _write_tfjs}
+    written = writer[args.target](args, model, poly)
   except (FileExistsError, FileNotFoundError) as e:
     raise UsageError(f"--out: {e}") from e
   except NotImplementedError as e:  # a refusal: names the primitive and a remedy

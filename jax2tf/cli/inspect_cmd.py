@@ -3,8 +3,9 @@
 For a SavedModel: its signatures, each XlaCallModule op (calling convention,
 StableHLO version, platforms, ...) with the TensorFlow releases that can run
 it, and the ops a TFLite or TF.js converter would meet. For a .tflite file:
-operators, Flex and custom ops, signatures and weights. One dict holds the
-report; the text form and `--json` both print it.
+operators, Flex and custom ops, signatures and weights. For a TF.js graph
+model: its signature, ops (and any TF.js lacks), weights and shape checks.
+One dict holds the report; the text form and `--json` both print it.
 """
 
 import argparse
@@ -12,17 +13,20 @@ import json
 import os
 import sys
 
-from jax2tf.cli import render, saved_model_info, tflite_info
+from jax2tf.cli import render, saved_model_info, tfjs_info, tflite_info
 from jax2tf.cli.errors import UsageError
 
 NAME = "inspect"
 EXAMPLES = "  jax2tf inspect /srv/models/classifier --json"
-HELP = "show what a SavedModel directory or a .tflite file needs to run"
-EXPECTED = "a SavedModel directory (with saved_model.pb) or a .tflite file"
+HELP = "show what a SavedModel, a .tflite file or a TF.js model needs to run"
+EXPECTED = (
+  "a SavedModel directory (with saved_model.pb), a .tflite file or a TF.js model directory "
+  "(with model.json)"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-  parser.add_argument("path", help="a SavedModel directory or a .tflite file")
+  parser.add_argument("path", help="a SavedModel directory, a .tflite file or a TF.js model")
   parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
@@ -36,8 +40,10 @@ def inspect(path: str) -> dict:
     return saved_model_info.read(path)
   if tflite_info.is_tflite(path):
     return tflite_info.read(path)
+  if tfjs_info.is_tfjs(path):
+    return tfjs_info.read(path)
   if os.path.isdir(path):
-    got = f"a directory without {saved_model_info.SAVED_MODEL_PB}"
+    got = f"a directory without {saved_model_info.SAVED_MODEL_PB} or model.json"
   else:
     got = "a file that is not a TFLite flatbuffer"
   raise UsageError(f"{path}: expected {EXPECTED}, got {got}")

@@ -145,6 +145,27 @@ def tflite(r: dict) -> list[str]:
   return lines
 
 
+def tfjs(r: dict) -> list[str]:
+  shards = len(r["shards"])
+  lines = _table(
+    [
+      ["TF.js graph model", r["path"]],
+      ["converted by", f"{r['converted_by']} (TensorFlow {r['generated_by']})"],
+      ["weights", f"{_bytes(r['weight_bytes'])} in {r['weights']} tensor(s), {shards} shard(s)"],
+      [
+        "shape checks",
+        str(len(r["shape_checks"])) + (" (run in the model)" if r["shape_checks"] else ""),
+      ],
+      ["needs", "; ".join(r["needs"]) or f"ops TF.js {r['tfjs_checked']} runs, only"],
+    ]
+  )
+  lines += [""] + _signatures(r["signatures"], "shape") + [""]
+  total = sum(r["ops"].values())
+  lines.append(f"Ops ({total} in {len(r['ops'])} kinds)")
+  lines += _histogram(r["ops"])
+  return lines
+
+
 def text(report: dict) -> str:
-  render = {"saved_model": saved_model, "tflite": tflite}[report["kind"]]
+  render = {"saved_model": saved_model, "tflite": tflite, "tfjs": tfjs}[report["kind"]]
   return "\n".join(render(report)) + "\n"

@@ -3,7 +3,7 @@ each output with `jax.jit` of the model on the same inputs.
 
 A SavedModel runs in a child process where JAX cannot be imported (so the
 check also proves that the artifact needs TensorFlow only); a `.tflite` runs
-on the LiteRT interpreter. Each comparison gives the largest absolute and
+on the LiteRT interpreter, a TF.js model on TF.js in Node (cpu backend). Each comparison gives the largest absolute and
 relative error per output; an output passes when NaN and infinities sit where
 JAX has them and |got - want| <= atol + rtol * max|want| elsewhere (exactly,
 for integers and booleans).
@@ -153,6 +153,24 @@ def run_tflite(path: str, sets: dict) -> dict:
       "outputs": [np.asarray(out[k]) for k in sorted(out, key=lite_signature.output_index)],
       "first_s": first_s,
       "steady_s": float(np.median(times)),
+    }
+  return report
+
+
+def run_tfjs(path: str, sets: dict) -> dict:
+  """The TF.js graph model on TF.js's cpu backend in Node, one process for all
+  sets; the times are Node's own."""
+  from jax2tf import tfjs  # pylint: disable=import-outside-toplevel
+
+  folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+  with tfjs.Runner("cpu") as runner:
+    outputs, timings = runner.timed(folder, list(sets.values()), calls=CALLS)
+  report: dict[str, Any] = {"load_s": timings["load_ms"] / 1e3, "sets": {}, "jax_loaded": None}
+  for name, got, timing in zip(sets, outputs, timings["runs"]):
+    report["sets"][name] = {
+      "outputs": got,
+      "first_s": timing["first_ms"] / 1e3,
+      "steady_s": timing["steady_ms"] / 1e3,
     }
   return report
 

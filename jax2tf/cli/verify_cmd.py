@@ -1,22 +1,22 @@
 """`jax2tf verify PATH --against MODEL`: the check of `jax2tf export`, again,
-on an existing SavedModel or `.tflite` (after a TensorFlow or LiteRT upgrade,
-say). Prints the report; exit status 1 when an output does not match."""
+on an existing SavedModel, `.tflite` or TF.js model (after a TensorFlow,
+LiteRT or TF.js upgrade, say). Prints the report; exit status 1 when an output does not match."""
 
 import argparse
 import json
 import os
 import sys
 
-from jax2tf.cli import export_cmd, export_report, inspect_cmd, model_ref, saved_model_info
+from jax2tf.cli import export_cmd, export_report, inspect_cmd, model_ref
 from jax2tf.cli.errors import UsageError
 
 NAME = "verify"
 EXAMPLES = "  jax2tf verify /srv/models/classifier --against mypkg.models:classifier"
-HELP = "run an exported SavedModel or .tflite against jax.jit of its model"
+HELP = "run an exported SavedModel, .tflite or TF.js model against jax.jit of its model"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-  parser.add_argument("path", help="a SavedModel directory or a .tflite file")
+  parser.add_argument("path", help="a SavedModel directory, a .tflite file or a TF.js model")
   parser.add_argument("--against", required=True, metavar="MODEL", help="package.module:NAME")
   export_cmd.add_check_arguments(parser)
 
@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
   progress = export_cmd.Progress(4, args.quiet)
   progress(f"inspecting {args.path}")
   artifact = inspect_cmd.inspect(args.path)
-  kind = "saved_model" if saved_model_info.is_saved_model(args.path) else "tflite"
+  kind = artifact["kind"]
   progress(f"loading {args.against}")
   model = model_ref.load(args.against, args.checkpoint)
   poly = export_cmd.polymorphic_shapes(args, model)

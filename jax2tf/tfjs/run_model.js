@@ -8,7 +8,9 @@
 // REQUEST.json: {"model": DIR, "backend": "cpu" | "wasm", "outputs": [NAME...],
 //   "runs": [{INPUT: {"dtype", "shape", "file"}}...]}, files relative to the
 // request's folder, little-endian. Writes response.json beside it:
-//   {"backend": NAME, "runs": [[{"name", "dtype", "shape", "file"}...]...]}.
+//   {"backend": NAME, "runs": [[{"name", "dtype", "shape", "file"}...]...],
+//    "timings": [{"first_ms", "steady_ms"}...], "load_ms"}; with
+// "timing_calls": N in the request, steady_ms is the median of N more runs.
 'use strict';
 
 const fs = require('fs');
@@ -97,22 +99,46 @@ async function explainShapeCheck(model, inputs, error) {
                    failed.join('\n'));
 }
 
+// The median time of `timing_calls` more runs (outputs read back each time:
+// a backend may return before it has computed), or null.
+async function steadyMs(model, inputs, request) {
+  const calls = request.timing_calls || 0;
+  if (!calls) return null;
+  const times = [];
+  for (let k = 0; k < calls; k++) {
+    const started = performance.now();
+    let outputs = await model.executeAsync(inputs, request.outputs);
+    if (!Array.isArray(outputs)) outputs = [outputs];
+    for (const tensor of outputs) await tensor.data();
+    times.push(performance.now() - started);
+    tf.dispose(outputs);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)];
+}
+
 async function runRequest(requestPath) {
   const folder = path.dirname(requestPath);
   const request = JSON.parse(fs.readFileSync(requestPath, 'utf8'));
   await useBackend(request.backend);
+  const loadStarted = performance.now();
   const model = await tf.loadGraphModel(directoryHandler(request.model));
+  const loadMs = performance.now() - loadStarted;
   const runs = [];
+  const timings = [];
   for (const [i, run] of request.runs.entries()) {
     const inputs = {};
     for (const [name, spec] of Object.entries(run)) inputs[name] = readTensor(folder, spec);
     // executeAsync runs the loops that control flow lowers to, too.
     let outputs;
+    const started = performance.now();
     try {
       outputs = await model.executeAsync(inputs, request.outputs);
     } catch (error) {
       throw await explainShapeCheck(model, inputs, error);
     }
+    timings.push({first_ms: performance.now() - started,
+                  steady_ms: await steadyMs(model, inputs, request)});
     if (!Array.isArray(outputs)) outputs = [outputs];
     const written = [];
     for (const [j, tensor] of outputs.entries()) {
@@ -123,7 +149,7 @@ async function runRequest(requestPath) {
     tf.dispose([...Object.values(inputs), ...outputs]);
   }
   model.dispose();
-  const response = {backend: tf.getBackend(), runs};
+  const response = {backend: tf.getBackend(), runs, timings, load_ms: loadMs};
   fs.writeFileSync(path.join(folder, 'response.json'), JSON.stringify(response));
 }
 

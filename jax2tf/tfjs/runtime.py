@@ -90,7 +90,9 @@ def check_input(name: str, arg, spec) -> np.ndarray:
   return arg
 
 
-def _write_request(folder, model_dir, backend, names, outputs, specs, input_sets) -> str:
+def _write_request(
+  folder, model_dir, backend, names, outputs, specs, input_sets, timing_calls=0
+) -> str:
   runs = []
   for i, args in enumerate(input_sets):
     if len(args) != len(names):
@@ -102,14 +104,21 @@ def _write_request(folder, model_dir, backend, names, outputs, specs, input_sets
       value.astype(value.dtype.newbyteorder("<")).tofile(os.path.join(folder, file))
       run[name] = {"dtype": value.dtype.name, "shape": list(value.shape), "file": file}
     runs.append(run)
-  request = {"model": model_dir, "backend": backend, "outputs": outputs, "runs": runs}
+  request = {
+    "model": model_dir,
+    "backend": backend,
+    "outputs": outputs,
+    "runs": runs,
+    "timing_calls": timing_calls,
+  }
   path = os.path.join(folder, "request.json")
   with open(path, "w", encoding="utf-8") as f:
     json.dump(request, f)
   return path
 
 
-def _read_response(folder, backend) -> list[list[np.ndarray]]:
+def _read_response(folder, backend) -> tuple[list[list[np.ndarray]], dict]:
+  """(outputs per run, the response's timings)."""
   with open(os.path.join(folder, "response.json"), encoding="utf-8") as f:
     response = json.load(f)
   if response["backend"] != backend:
@@ -123,7 +132,7 @@ def _read_response(folder, backend) -> list[list[np.ndarray]]:
       )
       arrays.append(data.astype(out["dtype"]).reshape(out["shape"]))
     results.append(arrays)
-  return results
+  return results, {"load_ms": response.get("load_ms"), "runs": response.get("timings", [])}
 
 
 def model_directory(model, folder: str) -> str:
@@ -220,12 +229,13 @@ class Runner:
       raise TFJSRuntimeError(f"the Node process running TF.js ended unexpectedly:\n{log}")
     return reply
 
-  def run_many(self, model: TFJSModel | str | os.PathLike, input_sets: Sequence[Sequence]):
-    """The outputs of the model on each set of inputs (a list per set)."""
+  def _exchange(self, model, input_sets, timing_calls: int):
     with tempfile.TemporaryDirectory(prefix="jax2tf-tfjs-") as folder:
       model_dir = model_directory(model, folder)
       names, outputs, specs = signature(model_dir)
-      request = _write_request(folder, model_dir, self.backend, names, outputs, specs, input_sets)
+      request = _write_request(
+        folder, model_dir, self.backend, names, outputs, specs, input_sets, timing_calls
+      )
       reply = self._ask(request)
       if "error" in reply:
         raise TFJSRuntimeError(
@@ -233,6 +243,17 @@ class Runner:
           + reply["error"][-4000:]
         )
       return _read_response(folder, self.backend)
+
+  def run_many(self, model: TFJSModel | str | os.PathLike, input_sets: Sequence[Sequence]):
+    """The outputs of the model on each set of inputs (a list per set)."""
+    return self._exchange(model, input_sets, 0)[0]
+
+  def timed(
+    self, model: TFJSModel | str | os.PathLike, input_sets: Sequence[Sequence], calls: int = 20
+  ) -> tuple[list[list[np.ndarray]], dict]:
+    """`run_many`, and the times Node measured: {"load_ms", "runs": [{"first_ms",
+    "steady_ms"}]}, steady_ms the median of `calls` more runs per set."""
+    return self._exchange(model, input_sets, calls)
 
   def run(self, model: TFJSModel | str | os.PathLike, *args) -> list[np.ndarray]:
     """The model's outputs on `args` (see `jax2tf.tfjs.run`)."""

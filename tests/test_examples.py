@@ -1,6 +1,7 @@
 """The scripts of examples/, run through their main() on small sizes; what they
 wrote and returned is checked here again against JAX and TensorFlow."""
 
+import base64
 import json
 
 import jax
@@ -8,8 +9,16 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import tensorflow as tf
+from PIL import Image
 
-from examples import call_keras_from_jax, keras_finetune, reuse_savedmodel, serving_savedmodel
+from examples import (
+  call_keras_from_jax,
+  keras_finetune,
+  reuse_savedmodel,
+  serving_savedmodel,
+  tfjs_drawing,
+)
+from jax2tf.tfjs import browser as tfjs_browser
 
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
 
@@ -107,3 +116,35 @@ def test_call_keras_from_jax(tmp_path):
   # The Keras model is inlined in JAX's module, forward and backward.
   text = (tmp_path / "grad.stablehlo.mlir").read_text()
   assert "func.func private @call_tf_" in text and "call @call_tf_vjp_" in text
+
+
+try:
+  _CHROMIUM, _NO_CHROMIUM = tfjs_browser.chromium(), ""
+except FileNotFoundError as e:
+  _CHROMIUM, _NO_CHROMIUM = None, str(e)
+
+_CIRCLE = [[140 + 80 * np.cos(a), 140 + 80 * np.sin(a)] for a in np.linspace(0, 2 * np.pi, 40)]
+
+
+@pytest.mark.skipif(_CHROMIUM is None, reason=f"no Chromium: {_NO_CHROMIUM}")
+def test_tfjs_drawing_classifies_a_drawn_stroke_in_chromium(tmp_path):
+  ran = tfjs_drawing.main(["--out", str(tmp_path), "--steps", "300"])
+  assert ran["accuracy"] > 0.95 and ran["node_error"] < 1e-4
+  predict = jax.jit(tfjs_drawing.predict)
+  for label, stroke in (("horizontal line", [[40, 140], [240, 146]]), ("circle", _CIRCLE)):
+    shot = tmp_path / f"{label}.png"
+    with tfjs_browser.serve(tmp_path) as url:
+      page = tfjs_browser.drive(url + "index.html", screenshot=shot,
+                                actions=[{"selector": "#pad", "stroke": stroke}])
+    assert page["error"] is None, page
+    result = page["result"]
+    assert result["label"] == label, result
+    # The page's input to the model is the drawing, and TF.js computed on it
+    # what JAX computes.
+    pixels = np.frombuffer(base64.b64decode(result["pixels"]), "<f4").reshape(1, 28, 28, 1)
+    assert (pixels > 0.5).sum() > 20, "the stroke did not reach the model's input"
+    np.testing.assert_allclose(result["probabilities"], predict(ran["params"], pixels)[0],
+                               atol=1e-3, err_msg=f"on the {result['backend']} backend")
+    # The screenshot shows the page with the stroke: not blank.
+    gray = np.asarray(Image.open(shot).convert("L"), np.float32)
+    assert gray.std() > 20 and (gray < 64).sum() > 2000, (shot, gray.std())

@@ -88,6 +88,70 @@ def _gate_branch_constants(graph_def) -> None:
     node.input.extend([value.name, *controls])
 
 
+# Ops whose outputs carry TF's control-flow frames and deadness: an Identity
+# reading one stays (lowered conditionals use it as a branch's pivot).
+_CONTROL_FLOW = frozenset({"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond"})
+
+
+def _drop_constant_control_edges(graph_def) -> None:
+  """Removes control edges from constants and their plain Identities (the
+  variable reads that freezing turned into Identities of Consts, which the
+  function's outputs wait on): they order nothing, and they would keep those
+  Identities in the graph."""
+  by_name = {node.name: node for node in graph_def.node}
+  constant = {node.name for node in graph_def.node if node.op == "Const" and not node.input}
+  grew = True
+  while grew:
+    grew = False
+    for node in graph_def.node:
+      if (
+        node.op == "Identity"
+        and node.name not in constant
+        and len(node.input) == 1
+        and _node_name(node.input[0]) in constant
+        and by_name[_node_name(node.input[0])].op in ("Const", "Identity")
+      ):
+        constant.add(node.name)
+        grew = True
+  for node in graph_def.node:
+    kept = [i for i in node.input if not (i.startswith("^") and i[1:] in constant)]
+    if len(kept) != len(node.input):
+      del node.input[:]
+      node.input.extend(kept)
+
+
+def _bypass_identities(graph_def, keep) -> None:
+  """Points the readers of each plain Identity at its input instead.
+
+  Freezing leaves an Identity per variable read, argument check and output
+  wrapper (a third of a small model's nodes); TF.js runs each one as a node
+  of its executor, at a cost per node that dominates small models. Kept:
+  Identities with control inputs, named by a control edge, read by the
+  signature (`keep`), or reading a control-flow op.
+  """
+  by_name = {node.name: node for node in graph_def.node}
+  controlled = {i[1:] for node in graph_def.node for i in node.input if i.startswith("^")}
+
+  def source(tensor: str) -> str:
+    while True:
+      node = by_name.get(_node_name(tensor))
+      if (
+        node is None
+        or node.op != "Identity"
+        or node.name in keep
+        or node.name in controlled
+        or len(node.input) != 1
+        or by_name[_node_name(node.input[0])].op in _CONTROL_FLOW
+      ):
+        return tensor
+      tensor = node.input[0]
+
+  for node in graph_def.node:
+    for k, tensor in enumerate(node.input):
+      if not tensor.startswith("^"):
+        node.input[k] = source(tensor)
+
+
 def freeze(traced: Traced) -> Frozen:
   concrete = traced.function.get_concrete_function()
   frozen = tf_private.convert_variables_to_constants_v2(
@@ -104,5 +168,8 @@ def freeze(traced: Traced) -> Frozen:
   _as_identity(graph_def)
   _gate_branch_constants(graph_def)
   checks = shape_checks.make_runnable(graph_def)
-  _prune(graph_def, [*inputs.values(), *outputs.values()])
+  signature = [*inputs.values(), *outputs.values()]
+  _drop_constant_control_edges(graph_def)
+  _bypass_identities(graph_def, {_node_name(t.name) for t in signature})
+  _prune(graph_def, signature)
   return Frozen(graph_def, inputs, outputs, checks)

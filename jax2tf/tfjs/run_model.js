@@ -101,13 +101,28 @@ async function explainShapeCheck(model, inputs, error) {
 
 // The median time of `timing_calls` more runs (outputs read back each time:
 // a backend may return before it has computed), or null.
+// model.execute where the model allows it (it runs synchronously, without
+// executeAsync's bookkeeping), else executeAsync (loops and conditionals:
+// TF's dynamic control flow). The first call finds out which.
+async function runModel(model, inputs, outputs) {
+  if (!model.jax2tfNeedsAsync) {
+    try {
+      return model.execute(inputs, outputs);
+    } catch (error) {
+      if (!/executeAsync/.test(String(error && error.message))) throw error;
+      model.jax2tfNeedsAsync = true;
+    }
+  }
+  return await model.executeAsync(inputs, outputs);
+}
+
 async function steadyMs(model, inputs, request) {
   const calls = request.timing_calls || 0;
   if (!calls) return null;
   const times = [];
   for (let k = 0; k < calls; k++) {
     const started = performance.now();
-    let outputs = await model.executeAsync(inputs, request.outputs);
+    let outputs = await runModel(model, inputs, request.outputs);
     if (!Array.isArray(outputs)) outputs = [outputs];
     for (const tensor of outputs) await tensor.data();
     times.push(performance.now() - started);
@@ -129,11 +144,10 @@ async function runRequest(requestPath) {
   for (const [i, run] of request.runs.entries()) {
     const inputs = {};
     for (const [name, spec] of Object.entries(run)) inputs[name] = readTensor(folder, spec);
-    // executeAsync runs the loops that control flow lowers to, too.
     let outputs;
     const started = performance.now();
     try {
-      outputs = await model.executeAsync(inputs, request.outputs);
+      outputs = await runModel(model, inputs, request.outputs);
     } catch (error) {
       throw await explainShapeCheck(model, inputs, error);
     }

@@ -2022,33 +2022,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'all_3ary_uint8', 'convert_float32_to_uint8', 'convert_uint8_to_float32',
         'table_select_n_uint8'
     ],
-    ('copy', 'dtype complex128'): [
-        'table_copy_complex128'
-    ],
-    ('copy', 'dtype float16'): [
-        'table_copy_float16'
-    ],
-    ('copy', 'dtype float64'): [
-        'table_copy_float64'
-    ],
-    ('copy', 'dtype int16'): [
-        'table_copy_int16'
-    ],
-    ('copy', 'dtype int8'): [
-        'copy', 'table_copy_int8'
-    ],
-    ('copy', 'dtype uint16'): [
-        'table_copy_uint16'
-    ],
-    ('copy', 'dtype uint32'): [
-        'table_copy_uint32'
-    ],
-    ('copy', 'dtype uint64'): [
-        'table_copy_uint64'
-    ],
-    ('copy', 'dtype uint8'): [
-        'table_copy_uint8'
-    ],
     ('cos', 'dtype bfloat16'): [
         'cos_bfloat16'
     ],
@@ -2673,6 +2646,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('sign', 'dtype uint8'): [
         'sign_uint8', 'table_sign_uint8'
     ],
+    ('signature', 'dtype complex128'): [
+        'table_copy_complex128'
+    ],
     ('signature', 'dtype complex64'): [
         'abs_complex', 'abs_complex64', 'all_2ary_complex64', 'all_3ary_complex64',
         'asin_complex64', 'atan_complex64', 'complex_float32', 'complex_real_imag',
@@ -2700,6 +2676,15 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_square_complex64', 'table_stop_gradient_complex64', 'table_sub_complex64',
         'table_tan_complex64', 'table_tanh_complex64', 'tanh_complex64'
     ],
+    ('signature', 'dtype float16'): [
+        'table_copy_float16'
+    ],
+    ('signature', 'dtype float64'): [
+        'table_copy_float64'
+    ],
+    ('signature', 'dtype int16'): [
+        'table_copy_int16'
+    ],
     ('signature', 'dtype int64'): [
         'abs_int64', 'add_int64', 'all_3ary_int64', 'and_int64', 'convert_float32_to_int64',
         'convert_int64_to_float32', 'eq_int64', 'ge_int64', 'integer_pow_int64', 'lt_int64',
@@ -2711,6 +2696,21 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_min_int64', 'table_mul_int64', 'table_ne_int64', 'table_neg_int64',
         'table_rem_int64', 'table_select_n_int64', 'table_sign_int64', 'table_square_int64',
         'table_stop_gradient_int64', 'table_sub_int64'
+    ],
+    ('signature', 'dtype int8'): [
+        'copy', 'table_copy_int8'
+    ],
+    ('signature', 'dtype uint16'): [
+        'table_copy_uint16'
+    ],
+    ('signature', 'dtype uint32'): [
+        'table_copy_uint32'
+    ],
+    ('signature', 'dtype uint64'): [
+        'table_copy_uint64'
+    ],
+    ('signature', 'dtype uint8'): [
+        'table_copy_uint8'
     ],
     ('sin', 'dtype bfloat16'): [
         'sin_bfloat16'

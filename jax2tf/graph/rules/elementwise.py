@@ -302,9 +302,11 @@ def _twos_complement_neg(x):
 
 
 def _wrapping_neg(x):
-  # INT_MIN negates to itself, as in XLA, without relying on signed overflow.
-  u = tf.bitcast(x, sem.unsigned_int_of_width(x.dtype))
-  return tf.bitcast(_twos_complement_neg(u), x.dtype)
+  # INT_MIN negates to itself, as in XLA, without relying on signed overflow
+  # (and without a Bitcast, which TF.js lacks).
+  smallest = sem.const(np.iinfo(x.dtype.as_numpy_dtype).min, x.dtype)
+  is_smallest = tf.equal(x, smallest)
+  return tf.where(is_smallest, smallest, tf.negative(tf.where(is_smallest, tf.zeros_like(x), x)))
 
 
 @register(lax.div_p)
@@ -315,10 +317,19 @@ def _div(ctx, x, y):
   # XLA: integer division rounds toward zero, x / 0 is -1 (all bits set) and
   # INT_MIN / -1 wraps to INT_MIN. TF's kernel fails on 0 and traps on -1.
   safe, is_zero, is_minus_one = _safe_int_divisor(x, y)
-  q = tf.truncatediv(x, safe)
+  if ctx.enable_xla or x.dtype not in (tf.int32, tf.int64):
+    q = tf.truncatediv(x, safe)
+  else:
+    # TruncateDiv has no TF.js kernel; FloorDiv has, and differs from it by
+    # one where the signs differ and the division is inexact.
+    q = tf.math.floordiv(x, safe)
+    inexact = tf.not_equal(tf.subtract(x, tf.multiply(q, safe)), 0)
+    q = tf.where(tf.logical_and(inexact, tf.not_equal(x < 0, safe < 0)), q + 1, q)
   if is_minus_one is not None:
     q = tf.where(is_minus_one, _wrapping_neg(x), q)
-  all_ones = tf.bitcast(sem.const(-1, sem.signed_int_of_width(x.dtype)), x.dtype)
+  # All bits set: -1, or the largest value of an unsigned type.
+  info = np.iinfo(x.dtype.as_numpy_dtype)
+  all_ones = sem.const(-1 if info.min < 0 else info.max, x.dtype)
   return tf.where(is_zero, all_ones, q)
 
 

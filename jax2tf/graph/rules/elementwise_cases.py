@@ -935,15 +935,17 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('cosh', 'Cosh'): [
         'table_cosh_complex128', 'table_cosh_complex64'
     ],
-    ('div', 'AddV2'): [
-        'div_int16', 'div_int64', 'div_int8', 'div_rem_edges_ints', 'floor_divide_int16',
-        'floor_divide_int64', 'floor_divide_int8', 'table_div_int16', 'table_div_int64',
-        'table_div_int8', 'x64_div_rem_edges'
-    ],
     ('div', 'Equal'): [
-        'all_2ary_uint32', 'div_uint16', 'div_uint32', 'div_uint64', 'floor_divide_uint16',
-        'floor_divide_uint32', 'floor_divide_uint64', 'table_div_uint16', 'table_div_uint32',
-        'table_div_uint64'
+        'all_2ary_uint32', 'div_int8', 'div_rem_edges_ints', 'div_uint16', 'div_uint32',
+        'div_uint64', 'floor_divide_int8', 'floor_divide_uint16', 'floor_divide_uint32',
+        'floor_divide_uint64', 'table_div_int8', 'table_div_uint16', 'table_div_uint32',
+        'table_div_uint64', 'x64_div_rem_edges'
+    ],
+    ('div', 'FloorDiv'): [
+        'div_int64', 'floor_divide_int64', 'table_div_int64'
+    ],
+    ('div', 'Neg'): [
+        'div_int16', 'floor_divide_int16', 'table_div_int16'
     ],
     ('div', 'RealDiv'): [
         'div_bfloat16', 'div_complex64', 'div_float16', 'div_float64', 'table_div_bfloat16',
@@ -2046,14 +2048,12 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('cosh', 'dtype float64'): [
         'cosh_float64', 'table_cosh_float64'
     ],
-    ('div', 'Bitcast'): [
-        'div_int16', 'div_int32', 'div_int64', 'div_int8', 'div_rem_edges_ints',
-        'div_scalar_divisor_zero', 'div_uint16', 'div_uint32', 'div_uint64', 'div_uint8',
-        'floor_divide_int16', 'floor_divide_int32', 'floor_divide_int64', 'floor_divide_int8',
-        'floor_divide_uint16', 'floor_divide_uint32', 'floor_divide_uint64',
-        'floor_divide_uint8', 'poly_div_int', 'table_div_int16', 'table_div_int32',
-        'table_div_int64', 'table_div_int8', 'table_div_uint16', 'table_div_uint32',
-        'table_div_uint64', 'table_div_uint8', 'x64_div_rem_edges'
+    ('div', 'TruncateDiv'): [
+        'div_int16', 'div_int8', 'div_rem_edges_ints', 'div_uint16', 'div_uint32',
+        'div_uint64', 'div_uint8', 'floor_divide_uint16', 'floor_divide_uint32',
+        'floor_divide_uint64', 'floor_divide_uint8', 'table_div_int16', 'table_div_int8',
+        'table_div_uint16', 'table_div_uint32', 'table_div_uint64', 'table_div_uint8',
+        'x64_div_rem_edges'
     ],
     ('div', 'dtype bfloat16'): [
         'div_bfloat16'
@@ -2542,9 +2542,10 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'x64_reduce_precision_f64'
     ],
     ('rem', 'TruncateDiv'): [
-        'poly_rem_u8_scalar', 'rem_int16', 'rem_int8', 'rem_uint16', 'rem_uint32',
-        'rem_uint64', 'rem_uint8', 'table_rem_int16', 'table_rem_int8', 'table_rem_uint16',
-        'table_rem_uint32', 'table_rem_uint64', 'table_rem_uint8'
+        'floor_divide_int16', 'floor_divide_int8', 'poly_rem_u8_scalar', 'rem_int16',
+        'rem_int8', 'rem_uint16', 'rem_uint32', 'rem_uint64', 'rem_uint8', 'table_rem_int16',
+        'table_rem_int8', 'table_rem_uint16', 'table_rem_uint32', 'table_rem_uint64',
+        'table_rem_uint8'
     ],
     ('rem', 'dtype bfloat16'): [
         'rem_bfloat16'
@@ -2687,15 +2688,15 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('signature', 'dtype int64'): [
         'abs_int64', 'add_int64', 'all_3ary_int64', 'and_int64', 'convert_float32_to_int64',
-        'convert_int64_to_float32', 'eq_int64', 'ge_int64', 'integer_pow_int64', 'lt_int64',
-        'max_int64', 'min_int64', 'mul_int64', 'neg_int64', 'rem_int64', 'sign_int64',
-        'sub_int64', 'table_abs_int64', 'table_add_any_int64', 'table_add_int64',
-        'table_and_int64', 'table_clamp_int64', 'table_copy_int64', 'table_eq_int64',
-        'table_ge_int64', 'table_gt_int64', 'table_ipow2_int64', 'table_ipow3_int64',
-        'table_ipow5_int64', 'table_le_int64', 'table_lt_int64', 'table_max_int64',
-        'table_min_int64', 'table_mul_int64', 'table_ne_int64', 'table_neg_int64',
-        'table_rem_int64', 'table_select_n_int64', 'table_sign_int64', 'table_square_int64',
-        'table_stop_gradient_int64', 'table_sub_int64'
+        'convert_int64_to_float32', 'div_int64', 'eq_int64', 'floor_divide_int64', 'ge_int64',
+        'integer_pow_int64', 'lt_int64', 'max_int64', 'min_int64', 'mul_int64', 'neg_int64',
+        'rem_int64', 'sign_int64', 'sub_int64', 'table_abs_int64', 'table_add_any_int64',
+        'table_add_int64', 'table_and_int64', 'table_clamp_int64', 'table_copy_int64',
+        'table_div_int64', 'table_eq_int64', 'table_ge_int64', 'table_gt_int64',
+        'table_ipow2_int64', 'table_ipow3_int64', 'table_ipow5_int64', 'table_le_int64',
+        'table_lt_int64', 'table_max_int64', 'table_min_int64', 'table_mul_int64',
+        'table_ne_int64', 'table_neg_int64', 'table_rem_int64', 'table_select_n_int64',
+        'table_sign_int64', 'table_square_int64', 'table_stop_gradient_int64', 'table_sub_int64'
     ],
     ('signature', 'dtype int8'): [
         'copy', 'table_copy_int8'

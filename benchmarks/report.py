@@ -159,6 +159,25 @@ def tflite_table(res):
   return header, rows
 
 
+def tfjs_table(res):
+  header = ["model", "jax.jit", "TF (no-XLA graph)", "TF.js cpu", "TF.js wasm", "cpu / jax.jit",
+            "wasm / jax.jit", "model.json + shards"]
+  rows = []
+  for r in res["tfjs"]:
+    s = r["seconds"]
+    if "to_tfjs" in r["errors"]:
+      rows.append([r["model"], t(s.get("jax.jit")), "-", "refused", "refused", "-", "-",
+                   r["errors"]["to_tfjs"]])
+      continue
+    ratios = [f"{s[k] / s['jax.jit']:.0f}x" if k in s else f"error: {r['errors'].get(k[5:], '?')}"
+              for k in ("tfjs_cpu", "tfjs_wasm")]
+    size = r["bytes"]
+    rows.append([r["model"], t(s["jax.jit"]), t(s["tf_noxla"]), t(s.get("tfjs_cpu")),
+                 t(s.get("tfjs_wasm")), *ratios,
+                 f"{b(size['model_json'])} + {b(size['shards'])}"])
+  return header, rows
+
+
 def target_rows(res):
   rows = []
   for group, checks in targets.evaluate(res).items():
@@ -219,6 +238,15 @@ def sections(res):
                 "(`benchmarks/keras_reference.py`; outputs checked equal) and converted "
                 "by TF's TFLite converter; both on the LiteRT interpreter with its "
                 "default XNNPack delegate.", tflite_table(res), "tflite"))
+  if res.get("tfjs"):
+    out.append(("TF.js in Node: latency and size",
+                "`jax2tf.to_tfjs` (static shapes, default sizes) run by TF.js 4.22 in Node on "
+                "the cpu backend (plain JavaScript) and the wasm backend (WebAssembly, SIMD), "
+                "median per-call time measured by Node (outputs read back), beside `jax.jit` "
+                "and the same no-XLA graph in TF (`tf.function`). TF.js is built for "
+                "browsers: its Node cpu backend runs every kernel in JavaScript, so ratios "
+                "of tens to hundreds are expected; in a browser the WebGL backend runs on the "
+                "GPU.", tfjs_table(res), None))
   if "call_tf" in res:
     c = res["call_tf"]
     out.append(("call_tf overheads",

@@ -5,7 +5,7 @@
 Suites (benchmarks/suites/): runtime of every path and the fixed cost of a
 call, optimized-HLO evidence for the compute-bound models, conversion cost
 and sizes, peak memory of conversion, threefry against rbg, call_tf
-overheads. The numbers are reported, never asserted.
+overheads, LiteRT against Keras -> TFLite, TF.js in Node. The numbers are reported, never asserted.
 
 A full run over everything writes benchmarks/results/latest.json,
 docs/benchmarks.md and docs/benchmarks/*.png. A quick run (CI's smoke test)
@@ -28,12 +28,12 @@ import jax  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from benchmarks import models, plots, report, timing, workloads  # noqa: E402
-from benchmarks.suites import call_tf, conversion, hlo, memory, prng, runtime, tflite  # noqa: E402
+from benchmarks.suites import call_tf, conversion, hlo, memory, prng, runtime, tfjs, tflite  # noqa: E402
 from benchmarks.workloads import compute_bound  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
-SUITES = ("runtime", "hlo", "conversion", "memory", "prng", "call_tf", "tflite")
+SUITES = ("runtime", "hlo", "conversion", "memory", "prng", "call_tf", "tflite", "tfjs")
 
 
 def environment() -> dict:
@@ -73,6 +73,8 @@ def run(suites, chosen, quick: bool, cfg) -> dict:
     res["call_tf"] = call_tf.measure(quick)
   if "tflite" in suites:
     res["tflite"] = tflite.measure({w.name for w in chosen}, cfg)
+  if "tfjs" in suites:
+    res["tfjs"] = tfjs.measure({w.name for w in chosen}, cfg)
   return res
 
 

@@ -41,7 +41,11 @@ chromium:
 
 install: $(VENV)/.installed node_modules/.installed chromium
 
+# The TF.js export of the demo needs Node.js and npm; without them the demo
+# says it skips that target.
 demo: $(VENV)/.installed
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory node_modules/.installed; \
+	else echo "npm not found: the demo will skip its TF.js export"; fi
 	$(PY) -m jax2tf.demo
 
 test: $(VENV)/.installed node_modules/.installed chromium

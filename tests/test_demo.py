@@ -21,15 +21,21 @@ def test_demo_reports_pass(tmp_path):
   assert lines[-1] == "PASS", proc.stdout
   for step in range(1, 7):
     assert any(line.startswith(f"[{step}/6]") for line in lines), proc.stdout
-  assert "import jax fails, as intended; jax modules loaded: none" in proc.stdout
-  assert "one XlaCallModule op" in proc.stdout
-  assert "0 XlaCallModule" in proc.stdout          # the graph-serialized export
-  for batch in (1, 8, 32):
-    # One line per serialization, and one for the .tflite on LiteRT.
-    assert sum(line.strip().startswith(f"batch {batch:>3}") and line.endswith("ok")
-               for line in lines) == 3, proc.stdout
+  # Each export is the command line's, with the command shown.
+  for target in ("saved_model --serialization native", "saved_model --serialization graph",
+                 "tflite", "tfjs"):
+    assert f"jax2tf export jax2tf.demo_model:cnn --target {target} --out" in proc.stdout
+  assert proc.stdout.count("import jax fails; jax modules loaded: none") == 2, proc.stdout
+  assert "1 XlaCallModule op; platforms CPU" in proc.stdout
+  assert "0 XlaCallModule, no Xla* op" in proc.stdout      # the graph-serialized export
+  assert "builtin operators only" in proc.stdout
+  # Every artifact matches JAX on the example batch and two more sizes.
+  for set_name in ("example", "b=9", "b=17"):
+    assert sum(line.strip().startswith(set_name) and line.endswith("ok")
+               for line in lines) == 4, proc.stdout
   for serialization in ("native", "graph"):
     assert (out / serialization / "saved_model.pb").is_file()
     assert any((out / serialization / "variables").iterdir())
-  assert "route 'graph' (builtin ops only)" in proc.stdout
+    assert (out / f"{serialization}.report.json").is_file()
   assert (out / "cnn.tflite").stat().st_size > 100_000
+  assert (out / "tfjs" / "model.json").is_file()

@@ -115,6 +115,28 @@ def test_linen_module_with_a_flax_checkpoint(tmp_path, capsys):
   assert status == 2 and "--checkpoint: cannot read" in err, err
 
 
+def test_linen_module_with_an_orbax_checkpoint(tmp_path, capsys):
+  import orbax.checkpoint as ocp
+  from flax import linen as nn
+
+  x = np.ones((2, 4), np.float32)
+  trained = nn.Dense(3).init(jax.random.PRNGKey(11), x)
+  checkpointer = ocp.StandardCheckpointer()
+  checkpointer.save(str(tmp_path / "orbax"), trained)
+  checkpointer.wait_until_finished()
+  out = str(tmp_path / "dense")
+  status, _, err = _run(capsys, "export", "tests.cli_models:linen_dense", "--out", out,
+                        "--checkpoint", str(tmp_path / "orbax"), "--quiet")
+  assert status == 0, err
+  got = tf.saved_model.load(out).signatures["serving_default"](x0=tf.constant(x))
+  np.testing.assert_allclose(got["output_0"].numpy(), nn.Dense(3).apply(trained, x), rtol=1e-6)
+  (tmp_path / "empty").mkdir()
+  status, _, err = _run(capsys, "export", "tests.cli_models:linen_dense", "--out", out,
+                        "--overwrite", "--checkpoint", str(tmp_path / "empty"), "--quiet")
+  assert status == 2 and "is not an Orbax checkpoint" in err, err
+  assert len(err.strip().splitlines()) == 1, err
+
+
 @pytest.mark.parametrize("target, out", [("saved_model", "cnn"), ("tflite", "cnn.tflite"),
                                          ("tfjs", "cnn_web")])
 def test_demo_model(target, out, tmp_path, capsys):

@@ -11,9 +11,10 @@ with the same attributes) describing the model:
 
 Instead of `fn`, a Flax linen model may be given as `module` (a
 `flax.linen.Module`): `fn` is then its `apply`, and `params` default to
-`module.init(PRNGKey(0), *inputs)`. A checkpoint written by
-`flax.serialization.to_bytes` (`--checkpoint FILE`) replaces the parameters,
-read into their structure.
+`module.init(PRNGKey(0), *inputs)`. A checkpoint replaces the parameters,
+read into their structure: a file written by `flax.serialization.to_bytes`
+(`--checkpoint FILE`), or a directory written by Orbax
+(`orbax.checkpoint.StandardCheckpointer().save(DIR, params)`).
 
 The module is imported with the current directory first on `sys.path`, as
 `python -m` would.
@@ -70,13 +71,33 @@ def _linen(made, inputs):
   return module.apply, params
 
 
+def _restore_orbax(ref: str, params, checkpoint: str):
+  try:
+    import orbax.checkpoint as ocp  # pylint: disable=import-outside-toplevel
+  except ImportError as e:
+    raise UsageError(
+      f"--checkpoint: {checkpoint} is a directory, read as an Orbax checkpoint, which needs "
+      "orbax-checkpoint (pip install orbax-checkpoint)"
+    ) from e
+  try:
+    return ocp.StandardCheckpointer().restore(os.path.abspath(checkpoint), params)
+  except Exception as e:  # a missing or mismatched checkpoint
+    first = (str(e).strip().splitlines() or [""])[0]
+    raise UsageError(
+      f"--checkpoint: {checkpoint} is not an Orbax checkpoint of {ref}'s parameters "
+      f"({type(e).__name__}: {first})"
+    ) from e
+
+
 def _restore(ref: str, params, checkpoint: str):
+  if params is None:
+    raise UsageError(f"--checkpoint: {ref} has no params to read the checkpoint into")
+  if os.path.isdir(checkpoint):
+    return _restore_orbax(ref, params, checkpoint)
   try:
     from flax import serialization  # pylint: disable=import-outside-toplevel
   except ImportError as e:
     raise UsageError("--checkpoint: reading a Flax checkpoint needs flax (pip install flax)") from e
-  if params is None:
-    raise UsageError(f"--checkpoint: {ref} has no params to read the checkpoint into")
   try:
     with open(checkpoint, "rb") as f:
       return serialization.from_bytes(params, f.read())

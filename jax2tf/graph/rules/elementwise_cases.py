@@ -831,11 +831,10 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('add', 'AddV2'): [
         'add_bfloat16', 'add_float16', 'add_float64', 'add_int8', 'add_uint16', 'add_uint64',
         'add_uint8', 'all_2ary_bfloat16', 'all_2ary_complex128', 'all_2ary_complex64',
-        'all_2ary_float16', 'all_2ary_int16', 'all_2ary_int64', 'all_2ary_int8',
-        'all_2ary_uint16', 'all_2ary_uint64', 'all_2ary_uint8', 'polynomial_bf16',
-        'table_add_bfloat16', 'table_add_complex128', 'table_add_complex64',
-        'table_add_float16', 'table_add_float64', 'table_add_int8', 'table_add_uint16',
-        'table_add_uint64', 'table_add_uint8'
+        'all_2ary_float16', 'all_2ary_int8', 'all_2ary_uint16', 'all_2ary_uint64',
+        'all_2ary_uint8', 'polynomial_bf16', 'table_add_bfloat16', 'table_add_complex128',
+        'table_add_complex64', 'table_add_float16', 'table_add_float64', 'table_add_int8',
+        'table_add_uint16', 'table_add_uint64', 'table_add_uint8'
     ],
     ('add_any', 'AddV2'): [
         'add_any_u8', 'table_add_any_bfloat16', 'table_add_any_complex128',
@@ -844,7 +843,7 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_add_any_uint8'
     ],
     ('and', 'BitwiseAnd'): [
-        'and_int64', 'and_uint64', 'table_and_int64', 'table_and_uint64'
+        'all_2ary_int64', 'and_int64', 'and_uint64', 'table_and_int64', 'table_and_uint64'
     ],
     ('asin', 'AddV2'): [
         'asin_float64', 'table_asin_float64'
@@ -1046,9 +1045,9 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'x64_max_min_f64'
     ],
     ('max', 'Maximum'): [
-        'max_int16', 'max_int8', 'max_uint16', 'max_uint32', 'max_uint64', 'max_uint8',
-        'table_max_int16', 'table_max_int8', 'table_max_uint16', 'table_max_uint32',
-        'table_max_uint64', 'table_max_uint8'
+        'all_2ary_int16', 'max_int16', 'max_int8', 'max_uint16', 'max_uint32', 'max_uint64',
+        'max_uint8', 'table_max_int16', 'table_max_int8', 'table_max_uint16',
+        'table_max_uint32', 'table_max_uint64', 'table_max_uint8'
     ],
     ('max', 'SelectV2'): [
         'max_complex_lexicographic', 'table_max_complex64'

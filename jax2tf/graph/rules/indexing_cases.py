@@ -203,7 +203,7 @@ CASES += [
     _exact("at_set_oob_dropped", lambda x, i: x.at[i].set(7.0), rand((4, 5)), idx(1, 6, -7)),
     _exact("at_set_clip", lambda x, i: x.at[i].set(7.0, mode="clip"), rand((4, 5)), idx(9)),
     case("at_add_duplicates", lambda x, i: x.at[i].add(1.5), rand((4, 5)), idx(1, 1, 3, 8),
-         graph_ops=["TensorScatterAdd"]),
+         graph_ops=["ScatterNd"]),
     case("at_add_int", lambda x, i: x.at[i].add(3), rand((6,), I32), idx(0, 0, 5)),
     case("at_mul", lambda x, i: x.at[i].mul(2.5), rand((4, 5)), idx(0, 3, 9)),
     case("at_mul_int_duplicates", lambda x, i: x.at[i].mul(3), rand((6,), I32), idx(2, 2, 5)),

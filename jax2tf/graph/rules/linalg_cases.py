@@ -723,9 +723,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'eigh_c128', 'eigh_complex128', 'eigh_complex64', 'eigh_upper_no_symmetrize_c64',
         'qr_complete_wide_c64', 'svd_c64'
     ],
-    ('div', 'Bitcast'): [
-        'expm', 'expm_fixed'
-    ],
     ('eig', 'Eig'): [
         'eig', 'eigvals', 'eigvals_diagonal'
     ],
@@ -733,6 +730,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'eigh', 'eigh_batched', 'eigh_f64', 'eigh_float64', 'eigh_float64_batched_upper',
         'eigh_float64_repeated_eigenvalues', 'eigh_nan_input_is_nan', 'eigvalsh',
         'eigvalsh_batched'
+    ],
+    ('lt_to', 'Bitcast'): [
+        'expm', 'expm_fixed'
     ],
     ('lu', 'MatrixSetDiagV3'): [
         'lu_f64_blocked'

@@ -240,8 +240,8 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('approx_top_k', 'Bitcast'): [
         'approx_max_k', 'approx_top_k', 'approx_top_k_bf16', 'approx_top_k_ties_values'
     ],
-    ('div', 'Bitcast'): [
-        'searchsorted', 'unique_size'
+    ('le_to', 'Bitcast'): [
+        'searchsorted'
     ],
     ('lt_to', 'Bitcast'): [
         'searchsorted_sides'
@@ -254,7 +254,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('sort', 'BitwiseXor'): [
         'argsort', 'sort_bool', 'sort_i32_extremes', 'sort_i64', 'sort_i8', 'sort_int8',
-        'sort_multi_operand_stable', 'sort_u16', 'sort_u32'
+        'sort_multi_operand_stable', 'sort_u16', 'sort_u32', 'unique_size'
     ],
     ('top_k', 'Bitcast'): [
         'poly_top_k', 'top_k', 'top_k_4x9', 'top_k_bfloat16', 'top_k_f16', 'top_k_f64',

@@ -10,13 +10,12 @@ holds the small models at their batch variant; `make test-all` runs every row.
 
 import functools
 
-import jax
-import numpy as np
 import pytest
 
 import jax2tf
 from benchmarks import models
 from jax2tf import lite
+from tests.model_set import assert_runs_like_jax, export_inputs, variants
 
 FAST = {("mlp", "batch", "graph"), ("cnn", "batch", "graph"), ("actor_critic", "batch", "graph"),
         ("mlp", "batch", "native")}
@@ -39,13 +38,10 @@ NATIVE_FAILS = {
 }
 
 
-STATIC = "static"
-
-
 def _rows():
   for route in ("graph", "native"):
     for name in models.REGISTRY:
-      for variant in (STATIC, *(v.name for v in models.variants_of(name))):
+      for variant in variants(name):
         marks = () if (name, variant, route) in FAST else (pytest.mark.slow,)
         yield pytest.param(name, variant, route, id=f"{name}-{variant}-{route}", marks=marks)
 
@@ -53,31 +49,15 @@ def _rows():
 @functools.cache
 def _model(name: str, variant: str, route: str):
   m = models.get(name)
-  if variant == STATIC:
-    return jax2tf.to_tflite(m.fn, *m.inputs, params=m.params, route=route, verify=False)
-  v = m.variant(variant)
-  return jax2tf.to_tflite(m.fn, *m.inputs_for(v, v.sizes[0]), params=m.params,
-                          polymorphic_shapes=list(v.specs), route=route, verify=False)
+  inputs, shapes = export_inputs(m, variant)
+  return jax2tf.to_tflite(m.fn, *inputs, params=m.params, polymorphic_shapes=shapes,
+                          route=route, verify=False)
 
 
 def _check_on_litert(name: str, variant: str, route: str):
-  m = models.get(name)
   model = _model(name, variant, route)
   assert model.route == route
-  if variant == STATIC:
-    sized = [("default", m.inputs)]
-  else:
-    v = m.variant(variant)
-    sized = [(size, m.inputs_for(v, size)) for size in v.sizes]
-  for size, inputs in sized:
-    expected = jax.tree_util.tree_leaves(jax.jit(m.fn)(m.params, *inputs))
-    got = lite.run(model, *inputs)
-    assert len(got) == len(expected)
-    for i, (g, e) in enumerate(zip(got, expected)):
-      e = np.asarray(e)
-      where = f"{name}[{variant}={size}] output {i}"
-      assert g.shape == e.shape and g.dtype == e.dtype, (where, g.shape, e.shape, g.dtype)
-      np.testing.assert_allclose(g, e, rtol=m.rtol, atol=m.atol, err_msg=where)
+  assert_runs_like_jax(models.get(name), variant, lambda *inputs: lite.run(model, *inputs))
 
 
 @pytest.mark.parametrize("name,variant,route", list(_rows()))

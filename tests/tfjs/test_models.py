@@ -10,15 +10,13 @@ few small rows; `make test-all` runs every row.
 
 import functools
 
-import jax
-import numpy as np
 import pytest
 
 import jax2tf
 from benchmarks import models
 from jax2tf import tfjs
+from tests.model_set import STATIC, assert_runs_like_jax, export_inputs, variants
 
-STATIC = "static"
 FAST = {("mlp", "batch", "cpu"), ("cnn", "batch", "wasm"), ("actor_critic", "batch", "cpu"),
         ("gnn", "batch", "cpu")}
 # Rows TF.js cannot run, pinned with what stops them: the threefry PRNG
@@ -32,7 +30,7 @@ FAILS = {
 def _rows():
   for backend in tfjs.runtime.BACKENDS:
     for name in models.REGISTRY:
-      for variant in (STATIC, *(v.name for v in models.variants_of(name))):
+      for variant in variants(name):
         marks = () if (name, variant, backend) in FAST else (pytest.mark.slow,)
         yield pytest.param(name, variant, backend, id=f"{name}-{variant}-{backend}", marks=marks)
 
@@ -40,11 +38,8 @@ def _rows():
 @functools.cache
 def _model(name: str, variant: str):
   m = models.get(name)
-  if variant == STATIC:
-    return jax2tf.to_tfjs(m.fn, *m.inputs, params=m.params)
-  v = m.variant(variant)
-  return jax2tf.to_tfjs(m.fn, *m.inputs_for(v, v.sizes[0]), params=m.params,
-                        polymorphic_shapes=list(v.specs))
+  inputs, shapes = export_inputs(m, variant)
+  return jax2tf.to_tfjs(m.fn, *inputs, params=m.params, polymorphic_shapes=shapes)
 
 
 @pytest.fixture(scope="module")
@@ -56,22 +51,9 @@ def runners():
 
 
 def _check_on_tfjs(name: str, variant: str, runner):
-  m = models.get(name)
   model = _model(name, variant)
-  if variant == STATIC:
-    sized = [("default", m.inputs)]
-  else:
-    v = m.variant(variant)
-    sized = [(size, m.inputs_for(v, size)) for size in v.sizes]
-  for size, inputs in sized:
-    expected = jax.tree_util.tree_leaves(jax.jit(m.fn)(m.params, *inputs))
-    got = runner.run(model, *inputs)
-    assert len(got) == len(expected)
-    for i, (g, e) in enumerate(zip(got, expected)):
-      e = np.asarray(e)
-      where = f"{name}[{variant}={size}] output {i} ({runner.backend})"
-      assert g.shape == e.shape and g.dtype == e.dtype, (where, g.shape, e.shape, g.dtype)
-      np.testing.assert_allclose(g, e, rtol=m.rtol, atol=m.atol, err_msg=where)
+  assert_runs_like_jax(models.get(name), variant, lambda *inputs: runner.run(model, *inputs),
+                       where=f" ({runner.backend})")
 
 
 @pytest.mark.parametrize("name,variant,backend", list(_rows()))

@@ -20,6 +20,7 @@ from typing import Any
 
 from jax2tf.cli import export_report, input_sets, inspect_cmd, model_ref, verification
 from jax2tf.cli.errors import ConversionRefused, UsageError
+from jax2tf.cli.progress import Progress
 
 NAME = "export"
 HELP = "convert a JAX model to a SavedModel, .tflite or TF.js model, verify it, report"
@@ -72,20 +73,7 @@ def add_check_arguments(parser: argparse.ArgumentParser) -> None:
   parser.add_argument("--rtol", type=float, help="relative tolerance of the check")
   parser.add_argument("--atol", type=float, help="absolute tolerance of the check")
   parser.add_argument("--json", action="store_true", help="print the report as JSON")
-  parser.add_argument("--quiet", action="store_true", help="no progress lines")
-
-
-class Progress:
-  """Numbered stage lines on stderr, when it is a terminal and not --quiet."""
-
-  def __init__(self, total: int, quiet: bool):
-    self.total, self.done = total, 0
-    self.shown = not quiet and sys.stderr.isatty()
-
-  def __call__(self, text: str) -> None:
-    self.done += 1
-    if self.shown:
-      print(f"[{self.done}/{self.total}] {text}", file=sys.stderr, flush=True)
+  parser.add_argument("--quiet", action="store_true", help="no progress display")
 
 
 def polymorphic_shapes(args, model: model_ref.Model):
@@ -244,7 +232,11 @@ def _serving_inputs(path: str) -> list[dict]:
 
 
 def run(args: argparse.Namespace) -> int:
-  progress = Progress(6, args.quiet)
+  with Progress(6, args.quiet) as progress:
+    return _export(args, progress)
+
+
+def _export(args: argparse.Namespace, progress: Progress) -> int:
   progress(f"loading {args.model}")
   model = model_ref.load(args.model, args.checkpoint)
   poly = polymorphic_shapes(args, model)

@@ -9,6 +9,7 @@ import sys
 
 from jax2tf.cli import export_cmd, export_report, inspect_cmd, model_ref
 from jax2tf.cli.errors import UsageError
+from jax2tf.cli.progress import Progress
 
 NAME = "verify"
 EXAMPLES = "  jax2tf verify /srv/models/classifier --against mypkg.models:classifier"
@@ -22,7 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-  progress = export_cmd.Progress(4, args.quiet)
+  with Progress(4, args.quiet) as progress:
+    return _verify(args, progress)
+
+
+def _verify(args: argparse.Namespace, progress: Progress) -> int:
   progress(f"inspecting {args.path}")
   artifact = inspect_cmd.inspect(args.path)
   kind = artifact["kind"]

@@ -285,9 +285,9 @@ def reduce_extremum(x: tf.Tensor, axes: Sequence[int], is_max: bool) -> tf.Tenso
 
 
 def lowest(dtype):
-  """The identity of max for `dtype`."""
+  """The identity of max for `dtype` (for complex, -inf + 0j, as JAX's)."""
   dtype = np_dtype(dtype)
-  if is_float(dtype):
+  if is_float(dtype) or is_complex(dtype):
     return -np.inf
   if dtype == np.bool_:
     return False
@@ -295,9 +295,9 @@ def lowest(dtype):
 
 
 def highest(dtype):
-  """The identity of min for `dtype`."""
+  """The identity of min for `dtype` (for complex, inf + 0j, as JAX's)."""
   dtype = np_dtype(dtype)
-  if is_float(dtype):
+  if is_float(dtype) or is_complex(dtype):
     return np.inf
   if dtype == np.bool_:
     return True

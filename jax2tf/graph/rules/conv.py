@@ -60,6 +60,10 @@ def _conv(
   del precision, out_sharding, preferred_element_type  # the result aval has the dtype
   lhs_spec, rhs_spec, out_spec = dimension_numbers
   out_dtype = np.dtype(ctx.aval_out.dtype)
+  if any(isinstance(d, int) and d == 0 for d in ctx.aval_out.shape):
+    # An empty result (a window larger than the padded input, say): TF's
+    # convolutions refuse a negative output size where XLA gives zero elements.
+    return tf.zeros(ctx.shape(ctx.aval_out.shape), ctx.tf_dtype())
   if _is_int(out_dtype):
     return _xla_conv(
       ctx,

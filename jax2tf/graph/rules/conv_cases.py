@@ -49,6 +49,9 @@ CASES.add("conv_depthwise", lambda x, w: _conv(
 CASES.add("conv_batch_group", lambda x, w: _conv(
     x, w, window_strides=(1, 1), padding="VALID", batch_group_count=2,
     dimension_numbers=("NHWC", "HWIO", "NHWC")), A(4, 5, 5, 3), A(2, 2, 3, 4), tol=_CONV_TOL)
+# A window larger than the input: JAX's result has no elements.
+CASES.add("conv_empty_output", lambda x, w: _conv(x, w, window_strides=(1, 1), padding="VALID"),
+          A(1, 2, 3, 3), A(4, 2, 5, 5))
 CASES.add("conv_1d", lambda x, w: _conv(x, w, window_strides=(2,), padding="SAME",
                                         dimension_numbers=("NWC", "WIO", "NWC")),
           A(2, 11, 3), A(3, 3, 5), tol=_CONV_TOL)
@@ -190,6 +193,10 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
 }
 _TFLITE_GAPS = {  # (why, error): cases
+    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
+     'Invalid\\s+tensor\\s+size\\.'): [
+        'conv_empty_output'
+    ],
 }
 CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
                      gaps=_TFLITE_GAPS)
@@ -215,7 +222,7 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('the converter fails on it',
      "TF's TFLite converter failed"): [
-        'conv3d_grouped_lhs_dil', 'conv_c64', 'poly_conv_lhs_dil_3d',
+        'conv3d_grouped_lhs_dil', 'conv_c64', 'conv_empty_output', 'poly_conv_lhs_dil_3d',
         'poly_conv_spatial_same_strided'
     ],
     ('the converter has no builtin lowering for mhlo.convolution',

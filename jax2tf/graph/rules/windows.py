@@ -187,17 +187,32 @@ def _xla_reduce_window(
 # ---------------------------------------- gradients of max/min pooling ---
 
 
-def _select_fn(ctx, select_prim):
+class _Selection(NamedTuple):
+  """How a pooling gradient picks a window's position: `select(a, b)` keeps
+  `a`; operands are compared in `dtype`, windows padded with `pad_value`."""
+
+  select: Any
+  pad_value: Any
+  dtype: tf.DType
+
+
+def _selection(ctx, select_prim, operand_dtype) -> _Selection:
   if select_prim is lax.ge_p:
-    return tf.greater_equal, "max"
-  if select_prim is lax.le_p:
-    return tf.less_equal, "min"
-  raise registry.unsupported_params_error(
-    ctx.primitive,
-    {"select_prim": select_prim},
-    "TF ops reproduce the selection of JAX's max and min pooling gradients "
-    "(select_prim ge or le) only",
-  )
+    select, kind = tf.greater_equal, "max"
+  elif select_prim is lax.le_p:
+    select, kind = tf.less_equal, "min"
+  else:
+    raise registry.unsupported_params_error(
+      ctx.primitive,
+      {"select_prim": select_prim},
+      "TF ops reproduce the selection of JAX's max and min pooling gradients "
+      "(select_prim ge or le) only",
+    )
+  _, pad_value, dt = monoid(kind, operand_dtype.as_numpy_dtype)
+  if dt == tf.bool:
+    # TF orders no bools; False < True as 0 < 1, as JAX's comparisons do.
+    return _Selection(select, int(pad_value), tf.int32)
+  return _Selection(select, pad_value, dt)
 
 
 @register(lax.select_and_gather_add_p)
@@ -214,8 +229,7 @@ def _select_and_gather_add(
   window_dilation,
 ):
   """For each window, the tangent at the position the select picks (first max/min)."""
-  select, kind = _select_fn(ctx, select_prim)
-  _, pad_value, dt = monoid(kind, operand.dtype.as_numpy_dtype)
+  select, pad_value, dt = _selection(ctx, select_prim, operand.dtype)
   shape = list(ctx.avals_in[1].shape)
   x = tf.cast(operand, dt)
   x, xs = dilate(ctx, x, shape, base_dilation, pad_value)
@@ -242,8 +256,7 @@ def _select_and_scatter_add(
   ctx, source, operand, *, select_prim, window_dimensions, window_strides, padding
 ):
   """Adds each window's source value at the position the select picks."""
-  select, kind = _select_fn(ctx, select_prim)
-  _, pad_value, dt = monoid(kind, operand.dtype.as_numpy_dtype)
+  select, pad_value, dt = _selection(ctx, select_prim, operand.dtype)
   in_shape = list(ctx.avals_in[1].shape)
   out_shape = list(ctx.avals_in[0].shape)  # the source has the windows' shape
   rank = len(in_shape)
@@ -255,6 +268,9 @@ def _select_and_scatter_add(
     best = xk if best is None else tf.where(select(best, xk), best, xk)
   taken = None
   total = None
+  boolean = source.dtype == tf.bool
+  if boolean:  # JAX adds bools with or: sum them as 0/1, then test for nonzero
+    source = tf.cast(source, tf.int32)
   zero = tf.zeros_like(source)
   for offsets, xk in pieces:
     hit = (
@@ -277,7 +293,7 @@ def _select_and_scatter_add(
   if total is None:
     return tf.zeros(ctx.shape(in_shape), ctx.tf_dtype())
   res, _ = pad_or_crop(ctx, total, padded_shape, [(-lo, -hi) for lo, hi in padding], 0)
-  return res
+  return tf.not_equal(res, 0) if boolean else res
 
 
 # ---------------------------------------------------------- cumulative ---

@@ -227,6 +227,9 @@ CASES += [
            rand((2, 5, 5, 2)), rand((2, 5, 5, 2), seed=1)),
     _exact("select_gather_strided_dilated", maxpool_jvp((2, 3), (2, 1), ((1, 0), (1, 1))),
            rand((7, 6)), rand((7, 6), seed=1), slow=True),
+    _exact("select_scatter_bool", lambda s, o: lax.select_and_scatter_add_p.bind(
+        s, o, select_prim=lax.ge_p, window_dimensions=(1, 2), window_strides=(1, 2),
+        padding=((0, 0), (1, 1))), rand((2, 3), BOOL, seed=1), rand((2, 4), BOOL)),
     case("poly_select_scatter", maxpool_grad((1, 2, 2, 1), (1, 2, 2, 1), "SAME"),
          ties((2, 8, 8, 2)), rand((2, 4, 4, 2), seed=1),
          polymorphic_shapes=["(b, 2*h, 2*h, 2)", "(b, h, h, 2)"], tol=(1e-5, 1e-6)),
@@ -235,6 +238,12 @@ CASES += [
 
 def cum(prim, axis=0, reverse=False):
   return lambda x: prim.bind(x, axis=axis, reverse=reverse)
+
+
+# Without NaN: which operand a complex max keeps beside a NaN depends on the
+# order XLA combines a window in.
+_COMPLEX_TIES = np.array([1 + 2j, 1 + 3j, 0 + 9j, 1 + 1j, -2 - 1j, 2 - 1j, 2 - 2j, -0.0 + 0j],
+                         np.complex64)
 
 
 CASES += [
@@ -266,6 +275,13 @@ CASES += [
                      "the running max after a +0.0 where JAX's gives +0.0", ["native"],
                      error="signs of zero differ")),
     case("associative_cumsum_axis0", lambda x: jnp.cumsum(x, axis=0), rand((4, 3))),
+    # Complex max/min compare (real, imag) lexicographically; ties in the real part.
+    _exact("cummax_c64", cum(lax.cummax_p, 0), _COMPLEX_TIES),
+    _exact("cummin_c64_reverse", cum(lax.cummin_p, 0, True), _COMPLEX_TIES, slow=True),
+    _exact("window_max_c64", rw(lambda dt: np.array(-np.inf, dt), lax.max, (3,), (1,), "SAME"),
+           _COMPLEX_TIES),
+    _exact("window_min_c128", rw(lambda dt: np.array(np.inf, dt), lax.min, (2,), (2,)),
+           _COMPLEX_TIES.astype(np.complex128), slow=True),
     # 64-bit dtypes
     _exact("cummax_i64", cum(lax.cummax_p, 0), rand((17,), I64, -2**62, 2**62)),
     case("cumsum_u64", cum(lax.cumsum_p, 0), rand((17,), U64, 0, 2**63), slow=True),
@@ -317,8 +333,14 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('cumlogsumexp', 'CumulativeLogsumexp'): [
         'cumlogsumexp', 'cumlogsumexp_3x7', 'cumlogsumexp_reverse', 'cumlogsumexp_reverse_f16'
     ],
+    ('cummax', 'PadV2'): [
+        'cummax_c64'
+    ],
     ('cummin', 'Minimum'): [
         'cummin_u8'
+    ],
+    ('cummin', 'PadV2'): [
+        'cummin_c64_reverse'
     ],
     ('cumprod', 'Cumprod'): [
         'cumprod', 'cumprod_f32', 'cumprod_i16_wraps', 'cumprod_int32', 'cumprod_reverse'
@@ -335,8 +357,11 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('reduce_window_max', 'Maximum'): [
         'window_max_u8'
     ],
+    ('reduce_window_max', 'PadV2'): [
+        'window_max_c64'
+    ],
     ('reduce_window_min', 'Equal'): [
-        'zeros_window_min_f64'
+        'window_min_c128', 'zeros_window_min_f64'
     ],
 }
 _TFLITE_GAPS = {  # (why, error): cases
@@ -403,6 +428,14 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
      "TF's TFLite converter failed"): [
         'cumsum_float16', 'cumsum_i8_wraps', 'cumsum_u64'
     ],
+    ('the converter has no builtin lowering for tfl.equal',
+     "TF's TFLite converter failed"): [
+        'window_min_c128'
+    ],
+    ('the converter has no builtin lowering for tfl.greater_equal',
+     "TF's TFLite converter failed"): [
+        'select_scatter_bool'
+    ],
     ('the converter has no builtin lowering for tfl.maximum',
      "TF's TFLite converter failed"): [
         'cummax_f16', 'maxpool_f64', 'window_max_bool', 'window_max_f16', 'window_max_u8',
@@ -411,6 +444,10 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ('the converter has no builtin lowering for tfl.minimum',
      "TF's TFLite converter failed"): [
         'cummin_u8', 'zeros_cummin_reverse_f16', 'zeros_window_min_f64'
+    ],
+    ('the converter has no builtin lowering for tfl.select',
+     "TF's TFLite converter failed"): [
+        'cummax_c64', 'cummin_c64_reverse', 'window_max_c64'
     ],
 }
 CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
@@ -461,6 +498,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('reduce_window_max', 'dtype uint8'): [
         'window_max_u8'
     ],
+    ('reduce_window_min', 'dtype complex128'): [
+        'window_min_c128'
+    ],
     ('reduce_window_min', 'dtype float64'): [
         'zeros_window_min_f64'
     ],
@@ -468,7 +508,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'window_sum_i8_wraps'
     ],
     ('signature', 'dtype complex64'): [
-        'cumsum_c64'
+        'cummax_c64', 'cummin_c64_reverse', 'cumsum_c64', 'window_max_c64'
     ],
     ('signature', 'dtype int64'): [
         'cummax_i64'

@@ -590,6 +590,23 @@ def _float_to_int(x, target: tf.DType):
   return tf.where(above, sem.const(info.max, target), res)
 
 
+def _f64_to_f32_rounded_to_odd(x: tf.Tensor) -> tf.Tensor:
+  """float64 to float32, an inexact result moved to the neighbour with an odd
+  last bit (round to odd).
+
+  A narrower float then rounds it as it would round `x` itself: TF's CPU Cast
+  of float64 to float16/bfloat16 goes through float32 on some CPUs and not on
+  others, and the first rounding can land on a tie (1 + 2**-11 + 2**-40 to
+  float16 gives 1.0 instead of 1.0009765625).
+  """
+  y = tf.cast(x, tf.float32)
+  back = tf.cast(y, tf.float64)
+  even = tf.equal(tf.bitwise.bitwise_and(tf.bitcast(y, tf.int32), 1), 0)
+  inexact = tf.not_equal(back, x)  # NaN stays NaN either way
+  toward_x = tf.where(back < x, sem.const(np.inf, tf.float32), sem.const(-np.inf, tf.float32))
+  return tf.where(tf.logical_and(inexact, even), tf.math.nextafter(y, toward_x), y)
+
+
 def convert_to(x, target: tf.DType) -> tf.Tensor:
   """`x` converted to `target` as lax.convert_element_type does."""
   if x.dtype == target:
@@ -602,6 +619,8 @@ def convert_to(x, target: tf.DType) -> tf.Tensor:
     return _float_to_int(x, target)
   if target.is_complex and x.dtype in (tf.bfloat16, tf.float16, tf.bool):
     x = tf.cast(x, tf.float32)  # no direct Cast kernel
+  if x.dtype == tf.float64 and target in (tf.float16, tf.bfloat16):
+    x = _f64_to_f32_rounded_to_odd(x)
   return tf.cast(x, target)
 
 

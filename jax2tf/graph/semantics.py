@@ -19,7 +19,9 @@ Graph optimizers fold arithmetic on zeros and eager TF caches constants by
 value (-0.0 == +0.0), so the sign of zero is always read from the bits.
 """
 
-from collections.abc import Callable, Sequence
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator, Sequence
 
 import ml_dtypes
 import numpy as np
@@ -175,13 +177,40 @@ def is_positive_zero_scalar(x: tf.Tensor) -> bool:
 # -------------------------------------------------------------- max/min ---
 
 
+_SIGNED_ZEROS = contextvars.ContextVar("jax2tf_signed_zeros", default=True)
+
+
+@contextlib.contextmanager
+def without_signed_zeros() -> Iterator[None]:
+  """Rules lowered inside treat every zero as +0.0.
+
+  For graphs whose tensors hold no -0.0: a fully int8-quantized TFLite model
+  (its int8 tensors have one zero, and LiteRT's int8 DIV refuses the zero
+  divisor of the 1/x that tells the zeros apart).
+  """
+  token = _SIGNED_ZEROS.set(False)
+  try:
+    yield
+  finally:
+    _SIGNED_ZEROS.reset(token)
+
+
+def _zero_is_negative(x: tf.Tensor) -> tf.Tensor:
+  """For a zero `x`, whether it is -0.0 (1/x is -inf); False without signed zeros."""
+  if not _SIGNED_ZEROS.get():
+    return tf.zeros_like(x, dtype=tf.bool)
+  return tf.less(_inverse(x), 0)
+
+
 def is_negative(x: tf.Tensor) -> tf.Tensor:
   """Whether float `x` is below zero or is -0.0 (undefined for NaN).
 
   1/x tells the zeros apart (-inf for -0.0), with ops that every runtime has
   a kernel for; reading the sign bit takes a Bitcast, which TF.js lacks.
   """
-  return tf.logical_or(tf.less(x, 0), tf.less(_inverse(x), 0))
+  if not _SIGNED_ZEROS.get():
+    return tf.less(x, 0)
+  return tf.logical_or(tf.less(x, 0), _zero_is_negative(x))
 
 
 def _inverse(x: tf.Tensor) -> tf.Tensor:
@@ -196,6 +225,8 @@ def is_decisive_zero(x: tf.Tensor, is_max: bool) -> tf.Tensor:
   whose inverse overflows, which outrank any zero and so never decide a
   tie).
   """
+  if not _SIGNED_ZEROS.get():
+    return tf.equal(x, 0) if is_max else tf.zeros_like(x, dtype=tf.bool)
   return tf.equal(_inverse(x), np.inf if is_max else -np.inf)
 
 
@@ -205,7 +236,7 @@ def _pick(is_max: bool, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
   if may_be_zero(x) and may_be_zero(y):
     # TF returns either zero; XLA orders them.
     both_zero = tf.logical_and(tf.equal(x, 0), tf.equal(y, 0))
-    x_negative = tf.less(_inverse(x), 0)
+    x_negative = _zero_is_negative(x)
     zero = tf.where(x_negative, y, x) if is_max else tf.where(x_negative, x, y)
     res = tf.where(both_zero, zero, res)
   # TF may return the other operand when one is NaN; XLA propagates the NaN.

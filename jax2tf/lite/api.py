@@ -1,5 +1,6 @@
 """`to_tflite`: a JAX function to a `.tflite` flatbuffer, checked on LiteRT."""
 
+import contextlib
 import logging
 import warnings
 from collections.abc import Callable, Sequence
@@ -9,6 +10,7 @@ import jax
 import numpy as np
 
 from jax2tf import artifacts, provenance
+from jax2tf.graph import semantics as sem
 from jax2tf.lite import converter, runtime, signature
 
 logger = logging.getLogger("jax2tf.lite")
@@ -174,19 +176,27 @@ def _one_route(
   verify,
   tolerance,
 ) -> LiteModel:
-  traced = signature.trace(
-    fun, specs, params=params, polymorphic_shapes=polymorphic_shapes, convert_options=ROUTES[route]
-  )
-  if route == "native":
-    _warn_nan_blind(traced, specs)
-  content = converter.convert_traced(
-    traced,
-    specs,
-    route=route,
-    allow_flex=allow_flex,
-    quantize=quantize,
-    representative_dataset=representative_dataset,
-  )
+  # int8 tensors hold no -0.0: the rules leave out the 1/x that tells the
+  # zeros apart, whose zero divisor LiteRT's int8 DIV refuses.
+  lowering = sem.without_signed_zeros() if quantize == "int8" else contextlib.nullcontext()
+  with lowering:
+    traced = signature.trace(
+      fun,
+      specs,
+      params=params,
+      polymorphic_shapes=polymorphic_shapes,
+      convert_options=ROUTES[route],
+    )
+    if route == "native":
+      _warn_nan_blind(traced, specs)
+    content = converter.convert_traced(
+      traced,
+      specs,
+      route=route,
+      allow_flex=allow_flex,
+      quantize=quantize,
+      representative_dataset=representative_dataset,
+    )
   max_error = None
   if verify:
     args = _example_inputs(specs, traced.inputs)
@@ -241,7 +251,8 @@ def to_tflite(
       "auto": the first of graph, native that converts and verifies.
     quantize: None, "float16" (weights), "dynamic_int8" (weights, with
       activations quantized at run time) or "int8" (weights and activations,
-      calibrated on `representative_dataset`; inputs and outputs stay float).
+      calibrated on `representative_dataset`; inputs and outputs stay float;
+      max/min then treat -0.0 as +0.0, as int8 tensors have one zero).
     representative_dataset: for quantize="int8", a callable returning an
       iterable of samples, each a list with one array per input.
     allow_flex: also allow TF ops through the Flex delegate (SELECT_TF_OPS),

@@ -65,10 +65,11 @@ def _native_params():
 
 # -- helpers -----------------------------------------------------------------
 
-@functools.cache
+@functools.lru_cache(maxsize=2)
 def _converted(name: str, variant: str, native: bool):
-  # Cached so that the three TF modes of one variant share one lowering, as a
-  # user converting once and calling from several places would.
+  # Cached so that the three TF modes of one variant (consecutive rows) share
+  # one lowering, as a user converting once and calling from several places
+  # would; a few only, or a test-all worker holds every model's lowerings.
   m = models.get(name)
   v = m.variant(variant)
   return jax2tf.convert(m.fn, native_serialization=native,
@@ -76,7 +77,7 @@ def _converted(name: str, variant: str, native: bool):
                         polymorphic_constraints=v.constraints)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=2)
 def _params_tf(name: str):
   return jax.tree_util.tree_map(tf.constant, models.get(name).params)
 

@@ -8,8 +8,6 @@ on the same inputs with the model's tolerance, by each route. The fast tier
 holds the small models at their batch variant; `make test-all` runs every row.
 """
 
-import functools
-
 import pytest
 
 import jax2tf
@@ -46,7 +44,6 @@ def _rows():
         yield pytest.param(name, variant, route, id=f"{name}-{variant}-{route}", marks=marks)
 
 
-@functools.cache
 def _model(name: str, variant: str, route: str):
   m = models.get(name)
   inputs, shapes = export_inputs(m, variant)

@@ -51,8 +51,15 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed node_modules/.installed chromium
 	$(PY) -m pytest -n 2 -q -m "not slow" $(PYTEST_ARGS)
 
+# The model-set tests convert and compile every model (ResNet-50 included):
+# they run in fresh worker processes of their own, as a worker that has run
+# the rest of the exhaustive tier first has been seen to die compiling there.
+MODEL_SET_TESTS ?= tests/graph/test_models.py tests/lite/test_models.py \
+  tests/tfjs/test_models.py tests/lite/test_quantization.py
+
 test-all: $(VENV)/.installed node_modules/.installed chromium
-	$(PY) -m pytest -n 2 -q $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 -q $(addprefix --ignore=,$(MODEL_SET_TESTS)) $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 -q $(MODEL_SET_TESTS) $(PYTEST_ARGS)
 
 # Native and graph serialization (shape polymorphism included) on Python 3.12
 # with the newest JAX.

@@ -16,7 +16,9 @@ every primitive that depends on it.
 * dimension lists (Python ints and int32 TF scalars) as shapes.
 
 Graph optimizers fold arithmetic on zeros and eager TF caches constants by
-value (-0.0 == +0.0), so the sign of zero is always read from the bits.
+value (-0.0 == +0.0), so the sign of zero is read from the data at run time:
+from 1/x (-inf for -0.0) in the max/min helpers, which every target runtime
+can divide, and from the bits where a rule needs them anyway (float keys).
 """
 
 import contextlib

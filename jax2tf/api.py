@@ -300,7 +300,11 @@ class _GraphBackend:
 
     del name
     return graph_lowering.trace_graph(
-      fun_jit, args_avals, kwargs_avals, enable_xla=options.enable_xla
+      fun_jit,
+      args_avals,
+      kwargs_avals,
+      enable_xla=options.enable_xla,
+      consumer=options.graph_consumer,
     )
 
   @staticmethod

@@ -55,9 +55,15 @@ class ConvertOptions:
   # "tflite" (TF's TFLite converter, which refuses the rewritten reductions;
   # LiteRT's kernels are checked case by case instead).
   native_consumer: str = "tf_xla"
+  # Who runs a graph: "tf", or "tfjs" (TensorFlow.js holds no unsigned
+  # tensors and computes int32 products and casts in JavaScript numbers: the
+  # rules carry uint32 values as int32 tensors of the same bits and keep
+  # integer arithmetic exact there; jax2tf/graph/int32_bits.py).
+  graph_consumer: str = "tf"
 
 
 NATIVE_CONSUMERS = ("tf_xla", "tflite")
+GRAPH_CONSUMERS = ("tf", "tfjs")
 
 
 def make_options(
@@ -71,6 +77,7 @@ def make_options(
   native_serialization_disabled_checks,
   target_tf_version,
   native_consumer: str = "tf_xla",
+  graph_consumer: str = "tf",
 ) -> ConvertOptions:
   if native_serialization is DEFAULT_NATIVE_SERIALIZATION:
     native_serialization = default_native_serialization()
@@ -100,7 +107,14 @@ def make_options(
     disabled_checks=_check_disabled(native_serialization_disabled_checks),
     target_tf_version=None if target_tf_version is None else str(target_tf_version),
     native_consumer=_check_native_consumer(native_consumer),
+    graph_consumer=_check_graph_consumer(graph_consumer),
   )
+
+
+def _check_graph_consumer(consumer: str) -> str:
+  if consumer not in GRAPH_CONSUMERS:
+    raise ValueError(f"graph_consumer: expected one of {GRAPH_CONSUMERS}, got {consumer!r}")
+  return consumer
 
 
 def _check_native_consumer(consumer: str) -> str:

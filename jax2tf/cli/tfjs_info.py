@@ -53,7 +53,7 @@ def read(path: str) -> dict:
     )
   nodes = model["modelTopology"].get("node", [])
   counts = collections.Counter(n["op"] for n in nodes if n["op"] not in ("Const", "Placeholder"))
-  missing = sorted(op for op in counts if op not in tfjs_ops.OPS)
+  missing = sorted(op for op in counts if op not in tfjs_ops.RUNS)
   weights = [w for group in model.get("weightsManifest", []) for w in group["weights"]]
   shards = [p for group in model.get("weightsManifest", []) for p in group["paths"]]
   weight_bytes = sum(

@@ -19,6 +19,7 @@ class LoweringEnv:
   enable_xla: bool
   dim_values: dict[str, tf.Tensor]  # dimension variable -> int32 TF scalar
   lower_jaxpr: Callable[..., list]  # (closed_jaxpr, args) -> results
+  consumer: str = "tf"  # who runs the graph: "tf" or "tfjs" (options.GRAPH_CONSUMERS)
 
 
 @dataclasses.dataclass
@@ -31,6 +32,13 @@ class RuleContext:
   @property
   def enable_xla(self) -> bool:
     return self.env.enable_xla
+
+  @property
+  def for_tfjs(self) -> bool:
+    """Whether TF.js runs the graph: uint32 values come and go as int32
+    tensors of the same bits (for the rules registered with `int32_lanes`),
+    and int32 arithmetic must stay exact in its JavaScript kernels."""
+    return self.env.consumer == "tfjs"
 
   def lower_jaxpr(self, closed_jaxpr, args) -> list:
     """Lowers a sub-computation (branches, loop bodies, called functions)."""
@@ -55,5 +63,7 @@ class RuleContext:
     return self.avals_out[0]
 
   def tf_dtype(self, aval=None) -> tf.DType:
-    """The TF dtype of `aval`, by default of the only output."""
-    return tf.as_dtype(np.dtype((self.aval_out if aval is None else aval).dtype))
+    """The TF dtype holding `aval` (by default the only output's): its own,
+    but int32 for uint32 when TF.js runs the graph."""
+    dtype = tf.as_dtype(np.dtype((self.aval_out if aval is None else aval).dtype))
+    return tf.int32 if dtype == tf.uint32 and self.for_tfjs else dtype

@@ -2,19 +2,47 @@
 
 Nothing here knows about any particular primitive: every equation goes to its
 rule (jax2tf/graph/rules/), which receives a RuleContext.
+
+For TF.js, which holds no unsigned tensors, uint32 values (and PRNG keys,
+whose data is uint32) travel as int32 tensors of the same bits. Rules
+registered with `int32_lanes` compute on those; any other rule gets real
+uint32 tensors and gives them back as int32, so it never reads the bits as
+signed numbers, and the uint32 ops it emits make TF.js refuse the graph at
+conversion, naming its primitive.
 """
 
+import dataclasses
 from collections.abc import Sequence
 
 import jax
 import numpy as np
 import tensorflow as tf
 
-from jax2tf.graph import registry
+from jax2tf.graph import key_data, registry
 from jax2tf.graph.context import LoweringEnv, RuleContext
 
 
-def constant(value, aval=None) -> tf.Tensor:
+def _holds_uint32(aval) -> bool:
+  if key_data.is_key(aval):
+    aval = key_data.physical_aval(aval)
+  dtype = getattr(aval, "dtype", None)
+  return dtype is not None and np.dtype(dtype) == np.uint32
+
+
+def _from_lanes(x, aval):
+  """A uint32 value carried in int32 lanes, as the uint32 tensor it stands for."""
+  if _holds_uint32(aval) and isinstance(x, tf.Tensor) and x.dtype == tf.int32:
+    return tf.cast(x, tf.uint32)  # same bits: TF's Cast wraps
+  return x
+
+
+def _to_lanes(x, aval):
+  if _holds_uint32(aval) and isinstance(x, tf.Tensor) and x.dtype == tf.uint32:
+    return tf.cast(x, tf.int32)
+  return x
+
+
+def constant(value, aval=None, int32_lanes: bool = False) -> tf.Tensor:
   arr = np.asarray(value)
   if arr.dtype == jax.dtypes.float0:
     # float0 (the tangent type of integers) carries no data; TF has no such
@@ -22,6 +50,8 @@ def constant(value, aval=None) -> tf.Tensor:
     return tf.zeros(arr.shape, tf.bool)
   if aval is not None and arr.dtype != np.dtype(aval.dtype):
     arr = arr.astype(aval.dtype)
+  if int32_lanes and arr.dtype == np.uint32:
+    arr = arr.view(np.int32)
   return tf.constant(arr)
 
 
@@ -36,14 +66,15 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
   else:
     jaxpr, consts = closed_jaxpr, ()
   values: dict = {}
+  lanes = env.consumer == "tfjs"
 
   def read(v):
     if _is_literal(v):
-      return constant(v.val, v.aval)
+      return constant(v.val, v.aval, lanes)
     return values[v]
 
   for v, c in zip(jaxpr.constvars, consts):
-    values[v] = c if isinstance(c, tf.Tensor) else constant(c, v.aval)
+    values[v] = c if isinstance(c, tf.Tensor) else constant(c, v.aval, lanes)
   if len(args) != len(jaxpr.invars):
     raise ValueError(f"jaxpr expects {len(jaxpr.invars)} arguments, got {len(args)}")
   for v, a in zip(jaxpr.invars, args):
@@ -52,30 +83,52 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
     rule = registry.rule_for(eqn.primitive)
     if rule is None:
       raise registry.missing_rule_error(eqn.primitive, eqn.params)
+    convert_lanes = lanes and not rule.int32_lanes
     ctx = RuleContext(
-      eqn.primitive, [v.aval for v in eqn.invars], [v.aval for v in eqn.outvars], env
+      eqn.primitive,
+      [v.aval for v in eqn.invars],
+      [v.aval for v in eqn.outvars],
+      _env_taking_uint32(env) if convert_lanes else env,
     )
     if not env.enable_xla and not _allows_no_xla(rule, ctx, eqn.params):
       raise registry.no_xla_error(eqn.primitive, eqn.params)
     with tf.name_scope(str(eqn.primitive)):
-      outs = rule.fn(ctx, *[read(v) for v in eqn.invars], **eqn.params)
-    if not eqn.primitive.multiple_results:
-      outs = [outs]
+      operands = [read(v) for v in eqn.invars]
+      if convert_lanes:
+        operands = [_from_lanes(x, v.aval) for x, v in zip(operands, eqn.invars)]
+      outs = rule.fn(ctx, *operands, **eqn.params)
+      if not eqn.primitive.multiple_results:
+        outs = [outs]
+      if convert_lanes:
+        outs = [_to_lanes(o, v.aval) for o, v in zip(outs, eqn.outvars)]
     for v, o in zip(eqn.outvars, outs):
       if type(v).__name__ != "DropVar":
         values[v] = o
   return [read(v) for v in jaxpr.outvars]
 
 
+def _env_taking_uint32(env: LoweringEnv) -> LoweringEnv:
+  """`env` for a rule that computes on real uint32 tensors: the
+  sub-computations it lowers still take and give int32 lanes."""
+
+  def lower_sub(closed_jaxpr, args) -> list:
+    jaxpr = getattr(closed_jaxpr, "jaxpr", closed_jaxpr)
+    args = [_to_lanes(a, v.aval) for a, v in zip(args, jaxpr.invars)]
+    outs = env.lower_jaxpr(closed_jaxpr, args)
+    return [_from_lanes(o, v.aval) for o, v in zip(outs, jaxpr.outvars)]
+
+  return dataclasses.replace(env, lower_jaxpr=lower_sub)
+
+
 def _allows_no_xla(rule: registry.Rule, ctx: RuleContext, params) -> bool:
   return rule.no_xla(ctx, **params) if callable(rule.no_xla) else bool(rule.no_xla)
 
 
-def make_env(enable_xla: bool, dim_values: dict) -> LoweringEnv:
+def make_env(enable_xla: bool, dim_values: dict, consumer: str = "tf") -> LoweringEnv:
   def lower_sub(closed_jaxpr, args) -> list:
     return lower_jaxpr(env, closed_jaxpr, args)
 
-  env = LoweringEnv(enable_xla, dim_values, lower_sub)
+  env = LoweringEnv(enable_xla, dim_values, lower_sub, consumer)
   return env
 
 

@@ -26,10 +26,11 @@ class GraphModule:
   in_tree: Any
   out_tree: Any
   enable_xla: bool
+  consumer: str = "tf"  # options.GRAPH_CONSUMERS
 
 
 def trace_graph(
-  fun_jit: Any, args_avals: Sequence, kwargs_avals: dict, *, enable_xla: bool
+  fun_jit: Any, args_avals: Sequence, kwargs_avals: dict, *, enable_xla: bool, consumer: str = "tf"
 ) -> GraphModule:
   traced = fun_jit.trace(*args_avals, **kwargs_avals)
   in_tree = jax.tree_util.tree_structure((tuple(args_avals), dict(kwargs_avals)))
@@ -45,13 +46,14 @@ def trace_graph(
     in_tree=in_tree,
     out_tree=traced.out_tree,
     enable_xla=enable_xla,
+    consumer=consumer,
   )
 
 
 def call_graph_module(module: GraphModule, args_flat: Sequence[tf.Tensor]) -> list:
   """Emits the module's TF ops; the caller has checked the argument shapes."""
   dims = tf_dims.bind_dimension_variables(module.in_avals, module.in_tree, args_flat)
-  env = interpreter.make_env(module.enable_xla, dims)
+  env = interpreter.make_env(module.enable_xla, dims, module.consumer)
   outs = interpreter.lower_jaxpr(env, module.closed_jaxpr, args_flat)
   if not tf.executing_eagerly():
     _set_static_shapes(outs, module.out_avals)

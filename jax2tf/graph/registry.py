@@ -4,6 +4,9 @@ A rule is `rule(ctx, *operands, **params)` returning a TF value (or a list for
 primitives with several results). `no_xla` says whether the rule can run with
 `enable_xla=False`, i.e. without the Xla* TF ops: True (always), False (never)
 or a predicate on (ctx, params) for rules that need XLA only for some params.
+`int32_lanes` says that, for TF.js, the rule takes and returns uint32 values
+as int32 tensors of the same bits; other rules see real uint32 tensors there,
+which TF.js refuses at conversion, naming the primitive.
 """
 
 import dataclasses
@@ -20,12 +23,13 @@ class Rule:
   fn: Callable
   no_xla: Any = True  # bool, or callable(ctx, **params) -> bool
   module: str = ""
+  int32_lanes: bool = False
 
 
 _RULES: dict[Any, Rule] = {}
 
 
-def register(*primitives, no_xla=True):
+def register(*primitives, no_xla=True, int32_lanes=False):
   """Decorator registering `fn` as the rule of `primitives`."""
 
   def wrap(fn):
@@ -42,7 +46,7 @@ def register(*primitives, no_xla=True):
           f"primitive {p} already has a rule ({_describe(old.fn)}); refusing a second "
           f"one ({_describe(fn)})"
         )
-      _RULES[p] = Rule(fn, no_xla, fn.__module__)
+      _RULES[p] = Rule(fn, no_xla, fn.__module__, int32_lanes)
     return fn
 
   return wrap

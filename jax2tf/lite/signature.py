@@ -121,6 +121,7 @@ def _convert(fun: Callable, polymorphic_shapes, convert_options: dict) -> Callab
     native_serialization_disabled_checks=tuple(convert_options.get("disabled_checks", ())),
     target_tf_version=convert_options.get("target_tf_version"),
     native_consumer=convert_options.get("native_consumer", "tf_xla"),
+    graph_consumer=convert_options.get("graph_consumer", "tf"),
   )
   return converted_function(fun, options)
 

@@ -1,20 +1,24 @@
 """`to_tfjs`: a JAX function to a TensorFlow.js graph model directory."""
 
 import dataclasses
+import functools
 import json
 import os
 from collections.abc import Callable, Sequence
 
+import jax
+import numpy as np
 import tensorflow as tf
 
 from jax2tf import artifacts
 from jax2tf.lite import signature
 from jax2tf.options import DisabledSafetyCheck
-from jax2tf.tfjs import freeze, graph_model, refusals
+from jax2tf.tfjs import freeze, graph_model, refusals, webgl
 
 # Graph serialization without XLA ops: ordinary TF ops, which TF.js maps to
-# its kernels (it has no XlaCallModule, nor any Xla* op).
-CONVERT_OPTIONS = {"native_serialization": False, "enable_xla": False}
+# its kernels (it has no XlaCallModule, nor any Xla* op), with the rules'
+# forms for TF.js (uint32 in int32 lanes, exact int32 arithmetic).
+CONVERT_OPTIONS = {"native_serialization": False, "enable_xla": False, "graph_consumer": "tfjs"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +58,48 @@ def _check_disabled(disabled_checks) -> tuple:
         f"jax2tf.DisabledSafetyCheck.shape_assertions(), got {check!r}"
       )
   return tuple(disabled_checks)
+
+
+def _is_uint32(x) -> bool:
+  return hasattr(x, "dtype") and np.dtype(x.dtype) == np.uint32
+
+
+def _as_int32_spec(spec):
+  if not _is_uint32(spec):
+    return spec
+  if isinstance(spec, jax.ShapeDtypeStruct):
+    return jax.ShapeDtypeStruct(spec.shape, np.int32)
+  return np.asarray(spec).view(np.int32)
+
+
+def _uint32_as_int32(fun: Callable, input_specs: Sequence, params):
+  """`fun`, its input specs and params with every uint32 array crossing the
+  model's boundary as int32 of the same bits: TF.js has no unsigned tensors
+  (in JavaScript, an Int32Array over a Uint32Array's buffer). The last item
+  is filled when `fun` is traced: whether each flat result is uint32."""
+  unsigned_inputs = [_is_uint32(s) for s in input_specs]
+  unsigned_params = jax.tree_util.tree_map(_is_uint32, params)
+  unsigned_results: list[bool] = []
+
+  def to_uint32(x, unsigned):
+    return jax.lax.bitcast_convert_type(x, np.uint32) if unsigned else x
+
+  def from_uint32(y):
+    return jax.lax.bitcast_convert_type(y, np.int32) if _is_uint32(y) else y
+
+  @functools.wraps(fun)
+  def wrapped(*args):
+    n = len(args) - len(unsigned_inputs)  # 1 with params, else 0
+    if params is not None:
+      args = (jax.tree_util.tree_map(to_uint32, args[0], unsigned_params), *args[1:])
+    inputs = [to_uint32(x, u) for x, u in zip(args[n:], unsigned_inputs)]
+    result = fun(*args[:n], *inputs)
+    unsigned_results[:] = [_is_uint32(y) for y in jax.tree_util.tree_leaves(result)]
+    return jax.tree_util.tree_map(from_uint32, result)
+
+  specs = [_as_int32_spec(s) for s in input_specs]
+  params = jax.tree_util.tree_map(_as_int32_spec, params)
+  return wrapped, specs, params, unsigned_inputs, unsigned_results
 
 
 def _converted_by() -> str:
@@ -98,6 +144,9 @@ def to_tfjs(
       the message names the JAX primitive, the TF op and the remedies.
   """
   options = {**CONVERT_OPTIONS, "disabled_checks": _check_disabled(disabled_checks)}
+  fun, input_specs, params, unsigned_inputs, unsigned_results = _uint32_as_int32(
+    fun, input_specs, params
+  )
   traced = signature.trace(
     fun,
     input_specs,
@@ -107,7 +156,15 @@ def to_tfjs(
   )
   frozen = freeze.freeze(traced)
   refusals.check(frozen, traced.jax_fun, input_specs)
-  files = graph_model.model_files(frozen, generated_by=tf.__version__, converted_by=_converted_by())
+  uint32 = [n for n, u in zip(frozen.inputs, unsigned_inputs) if u]
+  uint32 += [signature.output_name(i) for i, u in enumerate(unsigned_results) if u]
+  files = graph_model.model_files(
+    frozen,
+    generated_by=tf.__version__,
+    converted_by=_converted_by(),
+    uint32=uint32,
+    webgl_inexact=webgl.bit_primitives(frozen.graph_def),
+  )
   model = TFJSModel(files, tuple(frozen.inputs), tuple(frozen.outputs))
   if path is not None:
     model = model.save(path, overwrite=overwrite)

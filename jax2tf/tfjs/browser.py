@@ -161,6 +161,8 @@ def run(
   `backend` is the TF.js backend asked for ("webgl", "webgpu", "wasm" or
   "cpu"); where the browser cannot start it, the page runs on `fallback`,
   and `BrowserRun.backend` says which ran. Inputs as for `jax2tf.tfjs.run`.
+  A model that computes on 32-bit integer bits (model.json's
+  `webgl_inexact`) is refused on WebGL, which would give other numbers.
   """
   for name, value in (("backend", backend), ("fallback", fallback)):
     if value not in BACKENDS:
@@ -168,6 +170,13 @@ def run(
   with tempfile.TemporaryDirectory(prefix="jax2tf-site-") as root:
     model_dir = runtime.model_directory(model, root)
     names, outputs, specs = runtime.signature(model_dir)
+    inexact = runtime.webgl_inexact(model_dir)
+    if inexact and "webgl" in (backend, fallback):
+      raise ValueError(
+        f"backend: the model computes on 32-bit integer bits ({', '.join(inexact)}), which "
+        "TF.js's WebGL backend holds in float32 and computes inexactly, without an error; "
+        "run it on the 'wasm' or 'cpu' backend"
+      )
     if len(args) != len(names):
       raise TypeError(f"the model takes {len(names)} inputs ({', '.join(names)}), got {len(args)}")
     inputs = {}
@@ -185,9 +194,10 @@ def run(
     link_tfjs(root)
     with serve(root) as url:
       page = drive(url + "index.html", timeout=timeout)
-  if page["error"] or page["result"] is None:
-    log = "\n".join(page["console"][-20:])
-    raise runtime.TFJSRuntimeError(f"TF.js in Chromium failed:\n{page['error']}\n{log}")
-  result = page["result"]
+    if page["error"] or page["result"] is None:
+      log = "\n".join(page["console"][-20:])
+      raise runtime.TFJSRuntimeError(f"TF.js in Chromium failed:\n{page['error']}\n{log}")
+    result = page["result"]
+    arrays = runtime.as_declared(model_dir, outputs, [_decode(o) for o in result["outputs"]])
   details = {k: v for k, v in result.items() if k not in ("outputs", "backend")}
-  return BrowserRun([_decode(o) for o in result["outputs"]], result["backend"], details)
+  return BrowserRun(arrays, result["backend"], details)

@@ -9,6 +9,7 @@ largest file browsers cache); a value may span two shards.
 """
 
 import json
+from collections.abc import Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -125,7 +126,14 @@ def _signature(frozen: Frozen) -> dict:
   }
 
 
-def model_files(frozen: Frozen, *, generated_by: str, converted_by: str) -> dict[str, bytes]:
+def model_files(
+  frozen: Frozen,
+  *,
+  generated_by: str,
+  converted_by: str,
+  uint32: Sequence[str] = (),
+  webgl_inexact: Sequence[str] = (),
+) -> dict[str, bytes]:
   """{file name: content}: model.json and the weight shards."""
   graph_def = tf.compat.v1.GraphDef()
   graph_def.CopyFrom(frozen.graph_def)
@@ -139,12 +147,16 @@ def model_files(frozen: Frozen, *, generated_by: str, converted_by: str) -> dict
     "weightsManifest": manifest,
     # The signature's maps carry no order; the JAX function's is kept here
     # (TF.js passes it through as the model's `metadata`), with the messages
-    # of the shape checks (shape_checks.py).
+    # of the shape checks (shape_checks.py), the inputs and outputs that are
+    # uint32 in JAX (int32 of the same bits here), and the primitives that
+    # the WebGL backend would compute inexactly (webgl.py).
     "userDefinedMetadata": {
       METADATA_KEY: {
         "inputs": list(frozen.inputs),
         "outputs": list(frozen.outputs),
         "shape_checks": frozen.shape_checks,
+        "uint32": list(uint32),
+        "webgl_inexact": list(webgl_inexact),
       }
     },
   }

@@ -45,6 +45,15 @@ OPS = frozenset(
   """.split()
 )
 
+# Ops the converter maps but cannot run, with the reason: refused like the
+# ops it lacks.
+BROKEN = {
+  "BitwiseAnd": "its op mapping names the inputs x and y where its executor reads a and b, "
+  "so every call fails (and its kernel does not broadcast)",
+}
+# What a TF.js graph model may hold.
+RUNS = OPS - BROKEN.keys()
+
 # TF dtypes (tf.DType.name) that TF.js computes in as TF does. It reads int64
 # tensors as int32, which holds the shapes and indices of a program that JAX
 # traced without x64 (a JAX value of 64 bits is refused at the signature);

@@ -55,7 +55,7 @@ def _findings(graph_def, applied) -> tuple[dict, dict]:
   narrowed: dict[str, list] = collections.defaultdict(list)
   for node in provenance.node_defs(graph_def):
     origin = provenance.primitive_of_node(node, set(applied))
-    if node.op not in ops.OPS:
+    if node.op not in ops.RUNS:
       if origin not in missing[node.op]:
         missing[node.op].append(origin)
       continue

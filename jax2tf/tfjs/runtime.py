@@ -62,16 +62,22 @@ def node() -> str:
   return node
 
 
-def signature(folder: str) -> tuple[list, list, dict]:
-  """(input names, output names, {input name: (dtype, shape)}) of a model directory."""
+def _metadata(folder: str) -> tuple[dict, dict]:
   with open(os.path.join(folder, MODEL_JSON), encoding="utf-8") as f:
     model = json.load(f)
-  order = model.get("userDefinedMetadata", {}).get(METADATA_KEY, {})
+  return model, model.get("userDefinedMetadata", {}).get(METADATA_KEY, {})
+
+
+def signature(folder: str) -> tuple[list, list, dict]:
+  """(input names, output names, {input name: (dtype, shape)}) of a model directory."""
+  model, order = _metadata(folder)
+  unsigned = set(order.get("uint32", ()))
   inputs = model["signature"].get("inputs", {})
   specs = {}
   for name, info in inputs.items():
     dims = info.get("tensorShape", {}).get("dim", [])
-    specs[name] = (_DTYPES.get(info.get("dtype")), [int(d.get("size", 0)) for d in dims])
+    dtype = "uint32" if name in unsigned else _DTYPES.get(info.get("dtype"))
+    specs[name] = (dtype, [int(d.get("size", 0)) for d in dims])
   return (
     order.get("inputs", sorted(inputs)),
     order.get("outputs", sorted(model["signature"].get("outputs", {}))),
@@ -87,7 +93,21 @@ def check_input(name: str, arg, spec) -> np.ndarray:
   if len(arg.shape) != len(shape) or any(d not in (-1, a) for a, d in zip(arg.shape, shape)):
     wanted = ["?" if d == -1 else d for d in shape]
     raise ValueError(f"input {name!r}: the model takes shape {wanted}, got {list(arg.shape)}")
-  return arg
+  # TF.js has no unsigned tensors: a uint32 input goes in as int32 of the same bits.
+  return arg.view(np.int32) if dtype == "uint32" else arg
+
+
+def webgl_inexact(folder: str) -> list[str]:
+  """The JAX primitives of the model that TF.js's WebGL backend computes
+  inexactly (jax2tf/tfjs/webgl.py); empty for models written before them."""
+  return list(_metadata(folder)[1].get("webgl_inexact", ()))
+
+
+def as_declared(folder: str, outputs: Sequence[str], arrays: list) -> list:
+  """The outputs as the JAX function returns them: uint32 ones come out of
+  TF.js as int32 of the same bits."""
+  unsigned = set(_metadata(folder)[1].get("uint32", ()))
+  return [a.view(np.uint32) if n in unsigned else a for n, a in zip(outputs, arrays)]
 
 
 def _write_request(
@@ -242,7 +262,8 @@ class Runner:
           f"TF.js ({self.backend} backend) failed on the model in {model_dir}:\n"
           + reply["error"][-4000:]
         )
-      return _read_response(folder, self.backend)
+      results, timings = _read_response(folder, self.backend)
+      return [as_declared(model_dir, outputs, r) for r in results], timings
 
   def run_many(self, model: TFJSModel | str | os.PathLike, input_sets: Sequence[Sequence]):
     """The outputs of the model on each set of inputs (a list per set)."""

@@ -75,3 +75,28 @@ def test_missing_chromium_says_how_to_install(monkeypatch, tmp_path):
   monkeypatch.setenv(browser.CHROMIUM_ENV, str(tmp_path / "nothing"))
   with pytest.raises(FileNotFoundError, match="is not an executable"):
     browser.chromium()
+
+
+@needs_chromium
+def test_bit_arithmetic_exact_on_wasm_and_refused_on_webgl():
+  # WebGL holds int32 in float32 textures: the PRNG's 32-bit words would
+  # come out wrong there, without an error.
+  def sample(key_data):
+    key = jax.random.wrap_key_data(key_data, impl="threefry2x32")
+    return jax.random.bits(key, (4, 8), np.uint32), jax.random.normal(key, (8,))
+
+  key_data = np.array([0, 2**31 - 1], np.uint32)
+  model = jax2tf.to_tfjs(sample, key_data)
+  inexact = model.model_json["userDefinedMetadata"]["jax2tf"]["webgl_inexact"]
+  assert {"threefry2x32", "xor"} <= set(inexact)
+  with pytest.raises(ValueError, match="WebGL backend holds in float32"):
+    browser.run(model, key_data, backend="webgl")
+  run = browser.run(model, key_data, backend="wasm", fallback="cpu")
+  bits, normal = jax.jit(sample)(key_data)
+  np.testing.assert_array_equal(run.outputs[0], bits)
+  np.testing.assert_allclose(run.outputs[1], normal, rtol=1e-6, atol=1e-6)
+
+
+def test_models_without_bit_arithmetic_are_not_flagged_for_webgl():
+  model, _ = _model("transformer_lm")
+  assert model.model_json["userDefinedMetadata"]["jax2tf"]["webgl_inexact"] == []

@@ -22,12 +22,12 @@ from jax2tf.internals import jax_private
 # Every call-like primitive runs its body in place. A composite is a named
 # group of ops with a reference decomposition; TF has no such grouping, so the
 # decomposition is emitted.
-@register(*CALL_LIKE_PRIMITIVES)
+@register(*CALL_LIKE_PRIMITIVES, int32_lanes=True)
 def _inline_body(ctx, *args, **params):
   return ctx.lower_jaxpr(key_data_jaxpr(call_body(params)), args)
 
 
-@register(core_primitives.name_p)
+@register(core_primitives.name_p, int32_lanes=True)
 def _checkpoint_name(ctx, x, *, name):
   # jax.ad_checkpoint.checkpoint_name: a label for remat policies, the value
   # passes through.

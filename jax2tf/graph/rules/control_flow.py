@@ -8,7 +8,6 @@ dimension in the loop's shape invariants, every constant one stays fixed.
 Cases: control_flow_cases.py
 """
 
-import numpy as np
 import tensorflow as tf
 from jax.extend.core import primitives as core_primitives
 
@@ -30,8 +29,9 @@ def _static_shape(aval) -> tf.TensorShape:
   return tf.TensorShape([int(d) if dim_eval.is_constant(d) else None for d in shape])
 
 
-def _tf_dtype(aval) -> tf.DType:
-  return tf.as_dtype(np.dtype(physical_aval(aval).dtype))
+def _tf_dtype(ctx, aval) -> tf.DType:
+  """The TF dtype holding `aval` (key arrays as their key data)."""
+  return ctx.tf_dtype(physical_aval(aval))
 
 
 def _keep_shapes(values, shapes):
@@ -61,14 +61,14 @@ def _empty(ctx, *, shape, dtype, out_sharding=None):
   # value is correct, zeros are deterministic.
   del shape, dtype, out_sharding
   aval = ctx.aval_out
-  return tf.zeros(ctx.shape(physical_aval(aval).shape), _tf_dtype(aval))
+  return tf.zeros(ctx.shape(physical_aval(aval).shape), _tf_dtype(ctx, aval))
 
 
 @register(core_primitives.empty2_p)
 def _empty2(ctx, *, dtype, memory_space=None):
   del dtype, memory_space
   aval = ctx.aval_out
-  return tf.zeros(ctx.shape(physical_aval(aval).shape), _tf_dtype(aval))
+  return tf.zeros(ctx.shape(physical_aval(aval).shape), _tf_dtype(ctx, aval))
 
 
 # -- cond / switch
@@ -79,7 +79,7 @@ def _branch_index_in_range(i: int, n: int) -> int:
   return i if 0 <= i < n else n - 1
 
 
-@register(core_primitives.cond_p)
+@register(core_primitives.cond_p, int32_lanes=True)
 def _cond(ctx, index, *operands, branches, **_):
   # Other parameters (e.g. `linear` in some JAX versions) are hints for
   # differentiation; the forward computation does not depend on them.
@@ -121,7 +121,7 @@ def _platform_index(ctx, *, platforms, **_):
 # -- while
 
 
-@register(core_primitives.while_p)
+@register(core_primitives.while_p, int32_lanes=True)
 def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   cond_consts = list(args[:cond_nconsts])
   body_consts = list(args[cond_nconsts : cond_nconsts + body_nconsts])
@@ -179,7 +179,7 @@ def _scan_counts(num_consts, num_carry, ft_in):
   return num_consts, num_carry
 
 
-@register(core_primitives.scan_p)
+@register(core_primitives.scan_p, int32_lanes=True)
 def _scan(
   ctx,
   *args,
@@ -208,7 +208,7 @@ def _scan(
   jaxpr = key_data_jaxpr(jaxpr)
 
   if isinstance(n, int) and n == 0:
-    return init + [tf.zeros(ctx.shape(physical_aval(a).shape), _tf_dtype(a)) for a in y_avals]
+    return init + [tf.zeros(ctx.shape(physical_aval(a).shape), _tf_dtype(ctx, a)) for a in y_avals]
 
   if not ctx.enable_xla and any(d is None for s in y_shapes for d in s):
     return _scan_scattering(ctx, jaxpr, consts, init, xs, n, reverse, carry_shapes, y_avals)
@@ -222,7 +222,7 @@ def _scan(
     return i + 1, tuple(new_carry), tuple(ys)
 
   ys0 = tuple(
-    tf.TensorArray(_tf_dtype(a), size=n, element_shape=s, infer_shape=True)
+    tf.TensorArray(_tf_dtype(ctx, a), size=n, element_shape=s, infer_shape=True)
     for a, s in zip(y_avals, y_shapes)
   )
   i0 = tf.constant(0, tf.int32)
@@ -251,7 +251,7 @@ def _scan_scattering(ctx, jaxpr, consts, init, xs, n, reverse, carry_shapes, y_a
     ys = [tf.tensor_scatter_nd_update(acc, at, y[None]) for acc, y in zip(ys, outs[n_carry:])]
     return i + 1, tuple(new_carry), tuple(ys)
 
-  ys0 = tuple(tf.zeros(ctx.shape(physical_aval(a).shape), _tf_dtype(a)) for a in y_avals)
+  ys0 = tuple(tf.zeros(ctx.shape(physical_aval(a).shape), _tf_dtype(ctx, a)) for a in y_avals)
   i0 = tf.constant(0, tf.int32)
   _, carry, ys = tf.while_loop(
     lambda i, *_: i < n,

@@ -252,9 +252,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'switch_6_branches_idx0', 'switch_6_branches_idx1', 'switch_6_branches_idx5',
         'switch_clamped_high', 'switch_clamped_low'
     ],
-    ('xor', 'BitwiseXor'): [
-        'scan_int'
-    ],
 }
 _TFJS_GAPS = {  # (why, error): cases
     ("TF.js's kernels differ from XLA's: signs of zero differ",

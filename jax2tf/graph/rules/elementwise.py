@@ -27,7 +27,7 @@ import tensorflow as tf
 from jax import lax
 from jax.extend.core import primitives as core_primitives
 
-from jax2tf.graph import portable_bits, windowing
+from jax2tf.graph import int32_bits, portable_bits, windowing
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 
@@ -148,7 +148,7 @@ def _round(ctx, x, *, rounding_method):
   return tf.where(frac >= sem.const(0.5, x.dtype), trunc + step, trunc)
 
 
-@register(lax.neg_p)
+@register(lax.neg_p, int32_lanes=True)  # uint32 lanes negate as int32 does
 def _neg(ctx, x):
   if sem.is_unsigned(x.dtype):
     return _twos_complement_neg(x)  # there is no unsigned Neg kernel
@@ -265,22 +265,35 @@ def _add(ctx, x, y):
   return tf.add(x, y)
 
 
-register(lax.add_p)(_add)
-register(core_primitives.add_jaxvals_p)(_add)
+# Addition and subtraction wrap alike on signed and unsigned bits.
+register(lax.add_p, int32_lanes=True)(_add)
+register(core_primitives.add_jaxvals_p, int32_lanes=True)(_add)
 
 
-@register(lax.sub_p)
+@register(lax.sub_p, int32_lanes=True)
 def _sub(ctx, x, y):
   return tf.subtract(x, y)
 
 
-@register(lax.mul_p)
+def _is_int32_lanes(ctx, x) -> bool:
+  """Whether `x` is a 32-bit integer that TF.js computes on (int32, or uint32 bits)."""
+  return ctx.for_tfjs and x.dtype == tf.int32
+
+
+def _unsigned_lanes(ctx) -> bool:
+  """Whether the operands are uint32 values in int32 lanes (TF.js)."""
+  return ctx.for_tfjs and np.dtype(ctx.avals_in[0].dtype) == np.uint32
+
+
+@register(lax.mul_p, int32_lanes=True)
 def _mul(ctx, x, y, *, out_dtype=None):
   if out_dtype is not None:
     target = ctx.tf_dtype()
     x, y = tf.cast(x, target), tf.cast(y, target)
   if x.dtype == tf.bool:
     return tf.logical_and(x, y)
+  if _is_int32_lanes(ctx, x):
+    return int32_bits.multiply(x, y)  # TF.js's cpu products drop low bits past 2**53
   return tf.multiply(x, y)
 
 
@@ -359,8 +372,10 @@ def _rem(ctx, x, y):
   return tf.where(is_zero, x, r)
 
 
-@register(lax.max_p)
+@register(lax.max_p, int32_lanes=True)
 def _max(ctx, x, y):
+  if _unsigned_lanes(ctx):
+    return int32_bits.unsigned_maximum(x, y)
   if not ctx.enable_xla and sem.is_float(x.dtype) and sem.is_positive_zero_scalar(y):
     # relu, for the TFLite and TF.js converters: Relu gives -0.0 for -0.0
     # where XLA gives +0.0, and Abs fixes that in one op that XNNPack runs
@@ -371,7 +386,11 @@ def _max(ctx, x, y):
   return sem.maximum(x, y)
 
 
-register(lax.min_p)(lambda ctx, x, y: sem.minimum(x, y))
+@register(lax.min_p, int32_lanes=True)
+def _min(ctx, x, y):
+  if _unsigned_lanes(ctx):
+    return int32_bits.unsigned_minimum(x, y)
+  return sem.minimum(x, y)
 
 
 @register(lax.clamp_p)
@@ -435,6 +454,8 @@ _NARROW_INTS = (tf.int8, tf.uint8, tf.int16, tf.uint16)
 
 def _compare(tf_fn, ordered: bool):
   def rule(ctx, x, y):
+    if ordered and _unsigned_lanes(ctx):
+      return int32_bits.unsigned_compare(tf_fn, x, y)
     # TF's ordered comparisons have no bool kernel (False < True, as in XLA),
     # and TFLite's comparisons of 8- and 16-bit integers are meant for
     # quantized tensors (uint8 equality crashes its interpreter): int32
@@ -454,7 +475,7 @@ for _p, _fn, _ordered in [
   (lax.gt_p, tf.greater, True),
   (lax.ge_p, tf.greater_equal, True),
 ]:
-  register(_p)(_compare(_fn, _ordered))
+  register(_p, int32_lanes=True)(_compare(_fn, _ordered))
 
 
 # Total-order comparisons (eq_to, le_to, lt_to; jnp.searchsorted and sort
@@ -487,10 +508,12 @@ for _name, _fn in [("eq_to_p", tf.equal), ("le_to_p", tf.less_equal), ("lt_to_p"
   register(getattr(lax, _name))(_total_order_compare(_fn))
 
 
-def _logical(bool_fn, int_fn, portable_fn):
+def _logical(bool_fn, int_fn, portable_fn, lanes_fn):
   def rule(ctx, x, y):
     if x.dtype == tf.bool:
       return bool_fn(x, y)
+    if _is_int32_lanes(ctx, x):
+      return lanes_fn(x, y)
     if not ctx.enable_xla and portable_fn is not None and portable_bits.handles(x.dtype):
       return portable_fn(x, y)
     return int_fn(x, y)
@@ -498,14 +521,24 @@ def _logical(bool_fn, int_fn, portable_fn):
   return rule
 
 
-register(lax.and_p)(_logical(tf.logical_and, tf.bitwise.bitwise_and, portable_bits.bitwise_and))
-register(lax.or_p)(_logical(tf.logical_or, tf.bitwise.bitwise_or, portable_bits.bitwise_or))
-register(lax.xor_p)(_logical(tf.math.logical_xor, tf.bitwise.bitwise_xor, None))
+register(lax.and_p, int32_lanes=True)(
+  _logical(
+    tf.logical_and, tf.bitwise.bitwise_and, portable_bits.bitwise_and, int32_bits.bitwise_and
+  )
+)
+register(lax.or_p, int32_lanes=True)(
+  _logical(tf.logical_or, tf.bitwise.bitwise_or, portable_bits.bitwise_or, int32_bits.bitwise_or)
+)
+register(lax.xor_p, int32_lanes=True)(
+  _logical(tf.math.logical_xor, tf.bitwise.bitwise_xor, None, int32_bits.bitwise_xor)
+)
 
 
-@register(lax.not_p)
+@register(lax.not_p, int32_lanes=True)
 def _not(ctx, x):
-  return tf.logical_not(x) if x.dtype == tf.bool else portable_bits.invert(x)
+  if x.dtype == tf.bool:
+    return tf.logical_not(x)
+  return int32_bits.invert(x) if _is_int32_lanes(ctx, x) else portable_bits.invert(x)
 
 
 def _shift_out_of_range(ctx, y):
@@ -519,8 +552,21 @@ def _shift_out_of_range(ctx, y):
   return too_big if unsigned else tf.logical_or(too_big, y < 0)
 
 
-@register(lax.shift_left_p)
+def _shift_in_lanes(x, y, shift):
+  # Amounts are int32 lanes here: read as signed, those of 2**31 and more
+  # (as uint32) are negative, so out of range as they should be.
+  out = tf.logical_or(y < 0, y >= 32)
+  res = shift(x, tf.where(out, tf.zeros_like(y), y))
+  fill = tf.zeros_like(res)
+  if shift is int32_bits.shift_right_arithmetic:  # only copies of the sign bit are left
+    fill = tf.where(x < 0, tf.constant(-1, tf.int32), tf.constant(0, tf.int32))
+  return tf.where(out, fill, res)
+
+
+@register(lax.shift_left_p, int32_lanes=True)
 def _shift_left(ctx, x, y):
+  if _is_int32_lanes(ctx, x):
+    return _shift_in_lanes(x, y, int32_bits.shift_left)
   out = _shift_out_of_range(ctx, y)
   in_range = tf.where(out, tf.zeros_like(y), y)
   if not ctx.enable_xla and portable_bits.handles(x.dtype):
@@ -530,8 +576,10 @@ def _shift_left(ctx, x, y):
   return tf.where(out, tf.zeros_like(res), res)
 
 
-@register(lax.shift_right_logical_p)
+@register(lax.shift_right_logical_p, int32_lanes=True)
 def _shift_right_logical(ctx, x, y):
+  if _is_int32_lanes(ctx, x):
+    return _shift_in_lanes(x, y, int32_bits.shift_right_logical)
   out = _shift_out_of_range(ctx, y)
   utype = sem.unsigned_int_of_width(x.dtype)
   ux, uy = tf.bitcast(x, utype), tf.bitcast(tf.where(out, tf.zeros_like(y), y), utype)
@@ -539,8 +587,10 @@ def _shift_right_logical(ctx, x, y):
   return tf.where(out, tf.zeros_like(res), res)
 
 
-@register(lax.shift_right_arithmetic_p)
+@register(lax.shift_right_arithmetic_p, int32_lanes=True)
 def _shift_right_arithmetic(ctx, x, y):
+  if _is_int32_lanes(ctx, x):
+    return _shift_in_lanes(x, y, int32_bits.shift_right_arithmetic)
   out = _shift_out_of_range(ctx, y)
   stype = sem.signed_int_of_width(x.dtype)
   sx, sy = tf.bitcast(x, stype), tf.bitcast(tf.where(out, tf.zeros_like(y), y), stype)
@@ -624,15 +674,41 @@ def convert_to(x, target: tf.DType) -> tf.Tensor:
   return tf.cast(x, target)
 
 
-@register(lax.convert_element_type_p)
+def _convert_in_lanes(ctx, x, target: tf.DType) -> tf.Tensor:
+  """convert_element_type for TF.js, where uint32 travels as int32 bits."""
+  source_unsigned = np.dtype(ctx.avals_in[0].dtype) == np.uint32
+  if x.dtype == tf.int32 and target in (tf.int32, tf.uint32):
+    return x  # the same bits, whichever way they are read
+  if x.dtype == tf.int32 and target == tf.bool:
+    return tf.not_equal(x, 0)
+  if x.dtype == tf.int32 and target == tf.float32:
+    # TF.js's cpu Cast of a large int32 does not round it to float32.
+    return int32_bits.to_float32(x, unsigned=source_unsigned)
+  if target == tf.uint32 and x.dtype == tf.bool:
+    return tf.cast(x, tf.int32)
+  if source_unsigned:
+    x = tf.cast(x, tf.uint32)  # uint32 ops: TF.js refuses them at conversion
+  res = convert_to(x, target)
+  return tf.cast(res, tf.int32) if res.dtype == tf.uint32 else res
+
+
+@register(lax.convert_element_type_p, int32_lanes=True)
 def _convert_element_type(ctx, x, *, new_dtype, weak_type, sharding):
   del weak_type, sharding  # no effect on values
-  return convert_to(x, tf.as_dtype(np.dtype(new_dtype)))
+  target = tf.as_dtype(np.dtype(new_dtype))
+  if ctx.for_tfjs:
+    return _convert_in_lanes(ctx, x, target)
+  return convert_to(x, target)
 
 
-@register(lax.bitcast_convert_type_p)
+@register(lax.bitcast_convert_type_p, int32_lanes=True)
 def _bitcast_convert_type(ctx, x, *, new_dtype):
   target = tf.as_dtype(np.dtype(new_dtype))
+  if ctx.for_tfjs and x.dtype == tf.int32 and target in (tf.int32, tf.uint32, tf.float32):
+    # uint32 and int32 share their lanes; TF.js has no Bitcast for a float.
+    return x if target != tf.float32 else int32_bits.bits_to_float32(x)
+  if ctx.for_tfjs and target == tf.uint32:
+    return tf.bitcast(x, tf.int32)  # TF.js refuses the Bitcast, naming this primitive
   if target == x.dtype:
     return x
   # TF's Bitcast has JAX's shape rule: a trailing dimension appears or goes
@@ -676,7 +752,7 @@ def _reduce_precision(ctx, x, *, exponent_bits, mantissa_bits):
   return tf.where(tf.math.is_nan(x), x, res)
 
 
-@register(lax.select_n_p)
+@register(lax.select_n_p, int32_lanes=True)
 def _select_n(ctx, which, *cases):
   if len(cases) == 1:
     return cases[0]
@@ -693,12 +769,12 @@ def _select_n(ctx, which, *cases):
 # Identities: TF values are immutable and gradients come from JAX's VJP.
 
 
-@register(lax.stop_gradient_p)
+@register(lax.stop_gradient_p, int32_lanes=True)
 def _stop_gradient(ctx, x):
   return tf.stop_gradient(x)
 
 
-@register(lax.optimization_barrier_p)
+@register(lax.optimization_barrier_p, int32_lanes=True)
 def _optimization_barrier(ctx, *operands):
   # XLA's barrier only constrains scheduling; TF has no such concept.
   return [tf.identity(x) for x in operands]

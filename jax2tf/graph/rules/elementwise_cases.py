@@ -1800,9 +1800,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('add', 'dtype uint16'): [
         'add_uint16', 'table_add_uint16'
     ],
-    ('add', 'dtype uint32'): [
-        'add_uint32', 'table_add_uint32'
-    ],
     ('add', 'dtype uint64'): [
         'add_uint64', 'table_add_uint64'
     ],
@@ -1827,22 +1824,18 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('add_any', 'dtype uint16'): [
         'table_add_any_uint16'
     ],
-    ('add_any', 'dtype uint32'): [
-        'table_add_any_uint32'
-    ],
     ('add_any', 'dtype uint64'): [
         'table_add_any_uint64'
     ],
     ('add_any', 'dtype uint8'): [
         'add_any_u8', 'table_add_any_uint8'
     ],
-    ('and', 'BitwiseXor'): [
-        'and_int16', 'and_int32', 'and_int8', 'and_uint16', 'and_uint32', 'and_uint8',
-        'table_and_int16', 'table_and_int32', 'table_and_int8', 'table_and_uint16',
-        'table_and_uint32', 'table_and_uint8'
+    ('and', 'BitwiseAnd'): [
+        'and_int64', 'and_uint64', 'table_and_int64', 'table_and_uint64'
     ],
-    ('and', 'dtype uint64'): [
-        'and_uint64', 'table_and_uint64'
+    ('and', 'BitwiseXor'): [
+        'and_int16', 'and_int8', 'and_uint16', 'and_uint8', 'table_and_int16',
+        'table_and_int8', 'table_and_uint16', 'table_and_uint8'
     ],
     ('asin', 'dtype bfloat16'): [
         'asin_bfloat16'
@@ -1908,8 +1901,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'bitcast_bf16_u16', 'bitcast_f16_u32', 'bitcast_f32_i32', 'bitcast_f32_u8',
         'bitcast_float32_to_float16', 'bitcast_float32_to_int32', 'bitcast_float32_to_uint8',
         'bitcast_float64_to_int64', 'bitcast_float64_to_uint32', 'bitcast_i16_f16',
-        'bitcast_int32_to_float32', 'bitcast_u8_f32', 'bitcast_uint32_to_int32',
-        'poly_bitcast_widen', 'x64_bitcast_f64_u32'
+        'bitcast_u8_f32', 'poly_bitcast_widen', 'x64_bitcast_f64_u32'
     ],
     ('cbrt', 'dtype bfloat16'): [
         'cbrt_bfloat16'
@@ -1951,7 +1943,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_clamp_uint16'
     ],
     ('clamp', 'dtype uint32'): [
-        'clamp_u32', 'table_clamp_uint32'
+        'all_3ary_uint32', 'clamp_u32', 'table_clamp_uint32'
     ],
     ('clamp', 'dtype uint64'): [
         'table_clamp_uint64'
@@ -1977,6 +1969,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('conj', 'dtype complex128'): [
         'table_conj_float64'
     ],
+    ('convert_element_type', 'Bitcast'): [
+        'x64_convert_f64_to_narrow_floats'
+    ],
     ('convert_element_type', 'dtype bfloat16'): [
         'convert_bf16_to_all', 'convert_bfloat16_to_float32', 'convert_bool_to_all',
         'convert_f32_to_all', 'convert_f32_to_bf16_rounding', 'convert_float32_to_bfloat16',
@@ -1995,7 +1990,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_rsqrt_bfloat16', 'table_select_n_bfloat16', 'table_sin_bfloat16',
         'table_sinh_bfloat16', 'table_sqrt_bfloat16', 'table_square_bfloat16',
         'table_stop_gradient_bfloat16', 'table_sub_bfloat16', 'table_tan_bfloat16',
-        'table_tanh_bfloat16', 'x64_convert_f64_to_narrow_floats'
+        'table_tanh_bfloat16'
     ],
     ('convert_element_type', 'dtype float16'): [
         'convert_f16_to_ints', 'convert_float16_to_float32', 'convert_float32_to_float16',
@@ -2018,8 +2013,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'all_3ary_uint16', 'convert_float32_to_uint16', 'table_select_n_uint16'
     ],
     ('convert_element_type', 'dtype uint32'): [
-        'all_3ary_uint32', 'convert_float32_to_uint32', 'convert_u32_to_f32_i32',
-        'convert_uint32_to_int32', 'table_select_n_uint32'
+        'convert_float32_to_uint32'
     ],
     ('convert_element_type', 'dtype uint64'): [
         'all_3ary_uint64', 'convert_float32_to_uint64', 'table_select_n_uint64',
@@ -2054,8 +2048,8 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'cosh_float64', 'table_cosh_float64'
     ],
     ('div', 'TruncateDiv'): [
-        'div_int16', 'div_int8', 'div_rem_edges_ints', 'div_uint16', 'div_uint32',
-        'div_uint64', 'div_uint8', 'floor_divide_uint16', 'floor_divide_uint32',
+        'all_2ary_uint32', 'div_int16', 'div_int8', 'div_rem_edges_ints', 'div_uint16',
+        'div_uint32', 'div_uint64', 'div_uint8', 'floor_divide_uint16', 'floor_divide_uint32',
         'floor_divide_uint64', 'floor_divide_uint8', 'table_div_int16', 'table_div_int8',
         'table_div_uint16', 'table_div_uint32', 'table_div_uint64', 'table_div_uint8',
         'x64_div_rem_edges'
@@ -2092,9 +2086,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('eq', 'dtype uint16'): [
         'eq_uint16', 'table_eq_uint16'
-    ],
-    ('eq', 'dtype uint32'): [
-        'eq_uint32', 'table_eq_uint32'
     ],
     ('eq', 'dtype uint64'): [
         'eq_uint64', 'table_eq_uint64'
@@ -2165,9 +2156,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('ge', 'dtype uint16'): [
         'ge_uint16', 'table_ge_uint16'
     ],
-    ('ge', 'dtype uint32'): [
-        'ge_uint32', 'table_ge_uint32'
-    ],
     ('ge', 'dtype uint64'): [
         'ge_uint64', 'table_ge_uint64'
     ],
@@ -2191,9 +2179,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('gt', 'dtype uint16'): [
         'table_gt_uint16'
-    ],
-    ('gt', 'dtype uint32'): [
-        'table_gt_uint32'
     ],
     ('gt', 'dtype uint64'): [
         'table_gt_uint64'
@@ -2269,9 +2254,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('le', 'dtype uint16'): [
         'table_le_uint16'
     ],
-    ('le', 'dtype uint32'): [
-        'table_le_uint32'
-    ],
     ('le', 'dtype uint64'): [
         'table_le_uint64'
     ],
@@ -2332,9 +2314,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('lt', 'dtype uint16'): [
         'lt_uint16', 'table_lt_uint16'
     ],
-    ('lt', 'dtype uint32'): [
-        'lt_uint32', 'table_lt_uint32'
-    ],
     ('lt', 'dtype uint64'): [
         'lt_uint64', 'table_lt_uint64'
     ],
@@ -2368,9 +2347,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('max', 'dtype uint16'): [
         'max_uint16', 'table_max_uint16'
     ],
-    ('max', 'dtype uint32'): [
-        'max_uint32', 'table_max_uint32'
-    ],
     ('max', 'dtype uint64'): [
         'max_uint64', 'table_max_uint64'
     ],
@@ -2397,9 +2373,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('min', 'dtype uint16'): [
         'min_uint16', 'table_min_uint16'
-    ],
-    ('min', 'dtype uint32'): [
-        'min_uint32', 'table_min_uint32'
     ],
     ('min', 'dtype uint64'): [
         'min_uint64', 'table_min_uint64'
@@ -2428,9 +2401,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('mul', 'dtype uint16'): [
         'mul_uint16', 'table_mul_uint16'
     ],
-    ('mul', 'dtype uint32'): [
-        'mul_uint32', 'table_mul_uint32'
-    ],
     ('mul', 'dtype uint64'): [
         'mul_uint64', 'table_mul_uint64'
     ],
@@ -2458,9 +2428,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('ne', 'dtype uint16'): [
         'table_ne_uint16'
     ],
-    ('ne', 'dtype uint32'): [
-        'table_ne_uint32'
-    ],
     ('ne', 'dtype uint64'): [
         'table_ne_uint64'
     ],
@@ -2468,8 +2435,8 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_ne_uint8'
     ],
     ('neg', 'BitwiseXor'): [
-        'neg_u8_wraps', 'neg_uint16', 'neg_uint32', 'neg_uint64', 'neg_uint8',
-        'table_neg_uint16', 'table_neg_uint32', 'table_neg_uint64', 'table_neg_uint8'
+        'neg_u8_wraps', 'neg_uint16', 'neg_uint64', 'neg_uint8', 'table_neg_uint16',
+        'table_neg_uint64', 'table_neg_uint8'
     ],
     ('neg', 'dtype bfloat16'): [
         'neg_bfloat16'
@@ -2500,18 +2467,16 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'x64_nextafter_f64'
     ],
     ('not', 'BitwiseXor'): [
-        'not_i8', 'not_int16', 'not_int32', 'not_int64', 'not_int8', 'not_uint16',
-        'not_uint32', 'not_uint64', 'not_uint8', 'table_not_int16', 'table_not_int32',
-        'table_not_int64', 'table_not_int8', 'table_not_uint16', 'table_not_uint32',
-        'table_not_uint64', 'table_not_uint8'
+        'not_i8', 'not_int16', 'not_int64', 'not_int8', 'not_uint16', 'not_uint64',
+        'not_uint8', 'table_not_int16', 'table_not_int64', 'table_not_int8',
+        'table_not_uint16', 'table_not_uint64', 'table_not_uint8'
     ],
     ('or', 'BitwiseOr'): [
         'or_int64', 'or_uint64', 'table_or_int64', 'table_or_uint64'
     ],
     ('or', 'BitwiseXor'): [
-        'or_int16', 'or_int32', 'or_int8', 'or_uint16', 'or_uint32', 'or_uint8',
-        'table_or_int16', 'table_or_int32', 'table_or_int8', 'table_or_uint16',
-        'table_or_uint32', 'table_or_uint8'
+        'or_int16', 'or_int8', 'or_uint16', 'or_uint8', 'table_or_int16', 'table_or_int8',
+        'table_or_uint16', 'table_or_uint8'
     ],
     ('population_count', 'PopulationCount'): [
         'population_count_i8', 'population_count_int16', 'population_count_int32',
@@ -2587,40 +2552,31 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('select_n', 'dtype int8'): [
         'select_n_bool_int8', 'select_n_scalar_pred'
     ],
-    ('select_n', 'dtype uint32'): [
-        'select_n_u32_cases'
-    ],
     ('shift_left', 'LeftShift'): [
         'shift_left_int64', 'shift_left_uint64', 'table_shift_left_int64',
         'table_shift_left_uint64'
     ],
     ('shift_left', 'RightShift'): [
-        'shift_left_int16', 'shift_left_int32', 'shift_left_int8', 'shift_left_uint16',
-        'shift_left_uint32', 'shift_left_uint8', 'table_shift_left_int16',
-        'table_shift_left_int32', 'table_shift_left_int8', 'table_shift_left_uint16',
-        'table_shift_left_uint32', 'table_shift_left_uint8'
+        'shift_left_int16', 'shift_left_int8', 'shift_left_uint16', 'shift_left_uint8',
+        'table_shift_left_int16', 'table_shift_left_int8', 'table_shift_left_uint16',
+        'table_shift_left_uint8'
     ],
     ('shift_right_arithmetic', 'Bitcast'): [
-        'poly_shift', 'shift_right_arithmetic_int16', 'shift_right_arithmetic_int32',
-        'shift_right_arithmetic_int64', 'shift_right_arithmetic_int8',
-        'shift_right_arithmetic_uint16', 'shift_right_arithmetic_uint32',
+        'poly_shift', 'shift_right_arithmetic_int16', 'shift_right_arithmetic_int64',
+        'shift_right_arithmetic_int8', 'shift_right_arithmetic_uint16',
         'shift_right_arithmetic_uint64', 'shift_right_arithmetic_uint8',
-        'table_shift_right_arithmetic_int16', 'table_shift_right_arithmetic_int32',
-        'table_shift_right_arithmetic_int64', 'table_shift_right_arithmetic_int8',
-        'table_shift_right_arithmetic_uint16', 'table_shift_right_arithmetic_uint32',
+        'table_shift_right_arithmetic_int16', 'table_shift_right_arithmetic_int64',
+        'table_shift_right_arithmetic_int8', 'table_shift_right_arithmetic_uint16',
         'table_shift_right_arithmetic_uint64', 'table_shift_right_arithmetic_uint8'
     ],
     ('shift_right_logical', 'Bitcast'): [
-        'all_2ary_int16', 'all_2ary_int32', 'all_2ary_int64', 'all_2ary_int8',
-        'all_2ary_uint16', 'all_2ary_uint32', 'all_2ary_uint64', 'all_2ary_uint8',
-        'shift_negative_amount', 'shift_right_logical_int16', 'shift_right_logical_int32',
+        'all_2ary_int16', 'all_2ary_int64', 'all_2ary_int8', 'all_2ary_uint16',
+        'all_2ary_uint64', 'all_2ary_uint8', 'shift_right_logical_int16',
         'shift_right_logical_int64', 'shift_right_logical_int8', 'shift_right_logical_uint16',
-        'shift_right_logical_uint32', 'shift_right_logical_uint64',
-        'shift_right_logical_uint8', 'shifts_edges_ints', 'table_shift_right_logical_int16',
-        'table_shift_right_logical_int32', 'table_shift_right_logical_int64',
+        'shift_right_logical_uint64', 'shift_right_logical_uint8', 'shifts_edges_ints',
+        'table_shift_right_logical_int16', 'table_shift_right_logical_int64',
         'table_shift_right_logical_int8', 'table_shift_right_logical_uint16',
-        'table_shift_right_logical_uint32', 'table_shift_right_logical_uint64',
-        'table_shift_right_logical_uint8', 'x64_shifts'
+        'table_shift_right_logical_uint64', 'table_shift_right_logical_uint8', 'x64_shifts'
     ],
     ('sign', 'dtype bfloat16'): [
         'sign_bf16', 'sign_bfloat16', 'table_sign_bfloat16'
@@ -2692,25 +2648,22 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_copy_int16'
     ],
     ('signature', 'dtype int64'): [
-        'abs_int64', 'add_int64', 'all_3ary_int64', 'and_int64', 'convert_float32_to_int64',
+        'abs_int64', 'add_int64', 'all_3ary_int64', 'convert_float32_to_int64',
         'convert_int64_to_float32', 'div_int64', 'eq_int64', 'floor_divide_int64', 'ge_int64',
         'integer_pow_int64', 'lt_int64', 'max_int64', 'min_int64', 'mul_int64', 'neg_int64',
         'rem_int64', 'sign_int64', 'sub_int64', 'table_abs_int64', 'table_add_any_int64',
-        'table_add_int64', 'table_and_int64', 'table_clamp_int64', 'table_copy_int64',
-        'table_div_int64', 'table_eq_int64', 'table_ge_int64', 'table_gt_int64',
-        'table_ipow2_int64', 'table_ipow3_int64', 'table_ipow5_int64', 'table_le_int64',
-        'table_lt_int64', 'table_max_int64', 'table_min_int64', 'table_mul_int64',
-        'table_ne_int64', 'table_neg_int64', 'table_rem_int64', 'table_select_n_int64',
-        'table_sign_int64', 'table_square_int64', 'table_stop_gradient_int64', 'table_sub_int64'
+        'table_add_int64', 'table_clamp_int64', 'table_copy_int64', 'table_div_int64',
+        'table_eq_int64', 'table_ge_int64', 'table_gt_int64', 'table_ipow2_int64',
+        'table_ipow3_int64', 'table_ipow5_int64', 'table_le_int64', 'table_lt_int64',
+        'table_max_int64', 'table_min_int64', 'table_mul_int64', 'table_ne_int64',
+        'table_neg_int64', 'table_rem_int64', 'table_select_n_int64', 'table_sign_int64',
+        'table_square_int64', 'table_stop_gradient_int64', 'table_sub_int64'
     ],
     ('signature', 'dtype int8'): [
         'copy', 'table_copy_int8'
     ],
     ('signature', 'dtype uint16'): [
         'table_copy_uint16'
-    ],
-    ('signature', 'dtype uint32'): [
-        'table_copy_uint32'
     ],
     ('signature', 'dtype uint64'): [
         'table_copy_uint64'
@@ -2802,9 +2755,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('stop_gradient', 'dtype uint16'): [
         'table_stop_gradient_uint16'
     ],
-    ('stop_gradient', 'dtype uint32'): [
-        'table_stop_gradient_uint32'
-    ],
     ('stop_gradient', 'dtype uint64'): [
         'table_stop_gradient_uint64'
     ],
@@ -2831,9 +2781,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('sub', 'dtype uint16'): [
         'sub_uint16', 'table_sub_uint16'
-    ],
-    ('sub', 'dtype uint32'): [
-        'sub_uint32', 'table_sub_uint32'
     ],
     ('sub', 'dtype uint64'): [
         'sub_uint64', 'table_sub_uint64'
@@ -2866,10 +2813,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_tanh_float64', 'tanh_float64'
     ],
     ('xor', 'BitwiseXor'): [
-        'graph_xor_i8', 'table_xor_int16', 'table_xor_int32', 'table_xor_int64',
-        'table_xor_int8', 'table_xor_uint16', 'table_xor_uint32', 'table_xor_uint64',
-        'table_xor_uint8', 'xor_int16', 'xor_int32', 'xor_int64', 'xor_int8', 'xor_uint16',
-        'xor_uint32', 'xor_uint64', 'xor_uint8'
+        'graph_xor_i8', 'table_xor_int16', 'table_xor_int64', 'table_xor_int8',
+        'table_xor_uint16', 'table_xor_uint64', 'table_xor_uint8', 'xor_int16', 'xor_int64',
+        'xor_int8', 'xor_uint16', 'xor_uint64', 'xor_uint8'
     ],
 }
 _TFJS_GAPS = {  # (why, error): cases

@@ -46,7 +46,7 @@ def _clamp(ctx, start, upper, valid=None):
 # --- static and dynamic slices ---------------------------------------------------
 
 
-@register(lax.slice_p)
+@register(lax.slice_p, int32_lanes=True)
 def _slice(ctx, operand, *, start_indices, limit_indices, strides):
   if strides is None or all(_is_one(s) for s in strides):
     return tf.slice(operand, ctx.shape(start_indices), ctx.shape(ctx.aval_out.shape))

@@ -518,6 +518,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('dynamic_slice', 'dtype uint8'): [
         'dynamic_slice_uint8'
     ],
+    ('dynamic_update_slice', 'dtype uint32'): [
+        'dus_uint32'
+    ],
     ('gather', 'dtype bfloat16'): [
         'take_fill_bfloat16'
     ],
@@ -642,9 +645,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('slice', 'dtype uint16'): [
         'dus_uint16'
-    ],
-    ('slice', 'dtype uint32'): [
-        'dus_uint32'
     ],
     ('slice', 'dtype uint64'): [
         'dus_uint64'

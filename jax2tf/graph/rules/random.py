@@ -21,7 +21,7 @@ import numpy as np
 import tensorflow as tf
 from jax.extend.core import primitives as core_primitives
 
-from jax2tf.graph import portable_bits
+from jax2tf.graph import int32_bits, portable_bits
 from jax2tf.graph.key_data import (
   bits_fn,
   fold_in_fn,
@@ -42,48 +42,48 @@ def _lower_traced(ctx, fn, args, avals):
   return ctx.lower_jaxpr(closed, args)
 
 
-@register(jax_private.random_wrap_p)
+@register(jax_private.random_wrap_p, int32_lanes=True)
 def _random_wrap(ctx, base_arr, *, impl):
   del impl  # the TF value is the key data either way
   return base_arr
 
 
-@register(jax_private.random_unwrap_p)
+@register(jax_private.random_unwrap_p, int32_lanes=True)
 def _random_unwrap(ctx, keys):
   return keys
 
 
-@register(jax_private.random_clone_p)
+@register(jax_private.random_clone_p, int32_lanes=True)
 def _random_clone(ctx, keys):
   return keys
 
 
-@register(core_primitives.random_seed_p)
+@register(core_primitives.random_seed_p, int32_lanes=True)
 def _random_seed(ctx, seeds, *, impl):
   return _lower_traced(ctx, seed_fn(ctx.avals_in[0], impl), [seeds], ctx.avals_in)[0]
 
 
-@register(core_primitives.random_split_p)
+@register(core_primitives.random_split_p, int32_lanes=True)
 def _random_split(ctx, keys, *, shape):
   (aval,) = ctx.avals_in
   return _lower_traced(ctx, split_fn(aval, shape), [keys], [physical_aval(aval)])[0]
 
 
-@register(core_primitives.random_fold_in_p)
+@register(core_primitives.random_fold_in_p, int32_lanes=True)
 def _random_fold_in(ctx, keys, msgs):
   keys_aval, msgs_aval = ctx.avals_in
   fn = fold_in_fn(keys_aval, ctx.aval_out.shape)
   return _lower_traced(ctx, fn, [keys, msgs], [physical_aval(keys_aval), msgs_aval])[0]
 
 
-@register(core_primitives.random_bits_p)
+@register(core_primitives.random_bits_p, int32_lanes=True)
 def _random_bits(ctx, keys, *, bit_width, shape):
   (aval,) = ctx.avals_in
   fn = bits_fn(aval, bit_width, shape)
   return _lower_traced(ctx, fn, [keys], [physical_aval(aval)])[0]
 
 
-@register(core_primitives.random_gamma_p)
+@register(core_primitives.random_gamma_p, int32_lanes=True)
 def _random_gamma(ctx, keys, a, *, log_space):
   closed = gamma_jaxpr(ctx.avals_in[0], ctx.avals_in[1], log_space)
   return ctx.lower_jaxpr(closed, [keys, a])[0]
@@ -96,23 +96,40 @@ _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _KS_PARITY = 0x1BD11BDA
 
 
-def _u32(c):
-  return tf.constant(c, tf.uint32)
-
-
-@register(core_primitives.threefry2x32_p)
+@register(core_primitives.threefry2x32_p, int32_lanes=True)
 def _threefry2x32(ctx, k1, k2, x1, x2):
-  ks = [k1, k2, tf.bitwise.bitwise_xor(tf.bitwise.bitwise_xor(k1, k2), _u32(_KS_PARITY))]
+  out_shape = ctx.shape(ctx.avals_out[0].shape)
+  if ctx.for_tfjs:
+    # In 16-bit halves from start to end (jax2tf/graph/int32_bits.py): TF.js
+    # has no uint32 and no bitwise kernels.
+    words = [int32_bits.Halves.of(tf.broadcast_to(v, out_shape)) for v in (k1, k2, x1, x2)]
+    parity = int32_bits.Halves.constant(_KS_PARITY, out_shape)
+    a, b = _threefry_rounds(
+      *words,
+      parity,
+      lambda c: int32_bits.Halves.constant(c, out_shape),
+      lambda w, r: w.rotate_left(r),
+    )
+    return [a.to_int32(), b.to_int32()]
+  parity = tf.constant(_KS_PARITY, tf.uint32)
+  a, b = _threefry_rounds(
+    k1, k2, x1, x2, parity, lambda c: tf.constant(c, tf.uint32), portable_bits.rotate_left_u32
+  )
+  # The operands broadcast; a result that only saw scalars needs the full shape.
+  return [tf.broadcast_to(a, out_shape), tf.broadcast_to(b, out_shape)]
+
+
+def _threefry_rounds(k1, k2, x1, x2, parity, const, rotate_left):
+  """The 20 rounds on words that add with `+` (wrapping) and xor with `^`."""
+  ks = [k1, k2, k1 ^ k2 ^ parity]
   a, b = x1 + ks[0], x2 + ks[1]
   for group in range(5):
     for r in _ROTATIONS[group % 2]:
       a = a + b
-      b = tf.bitwise.bitwise_xor(portable_bits.rotate_left_u32(b, r), a)
+      b = rotate_left(b, r) ^ a
     a = a + ks[(group + 1) % 3]
-    b = b + ks[(group + 2) % 3] + _u32(group + 1)
-  out_shape = ctx.shape(ctx.avals_out[0].shape)
-  # The operands broadcast; a result that only saw scalars needs the full shape.
-  return [tf.broadcast_to(a, out_shape), tf.broadcast_to(b, out_shape)]
+    b = b + ks[(group + 2) % 3] + const(group + 1)
+  return a, b
 
 
 def _split_halves_portable(counts):
@@ -126,19 +143,24 @@ def _split_halves_portable(counts):
   return hi, counts - hi * two32
 
 
-@register(jax_private.iota_2x32_shape_p)
+@register(jax_private.iota_2x32_shape_p, int32_lanes=True)
 def _iota_2x32_shape(ctx, *, shape):
   # The row-major position of each element as a 64-bit count, split in halves.
   size = 1
   for d in shape:
     size = size * ctx.dim(d)
+  out_shape = ctx.shape(shape)
+  if ctx.for_tfjs:
+    # TF.js holds no more than 2**31 elements (it reads int64 as int32): the
+    # high halves are 0, and the counts are int32 lanes of uint32.
+    lo = tf.range(size, dtype=tf.int32)
+    return [tf.zeros(out_shape, tf.int32), tf.reshape(lo, out_shape)]
   counts = tf.range(tf.cast(size, tf.int64), dtype=tf.int64)
   if ctx.enable_xla:
     lo = tf.bitwise.bitwise_and(counts, tf.constant(0xFFFFFFFF, tf.int64))
     hi = tf.bitwise.right_shift(counts, tf.constant(32, tf.int64))
   else:
     hi, lo = _split_halves_portable(counts)
-  out_shape = ctx.shape(shape)
   return [
     tf.reshape(tf.cast(hi, tf.uint32), out_shape),
     tf.reshape(tf.cast(lo, tf.uint32), out_shape),

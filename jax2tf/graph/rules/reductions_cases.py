@@ -469,7 +469,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('reduce_sum', 'dtype uint8'): [
         'sum_u8_wraps', 'sum_uint8'
     ],
-    ('reduce_xor', 'BitwiseOr'): [
+    ('reduce_xor', 'BitwiseAnd'): [
         'xor_u64'
     ],
     ('reduce_xor', 'RightShift'): [

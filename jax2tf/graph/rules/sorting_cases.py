@@ -241,10 +241,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'approx_max_k', 'approx_top_k', 'approx_top_k_bf16', 'approx_top_k_ties_values'
     ],
     ('le_to', 'Bitcast'): [
-        'searchsorted'
-    ],
-    ('lt_to', 'Bitcast'): [
-        'searchsorted_sides'
+        'searchsorted', 'searchsorted_sides'
     ],
     ('sort', 'Bitcast'): [
         'jnp_argsort', 'poly_jnp_argsort', 'poly_sort', 'poly_sort_two_operands', 'sort',

@@ -56,7 +56,7 @@ def _dim_as_value(ctx, *, dim):
   return tf.cast(ctx.dim(dim), ctx.tf_dtype())
 
 
-@register(lax.iota_p)
+@register(lax.iota_p, int32_lanes=True)
 def _iota(ctx, *dyn, dtype, shape, dimension, sharding):
   del sharding  # a placement hint, not part of the value
   _no_dynamic_shapes(ctx.primitive, dyn)
@@ -73,7 +73,7 @@ def _iota(ctx, *dyn, dtype, shape, dimension, sharding):
   return res
 
 
-@register(lax.broadcast_in_dim_p)
+@register(lax.broadcast_in_dim_p, int32_lanes=True)
 def _broadcast_in_dim(ctx, operand, *dyn, shape, broadcast_dimensions, sharding):
   del sharding
   _no_dynamic_shapes(ctx.primitive, dyn)
@@ -94,7 +94,7 @@ def _broadcast_in_dim(ctx, operand, *dyn, shape, broadcast_dimensions, sharding)
   return operand
 
 
-@register(lax.reshape_p)
+@register(lax.reshape_p, int32_lanes=True)
 def _reshape(ctx, operand, *dyn, new_sizes, dimensions, sharding):
   del sharding
   _no_dynamic_shapes(ctx.primitive, dyn)
@@ -104,41 +104,41 @@ def _reshape(ctx, operand, *dyn, new_sizes, dimensions, sharding):
   return tf.reshape(operand, ctx.shape(new_sizes))
 
 
-@register(lax.squeeze_p)
+@register(lax.squeeze_p, int32_lanes=True)
 def _squeeze(ctx, operand, *, dimensions):
   if not dimensions:  # tf.squeeze with no axis would drop every size-1 axis
     return operand
   return tf.squeeze(operand, axis=list(dimensions))
 
 
-@register(lax.transpose_p)
+@register(lax.transpose_p, int32_lanes=True)
 def _transpose(ctx, operand, *, permutation):
   if tuple(permutation) == tuple(range(len(permutation))):
     return operand
   return tf.transpose(operand, list(permutation))
 
 
-@register(lax.rev_p)
+@register(lax.rev_p, int32_lanes=True)
 def _rev(ctx, operand, *, dimensions):
   if not dimensions:
     return operand
   return tf.reverse(operand, axis=list(dimensions))
 
 
-@register(lax.concatenate_p)
+@register(lax.concatenate_p, int32_lanes=True)
 def _concatenate(ctx, *operands, dimension):
   if len(operands) == 1:
     return operands[0]
   return tf.concat(list(operands), axis=dimension)
 
 
-@register(lax.split_p)
+@register(lax.split_p, int32_lanes=True)
 def _split(ctx, operand, *, sizes, axis):
   sizes = [ctx.dim(s) for s in sizes]
   return tf.split(operand, sem.stack_dims(sizes), axis=axis, num=len(sizes))
 
 
-@register(lax.pad_p)
+@register(lax.pad_p, int32_lanes=True)
 def _pad(ctx, operand, padding_value, *, padding_config):
   shape = list(ctx.avals_in[0].shape)
   for axis, (_, _, interior) in enumerate(padding_config):
@@ -185,7 +185,7 @@ def _interior_pad(ctx, operand, padding_value, axis, shape, interior):
   return tf.slice(joined, [0] * len(shape), ctx.shape(size)), new_n
 
 
-@register(lax.tile_p)
+@register(lax.tile_p, int32_lanes=True)
 def _tile(ctx, operand, *, reps):
   reps = [ctx.dim(r) for r in reps]
   if ctx.tf_dtype() != tf.uint16:
@@ -199,17 +199,17 @@ def _tile(ctx, operand, *, reps):
   return tf.reshape(res, ctx.shape(ctx.aval_out.shape))
 
 
-@register(lax.stack_p)
+@register(lax.stack_p, int32_lanes=True)
 def _stack(ctx, *operands, axis):
   return tf.stack(list(operands), axis=axis)
 
 
-@register(lax.unstack_p)
+@register(lax.unstack_p, int32_lanes=True)
 def _unstack(ctx, operand, *, axis):
   return tf.unstack(operand, num=len(ctx.avals_out), axis=axis)
 
 
-@register(lax.copy_p)
+@register(lax.copy_p, int32_lanes=True)
 def _copy(ctx, operand):
   # TF values are immutable: a copy is only a new name for the same value.
   return tf.identity(operand)

@@ -311,9 +311,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('broadcast_in_dim', 'dtype uint16'): [
         'broadcast_uint16'
     ],
-    ('broadcast_in_dim', 'dtype uint32'): [
-        'broadcast_uint32'
-    ],
     ('broadcast_in_dim', 'dtype uint64'): [
         'broadcast_uint64'
     ],
@@ -337,9 +334,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('concatenate', 'dtype uint16'): [
         'concat_uint16'
-    ],
-    ('concatenate', 'dtype uint32'): [
-        'concat_uint32'
     ],
     ('concatenate', 'dtype uint64'): [
         'concat_uint64'
@@ -372,9 +366,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('iota', 'dtype uint16'): [
         'iota_uint16'
     ],
-    ('iota', 'dtype uint32'): [
-        'iota_u32', 'iota_uint32'
-    ],
     ('iota', 'dtype uint64'): [
         'iota_uint64'
     ],
@@ -402,9 +393,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('pad', 'dtype uint16'): [
         'pad_uint16'
     ],
-    ('pad', 'dtype uint32'): [
-        'pad_uint32'
-    ],
     ('pad', 'dtype uint64'): [
         'pad_uint64'
     ],
@@ -429,9 +417,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('reshape', 'dtype uint16'): [
         'reshape_uint16'
     ],
-    ('reshape', 'dtype uint32'): [
-        'reshape_uint32'
-    ],
     ('reshape', 'dtype uint64'): [
         'reshape_uint64'
     ],
@@ -455,9 +440,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('rev', 'dtype uint16'): [
         'rev_uint16'
-    ],
-    ('rev', 'dtype uint32'): [
-        'rev_uint32'
     ],
     ('rev', 'dtype uint64'): [
         'rev_uint64'
@@ -492,9 +474,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('split', 'dtype uint16'): [
         'split_uint16'
     ],
-    ('split', 'dtype uint32'): [
-        'split_uint32'
-    ],
     ('split', 'dtype uint64'): [
         'split_uint64'
     ],
@@ -519,9 +498,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('tile', 'dtype uint16'): [
         'tile_uint16'
     ],
-    ('tile', 'dtype uint32'): [
-        'tile_uint32'
-    ],
     ('tile', 'dtype uint64'): [
         'tile_uint64'
     ],
@@ -545,9 +521,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('transpose', 'dtype uint16'): [
         'transpose_uint16'
-    ],
-    ('transpose', 'dtype uint32'): [
-        'transpose_uint32'
     ],
     ('transpose', 'dtype uint64'): [
         'transpose_uint64'

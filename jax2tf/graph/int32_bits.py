@@ -103,6 +103,11 @@ def invert(a: tf.Tensor) -> tf.Tensor:
   return _c(-1) - a
 
 
+def negate(a: tf.Tensor) -> tf.Tensor:
+  """-a, wrapping: TF.js's wasm Neg of int32 computes in float32."""
+  return invert(a) + _c(1)
+
+
 def _pow2_int(s: tf.Tensor) -> tf.Tensor:
   return tf.gather(tf.constant(_POW2), s)
 
@@ -153,6 +158,17 @@ def multiply(a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
   b_high, b_low = halves(b)
   cross = a_high * b_low + a_low * b_high  # only its low 16 bits survive
   return a_low * b_low + cross * _c(1 << 16)
+
+
+def floor_divide(a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
+  """floor(a / b) for int32 b != 0 (INT_MIN / -1 aside): TF.js's wasm FloorDiv
+  computes in float32 (off by tens for quotients near 2**31), its FloorMod is
+  exact. The quotient's error e is small against a / 2**24, so e * b is a
+  small integer, exact in float32, that the exact remainder reveals."""
+  q = tf.math.floordiv(a, b)
+  missed = tf.math.floormod(a, b) - (a - q * b)  # e * b, in wrapping int32
+  e = tf.cast(tf.round(_to_float(missed) / _to_float(b)), tf.int32)
+  return q - e
 
 
 def _unsigned_key(a: tf.Tensor) -> tf.Tensor:

@@ -150,6 +150,8 @@ def _round(ctx, x, *, rounding_method):
 
 @register(lax.neg_p, int32_lanes=True)  # uint32 lanes negate as int32 does
 def _neg(ctx, x):
+  if _is_int32_lanes(ctx, x):
+    return int32_bits.negate(x)
   if sem.is_unsigned(x.dtype):
     return _twos_complement_neg(x)  # there is no unsigned Neg kernel
   return tf.negative(x)
@@ -170,11 +172,15 @@ def _sign(ctx, x):
 def _abs(ctx, x):
   if sem.is_unsigned(x.dtype):
     return x
+  if _is_int32_lanes(ctx, x):  # TF.js's int32 Abs computes in float32
+    return tf.where(x < 0, int32_bits.negate(x), x)
   return tf.abs(x)  # complex -> its real dtype, as in JAX
 
 
-@register(lax.square_p)
+@register(lax.square_p, int32_lanes=True)
 def _square(ctx, x):
+  if _is_int32_lanes(ctx, x):
+    return int32_bits.multiply(x, x)  # TF.js's cpu Square rounds large products
   return tf.square(x)
 
 
@@ -228,19 +234,20 @@ def _pow(ctx, x, y):
   return sem.in_f32(tf.pow, x, y)
 
 
-@register(lax.integer_pow_p)
+@register(lax.integer_pow_p, int32_lanes=True)
 def _integer_pow(ctx, x, *, y):
   if y == 0:
     return tf.ones_like(x)
   # Square-and-multiply in the operand's dtype: the same products, in the same
   # order, as JAX's expansion, so floats round identically.
+  multiply = int32_bits.multiply if _is_int32_lanes(ctx, x) else tf.multiply
   n, acc, base = abs(y), None, x
   while n:
     if n & 1:
-      acc = base if acc is None else tf.multiply(acc, base)
+      acc = base if acc is None else multiply(acc, base)
     n >>= 1
     if n:
-      base = tf.multiply(base, base)
+      base = multiply(base, base)
   if y < 0:
     return tf.math.truediv(tf.ones_like(acc), acc)
   return acc
@@ -335,11 +342,13 @@ def _div(ctx, x, y):
   else:
     # TruncateDiv has no TF.js kernel; FloorDiv has, and differs from it by
     # one where the signs differ and the division is inexact.
-    q = tf.math.floordiv(x, safe)
+    floordiv = int32_bits.floor_divide if _is_int32_lanes(ctx, x) else tf.math.floordiv
+    q = floordiv(x, safe)
     inexact = tf.not_equal(tf.subtract(x, tf.multiply(q, safe)), 0)
     q = tf.where(tf.logical_and(inexact, tf.not_equal(x < 0, safe < 0)), q + 1, q)
   if is_minus_one is not None:
-    q = tf.where(is_minus_one, _wrapping_neg(x), q)
+    negated = int32_bits.negate(x) if _is_int32_lanes(ctx, x) else _wrapping_neg(x)
+    q = tf.where(is_minus_one, negated, q)
   # All bits set: -1, or the largest value of an unsigned type.
   info = np.iinfo(x.dtype.as_numpy_dtype)
   all_ones = sem.const(-1 if info.min < 0 else info.max, x.dtype)

@@ -2217,9 +2217,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('integer_pow', 'dtype uint16'): [
         'integer_pow_uint16', 'table_ipow2_uint16', 'table_ipow3_uint16', 'table_ipow5_uint16'
     ],
-    ('integer_pow', 'dtype uint32'): [
-        'integer_pow_uint32', 'table_ipow2_uint32', 'table_ipow3_uint32', 'table_ipow5_uint32'
-    ],
     ('integer_pow', 'dtype uint64'): [
         'integer_pow_uint64', 'table_ipow2_uint64', 'table_ipow3_uint64', 'table_ipow5_uint64'
     ],
@@ -2727,9 +2724,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('square', 'dtype uint16'): [
         'table_square_uint16'
-    ],
-    ('square', 'dtype uint32'): [
-        'table_square_uint32'
     ],
     ('square', 'dtype uint64'): [
         'table_square_uint64'

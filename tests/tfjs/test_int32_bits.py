@@ -100,6 +100,13 @@ def test_integer_division(name, runners):
   _assert_bits_equal(fun, _pairs(np.int32), runners)
 
 
+@pytest.mark.parametrize("axes", [(0,), (1,), (0, 1)])
+def test_integer_product(axes, runners):
+  # TF.js's Prod of int32 rounds large products; odd and even axis lengths.
+  x = _words(7 * 9, 4).view(np.int32).reshape(7, 9)
+  _assert_bits_equal(lambda a: jnp.prod(a, axis=axes), (x,), runners)
+
+
 @pytest.mark.parametrize("dtype", [np.uint32, np.int32])
 @pytest.mark.parametrize("name", sorted(_SHIFTS))
 def test_shift(name, dtype, runners):

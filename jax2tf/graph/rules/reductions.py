@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 from jax import lax
 
-from jax2tf.graph import portable_bits, registry, windowing
+from jax2tf.graph import int32_bits, portable_bits, registry, windowing
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import tf_private
@@ -28,8 +28,26 @@ def _reduce_sum(ctx, x, *, axes, out_sharding=None):
 @register(lax.reduce_prod_p)
 def _reduce_prod(ctx, x, *, axes, out_sharding=None):
   del out_sharding
+  shape = ctx.avals_in[0].shape
+  if ctx.for_tfjs and x.dtype == tf.int32 and ctx.is_static([shape[a] for a in axes]):
+    return _int32_product_for_tfjs(x, [int(shape[a]) for a in axes], _axes(axes))
   dt = sem.compute_dtype(ctx.aval_out.dtype)
   return tf.cast(tf.reduce_prod(tf.cast(x, dt), _axes(axes)), x.dtype)
+
+
+def _int32_product_for_tfjs(x, sizes, axes):
+  # TF.js's Prod of int32 rounds large products. Products wrap the same in
+  # any order: halve each axis by multiplying its halves exactly.
+  for size, axis in sorted(zip(sizes, axes), key=lambda p: -p[1]):
+    while size > 1:
+      if size % 2:
+        pad = [[0, 0]] * x.shape.rank
+        pad[axis] = [0, 1]
+        x, size = tf.pad(x, pad, constant_values=1), size + 1
+      low, high = tf.split(x, 2, axis=axis)
+      x, size = int32_bits.multiply(low, high), size // 2
+    x = tf.squeeze(x, axis) if size == 1 else tf.reduce_prod(x, axis)  # an empty axis: 1
+  return x
 
 
 def _extremum(ctx, x, axes, is_max):

@@ -483,9 +483,5 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
 }
 _TFJS_GAPS = {  # (why, error): cases
-    ("TF.js's kernels differ from XLA's: values differ",
-     'values\\ differ'): [
-        'prod_i32_wraps'
-    ],
 }
 CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)

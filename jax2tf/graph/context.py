@@ -20,6 +20,9 @@ class LoweringEnv:
   dim_values: dict[str, tf.Tensor]  # dimension variable -> int32 TF scalar
   lower_jaxpr: Callable[..., list]  # (closed_jaxpr, args) -> results
   consumer: str = "tf"  # who runs the graph: "tf" or "tfjs" (options.GRAPH_CONSUMERS)
+  # For TF.js: whether the rule at hand takes uint32 as int32 lanes (False
+  # for the rules that the interpreter hands real uint32 tensors).
+  uint32_in_lanes: bool = True
 
 
 @dataclasses.dataclass
@@ -66,4 +69,6 @@ class RuleContext:
     """The TF dtype holding `aval` (by default the only output's): its own,
     but int32 for uint32 when TF.js runs the graph."""
     dtype = tf.as_dtype(np.dtype((self.aval_out if aval is None else aval).dtype))
-    return tf.int32 if dtype == tf.uint32 and self.for_tfjs else dtype
+    if dtype == tf.uint32 and self.for_tfjs and self.env.uint32_in_lanes:
+      return tf.int32
+    return dtype

@@ -117,7 +117,7 @@ def _env_taking_uint32(env: LoweringEnv) -> LoweringEnv:
     outs = env.lower_jaxpr(closed_jaxpr, args)
     return [_from_lanes(o, v.aval) for o, v in zip(outs, jaxpr.outvars)]
 
-  return dataclasses.replace(env, lower_jaxpr=lower_sub)
+  return dataclasses.replace(env, lower_jaxpr=lower_sub, uint32_in_lanes=False)
 
 
 def _allows_no_xla(rule: registry.Rule, ctx: RuleContext, params) -> bool:

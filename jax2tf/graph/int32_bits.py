@@ -171,6 +171,22 @@ def floor_divide(a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
   return q - e
 
 
+def multiply_high(a: tf.Tensor, b: tf.Tensor, signed: bool) -> tf.Tensor:
+  """The high 32 bits of the 64-bit product of a and b (signed or unsigned)."""
+  a_high, a_low = halves(a)
+  b_high, b_low = halves(b)
+  # Every partial product is below 2**32: its int32 bits are exact.
+  cross_1, cross_2 = halves(a_high * b_low), halves(a_low * b_high)
+  low_high = halves(a_low * b_low)[0]
+  carry = _floor_scaled(cross_1[1] + cross_2[1] + low_high, 1.0 / _HALF)  # exact below 2**24
+  high = a_high * b_high + cross_1[0] + cross_2[0] + carry
+  if signed:
+    # A negative operand reads 2**32 more as unsigned: take the other back.
+    zero = tf.zeros_like(high)
+    high = high - tf.where(a < 0, b, zero) - tf.where(b < 0, a, zero)
+  return high
+
+
 def _unsigned_key(a: tf.Tensor) -> tf.Tensor:
   return a + _c(1 << 31)
 

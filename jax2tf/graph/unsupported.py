@@ -27,11 +27,9 @@ FAMILIES = {
     ("graph serialization has no rule for this primitive; native serialization converts it"),
     frozenset(
       {
-        "after_all",
         "call_exported",
         "check",
         "compute_on",
-        "create_token",
         "custom_partitioning",
         "custom_vmap_call",
         "geqp3",
@@ -40,7 +38,6 @@ FAMILIES = {
         "householder_product",
         "inspect_sharding",
         "linear_call",
-        "mulhi",
         "ormqr",
         "philox2x32",
         "philox4x32",
@@ -52,7 +49,6 @@ FAMILIES = {
         "threefry4x32",
         "tridiagonal",
         "xla_metadata_call",
-        "xla_metadata_value",
       }
     ),
   ),

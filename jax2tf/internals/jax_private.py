@@ -51,6 +51,8 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
   "eval_jaxpr_p": "jax._src.lax.eval_jaxpr:eval_jaxpr_p",
   "layout_constraint_p": "jax._src.pjit:layout_constraint_p",
   "reshard_p": "jax._src.pjit:reshard_p",  # public: jax.sharding.reshard only
+  # public: jax.experimental.xla_metadata.set_xla_metadata only
+  "xla_metadata_value_p": "jax._src.xla_metadata:xla_metadata_value_p",
   "dim_as_value_p": "jax._src.export.shape_poly:dim_as_value_p",
   # JAX's high-level primitives (searchsorted and nonzero on jax 0.12) bind
   # this one primitive with the operation object, which expands itself.

@@ -47,6 +47,7 @@ _BINARY = {
   "or": lambda a, b: a | b,
   "xor": lambda a, b: a ^ b,
   "mul": lambda a, b: a * b,
+  "mulhi": lax.mulhi,
   "add": lambda a, b: a + b,
   "sub": lambda a, b: a - b,
   "lt": lambda a, b: a < b,

@@ -9,6 +9,7 @@ Cases: control_flow_cases.py
 """
 
 import tensorflow as tf
+from jax import lax
 from jax.extend.core import primitives as core_primitives
 
 from jax2tf.graph import registry
@@ -77,6 +78,19 @@ def _empty2(ctx, *, dtype, memory_space=None):
 def _branch_index_in_range(i: int, n: int) -> int:
   # XLA's Conditional runs the last branch for an out-of-range index.
   return i if 0 <= i < n else n - 1
+
+
+# Tokens order side effects in XLA. The graph's ops carry no such effects
+# (callbacks are refused), so a token is a placeholder that nothing reads.
+@register(lax.create_token_p)
+def _create_token(ctx, *_):
+  return tf.constant(False)
+
+
+@register(lax.after_all_p)
+def _after_all(ctx, *tokens):
+  del tokens
+  return tf.constant(False)
 
 
 @register(core_primitives.cond_p, int32_lanes=True)

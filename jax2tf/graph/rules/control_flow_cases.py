@@ -28,6 +28,8 @@ CASES.add("scan_reverse_unroll",
           lambda xs: lax.scan(lambda c, x: (c * 0.5 + x, c), jnp.zeros(2), xs, reverse=True,
                               unroll=2), A(6, 2), slow=True)
 CASES.add("map", lambda xs: lax.map(jnp.sum, xs), A(4, 3), tol=(1e-5, 1e-5), slow=True)
+CASES.add("tokens", lambda x: (lax.after_all(lax.create_token(), lax.create_token()), x * 2)[1],
+          A(3), exact=True)
 
 
 # ---------------------------------------------------------------------------

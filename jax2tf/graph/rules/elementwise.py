@@ -27,7 +27,7 @@ import tensorflow as tf
 from jax import lax
 from jax.extend.core import primitives as core_primitives
 
-from jax2tf.graph import int32_bits, portable_bits, windowing
+from jax2tf.graph import int32_bits, portable_bits, registry, windowing
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 
@@ -302,6 +302,28 @@ def _mul(ctx, x, y, *, out_dtype=None):
   if _is_int32_lanes(ctx, x):
     return int32_bits.multiply(x, y)  # TF.js's cpu products drop low bits past 2**53
   return tf.multiply(x, y)
+
+
+if hasattr(lax, "mulhi_p"):
+
+  @register(lax.mulhi_p, int32_lanes=True)
+  def _mulhi(ctx, x, y):
+    # The high half of the double-width product, signed for signed types.
+    dtype = np.dtype(ctx.avals_in[0].dtype)
+    unsigned, width = dtype.kind == "u", dtype.itemsize * 8
+    if _is_int32_lanes(ctx, x):
+      return int32_bits.multiply_high(x, y, signed=not unsigned)
+    if width == 64:
+      raise registry.unsupported_params_error(
+        ctx.primitive,
+        {"dtype": dtype.name},
+        "the high half of a 64-bit product needs 128-bit integers, which TF has no "
+        "tensors of; use 32-bit operands",
+      )
+    wide = tf.uint64 if unsigned else tf.int64
+    product = tf.cast(x, wide) * tf.cast(y, wide)
+    # A floor division by 2**width is the arithmetic shift (exact for |p| < 2**63).
+    return tf.cast(tf.math.floordiv(product, tf.constant(1 << width, wide)), x.dtype)
 
 
 def _safe_int_divisor(x, y):

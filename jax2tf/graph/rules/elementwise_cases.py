@@ -464,6 +464,9 @@ CASES += [
     _exact("population_count_i8", lax.population_count, np.array([0, 1, -1, 127, -128], I8),
            graph_ops=["PopulationCount"]),
     _exact("not_i8", lax.bitwise_not, _int_edge(I8), graph_ops=["BitwiseXor"]),
+    # The high half of the double-width product, signed and unsigned.
+    *[_exact(f"mulhi_{np.dtype(t).name}", lax.mulhi, _int_edge(t), _int_edge(t)[::-1].copy())
+      for t in (I8, U8, I16, U16, I32, U32) if hasattr(lax, "mulhi")],
     _exact("not_bool_edges", lax.bitwise_not, rand((5,), BOOL), graph_ops=["LogicalNot"]),
     # select_n with a bool and an int32 selector, and a scalar selector.
     _exact("select_n_bool_fixed", lax.select_n, rand((3, 4), BOOL), rand((3, 4)),
@@ -1073,6 +1076,12 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_mul_float64', 'table_mul_int8', 'table_mul_uint16', 'table_mul_uint64',
         'table_mul_uint8'
     ],
+    ('mulhi', 'Cast'): [
+        'mulhi_uint16', 'mulhi_uint32', 'mulhi_uint8'
+    ],
+    ('mulhi', 'FloorDiv'): [
+        'mulhi_int16', 'mulhi_int32', 'mulhi_int8'
+    ],
     ('ne', 'NotEqual'): [
         'all_3ary_complex64', 'ne_bfloat16', 'ne_float16', 'ne_float64', 'table_ne_bfloat16',
         'table_ne_complex128', 'table_ne_complex64', 'table_ne_float16', 'table_ne_float64',
@@ -1495,7 +1504,8 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('the converter has no builtin lowering for tfl.cast',
      "TF's TFLite converter failed"): [
-        'convert_float32_to_uint64', 'x64_convert_f32_to_i64', 'x64_convert_f64_to_ints'
+        'convert_float32_to_uint64', 'mulhi_uint32', 'x64_convert_f32_to_i64',
+        'x64_convert_f64_to_ints'
     ],
     ('the converter has no builtin lowering for tfl.ceil',
      "TF's TFLite converter failed"): [
@@ -1610,21 +1620,22 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
         'integer_pow_neg2_bfloat16', 'integer_pow_neg2_float16', 'integer_pow_neg2_float64',
         'integer_pow_u8_wraps', 'integer_pow_uint16', 'integer_pow_uint64',
         'integer_pow_uint8', 'mul_bfloat16', 'mul_float16', 'mul_float64', 'mul_int8',
-        'mul_uint16', 'mul_uint64', 'mul_uint8', 'polynomial_bf16', 'square_bfloat16',
-        'square_float16', 'square_float64', 'table_exp2_bfloat16', 'table_exp2_complex128',
-        'table_exp2_float16', 'table_exp2_float64', 'table_ipow2_bfloat16',
-        'table_ipow2_complex128', 'table_ipow2_float16', 'table_ipow2_float64',
-        'table_ipow2_int8', 'table_ipow2_uint16', 'table_ipow2_uint64', 'table_ipow2_uint8',
-        'table_ipow3_bfloat16', 'table_ipow3_complex128', 'table_ipow3_float16',
-        'table_ipow3_float64', 'table_ipow3_int8', 'table_ipow3_uint16', 'table_ipow3_uint64',
-        'table_ipow3_uint8', 'table_ipow5_bfloat16', 'table_ipow5_complex128',
-        'table_ipow5_float16', 'table_ipow5_float64', 'table_ipow5_int8', 'table_ipow5_uint16',
-        'table_ipow5_uint64', 'table_ipow5_uint8', 'table_ipow_m2_bfloat16',
-        'table_ipow_m2_complex128', 'table_ipow_m2_float16', 'table_ipow_m2_float64',
-        'table_mul_bfloat16', 'table_mul_complex128', 'table_mul_float16', 'table_mul_float64',
-        'table_mul_int8', 'table_mul_uint16', 'table_mul_uint64', 'table_mul_uint8',
-        'table_square_bfloat16', 'table_square_float16', 'table_square_float64',
-        'table_square_int8', 'table_square_uint16', 'table_square_uint64', 'table_square_uint8'
+        'mul_uint16', 'mul_uint64', 'mul_uint8', 'mulhi_uint8', 'polynomial_bf16',
+        'square_bfloat16', 'square_float16', 'square_float64', 'table_exp2_bfloat16',
+        'table_exp2_complex128', 'table_exp2_float16', 'table_exp2_float64',
+        'table_ipow2_bfloat16', 'table_ipow2_complex128', 'table_ipow2_float16',
+        'table_ipow2_float64', 'table_ipow2_int8', 'table_ipow2_uint16', 'table_ipow2_uint64',
+        'table_ipow2_uint8', 'table_ipow3_bfloat16', 'table_ipow3_complex128',
+        'table_ipow3_float16', 'table_ipow3_float64', 'table_ipow3_int8', 'table_ipow3_uint16',
+        'table_ipow3_uint64', 'table_ipow3_uint8', 'table_ipow5_bfloat16',
+        'table_ipow5_complex128', 'table_ipow5_float16', 'table_ipow5_float64',
+        'table_ipow5_int8', 'table_ipow5_uint16', 'table_ipow5_uint64', 'table_ipow5_uint8',
+        'table_ipow_m2_bfloat16', 'table_ipow_m2_complex128', 'table_ipow_m2_float16',
+        'table_ipow_m2_float64', 'table_mul_bfloat16', 'table_mul_complex128',
+        'table_mul_float16', 'table_mul_float64', 'table_mul_int8', 'table_mul_uint16',
+        'table_mul_uint64', 'table_mul_uint8', 'table_square_bfloat16', 'table_square_float16',
+        'table_square_float64', 'table_square_int8', 'table_square_uint16',
+        'table_square_uint64', 'table_square_uint8'
     ],
     ('the converter has no builtin lowering for tfl.neg',
      "TF's TFLite converter failed"): [
@@ -1659,7 +1670,7 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('the converter has no builtin lowering for tfl.right_shift',
      "TF's TFLite converter failed"): [
-        'shift_right_arithmetic_int64', 'shift_right_arithmetic_uint64',
+        'mulhi_int32', 'shift_right_arithmetic_int64', 'shift_right_arithmetic_uint64',
         'shift_right_logical_int64', 'shift_right_logical_uint64',
         'table_shift_right_arithmetic_int64', 'table_shift_right_arithmetic_uint64',
         'table_shift_right_logical_int64', 'table_shift_right_logical_uint64', 'x64_shifts'
@@ -2403,6 +2414,18 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('mul', 'dtype uint8'): [
         'mul_uint8', 'table_mul_uint8'
+    ],
+    ('mulhi', 'dtype int16'): [
+        'mulhi_int16'
+    ],
+    ('mulhi', 'dtype int8'): [
+        'mulhi_int8'
+    ],
+    ('mulhi', 'dtype uint16'): [
+        'mulhi_uint16'
+    ],
+    ('mulhi', 'dtype uint64'): [
+        'mulhi_uint8'
     ],
     ('ne', 'dtype bfloat16'): [
         'ne_bfloat16'

@@ -1,7 +1,7 @@
 """Placement and sharding annotations.
 
-TF values carry no device placement, so device transfers and layout hints are
-identities. A sharding constraint becomes an XlaSharding annotation when the
+TF values carry no device placement, so device transfers, layout hints and
+XLA metadata are identities. A sharding constraint becomes an XlaSharding annotation when the
 graph may be compiled by XLA (enable_xla=True), where it guides SPMD partitioning.
 
 Cases: sharding_cases.py
@@ -30,6 +30,12 @@ def _reshard(ctx, x, **_):
 @register(jax_private.layout_constraint_p)
 def _layout_constraint(ctx, x, **_):
   # Memory layouts have no TF counterpart; the value is unchanged.
+  return tf.identity(x)
+
+
+@register(jax_private.xla_metadata_value_p, int32_lanes=True)
+def _xla_metadata_value(ctx, x, **_):
+  # Attributes for XLA's compiler (set_xla_metadata); the value is unchanged.
   return tf.identity(x)
 
 

@@ -6,6 +6,7 @@ is checked by tests/graph/test_structural.py.
 
 import jax
 from jax import lax
+from jax.experimental.xla_metadata import set_xla_metadata
 
 from jax2tf.testing.case import Cases, case, gaps, in_column, rand
 
@@ -19,6 +20,8 @@ CASES = Cases([
     case("device_put_many", lambda x, y: jax.device_put((x, y)), rand((2, 3)), rand((3,)),
          exact=True),
     case("sharding_constraint", lambda x: lax.with_sharding_constraint(x, _single()) * 2,
+         rand((2, 3)), exact=True),
+    case("xla_metadata", lambda x: set_xla_metadata(x * 2, note="kept out of TF") + 1,
          rand((2, 3)), exact=True),
     case("sharding_constraint_poly", lambda x: lax.with_sharding_constraint(x, _single()),
          rand((4, 3)), exact=True, polymorphic_shapes=["(b, _)"],

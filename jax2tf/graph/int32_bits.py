@@ -53,7 +53,8 @@ def _to_float(small: tf.Tensor) -> tf.Tensor:
 
 
 def _floor_scaled(small: tf.Tensor, scale) -> tf.Tensor:
-  """floor(small * scale) for 0 <= small < 2**16 and scale a power of two <= 1."""
+  """floor(small * scale) for integers 0 <= small < 2**24 (exact in float32)
+  and scale a power of two <= 1."""
   return tf.cast(tf.floor(_to_float(small) * scale), tf.int32)
 
 

@@ -118,15 +118,21 @@ CALL_LIKE_PRIMITIVES = tuple(
     core_primitives.custom_jvp_call_p,
     core_primitives.custom_vjp_call_p,
     jax_private.composite_p,
+    jax_private.custom_vmap_p,  # its batching rule matters only under vmap
+    jax_private.linear_call_p,  # its transpose matters only under transposition
   )
   if p is not None
 )
 
 
+_BODY_PARAMS = ("jaxpr", "call_jaxpr", "call", "callee")
+
+
 def call_body(params):
   """The body of a call-like primitive: `jaxpr` for jit, remat and
-  eval_jaxpr, `call_jaxpr` for the others (and composites from JAX 0.12)."""
-  return params["jaxpr"] if "jaxpr" in params else params["call_jaxpr"]
+  eval_jaxpr, `call` for custom_vmap, `callee` for linear_call,
+  `call_jaxpr` for the others (and composites from JAX 0.12)."""
+  return next(params[name] for name in _BODY_PARAMS if name in params)
 
 
 def _sub_jaxprs(params):

@@ -51,6 +51,9 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
   "eval_jaxpr_p": "jax._src.lax.eval_jaxpr:eval_jaxpr_p",
   "layout_constraint_p": "jax._src.pjit:layout_constraint_p",
   "reshard_p": "jax._src.pjit:reshard_p",  # public: jax.sharding.reshard only
+  # public: jax.custom_batching.custom_vmap and jax.custom_derivatives.linear_call only
+  "custom_vmap_p": "jax._src.custom_batching:custom_vmap_p",
+  "linear_call_p": "jax._src.custom_derivatives:linear_call_p",
   # public: jax.experimental.xla_metadata.set_xla_metadata only
   "xla_metadata_value_p": "jax._src.xla_metadata:xla_metadata_value_p",
   "dim_as_value_p": "jax._src.export.shape_poly:dim_as_value_p",

@@ -1,4 +1,5 @@
-"""Cases of the calls family (calls.py): jit, remat, custom_jvp/vjp and composite bodies inlined."""
+"""Cases of the calls family (calls.py): jit, remat, custom_jvp/vjp, custom_vmap,
+linear_call and composite bodies inlined."""
 
 import functools
 
@@ -33,11 +34,26 @@ def _composite_softplus(x):
   return jnp.log1p(jnp.exp(x))
 
 
+@jax.custom_batching.custom_vmap
+def _twice_sin(x):
+  return jnp.sin(x) * 2
+
+
+_twice_sin.def_vmap(lambda axis_size, in_batched, x: (jnp.sin(x) * 2, in_batched[0]))
+
+
+def _scale_linear(x, y):
+  # A linear function of y, with x as a residual, given its transpose.
+  return jax.custom_derivatives.linear_call(lambda r, t: t * r, lambda r, t: t * r, x, y)
+
+
 CASES.add("custom_jvp", _softplus, A(5))
 CASES.add("custom_vjp", _clip_grad, A(5))
 CASES.add("grad_custom_jvp", jax.grad(lambda x: _softplus(x).sum()), A(5))
 CASES.add("grad_custom_vjp", jax.grad(lambda x: _clip_grad(x * 3).sum()), A(5))
 CASES.add("nn_softmax", jax.nn.softmax, A(2, 6), tol=(1e-5, 1e-6))
+CASES.add("custom_vmap", lambda x: _twice_sin(x) + 1, A(5))
+CASES.add("linear_call", _scale_linear, A(5), A(5))
 # Native modules carry it as stablehlo.composite, which the converter inlines.
 CASES.add("composite", lambda x: _composite_softplus(x) * 2., A(6))
 

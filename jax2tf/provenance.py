@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 import jax
+import tensorflow as tf
 
 
 def node_defs(graph_def) -> Iterator:
@@ -19,6 +20,15 @@ def node_defs(graph_def) -> Iterator:
   yield from graph_def.node
   for fn in graph_def.library.function:
     yield from fn.node_def
+
+
+def node_dtypes(node) -> set[str]:
+  """The names of the dtypes a node's attributes mention (T, SrcT, dtype, ...)."""
+  found: set[str] = set()
+  for value in node.attr.values():
+    enums = list(value.list.type) + ([value.type] if value.HasField("type") else [])
+    found.update(tf.as_dtype(e).name for e in enums)
+  return found
 
 
 def primitive_of_node(node, primitive_names) -> str | None:

@@ -6,8 +6,6 @@ loads it, far from the code that made it.
 
 import collections
 
-import tensorflow as tf
-
 from jax2tf import provenance
 from jax2tf.tfjs import ops
 from jax2tf.tfjs.freeze import Frozen
@@ -16,14 +14,6 @@ from jax2tf.tfjs.freeze import Frozen
 class TFJSConversionError(NotImplementedError):
   """The function converts to a TF graph that TF.js cannot run (see the
   message for the JAX primitive, the TF op and the remedies)."""
-
-
-def _dtypes(node) -> set[str]:
-  found: set[str] = set()
-  for value in node.attr.values():
-    enums = list(value.list.type) + ([value.type] if value.HasField("type") else [])
-    found.update(tf.as_dtype(e).name for e in enums)
-  return found
 
 
 def _emitted_for(origins: list, applied) -> str:
@@ -61,7 +51,7 @@ def _findings(graph_def, applied) -> tuple[dict, dict]:
       continue
     if origin is None:
       continue  # the inputs and outputs, checked at the signature
-    for dtype in _dtypes(node) - ops.DTYPES:
+    for dtype in provenance.node_dtypes(node) - ops.DTYPES:
       if origin not in narrowed[dtype]:
         narrowed[dtype].append(origin)
   return missing, narrowed

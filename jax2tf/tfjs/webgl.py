@@ -9,10 +9,6 @@ JAX primitives that do such arithmetic in model.json, and
 `jax2tf.tfjs.browser.run` refuses to run those models on WebGL.
 """
 
-import re
-
-import tensorflow as tf
-
 from jax2tf import provenance
 
 # JAX primitives whose int32 ops need all 32 bits exact.
@@ -22,20 +18,11 @@ BIT_PRIMITIVES = frozenset(
 )
 
 
-def _has_int32(node) -> bool:
-  for value in node.attr.values():
-    enums = list(value.list.type) + ([value.type] if value.HasField("type") else [])
-    if tf.int32.as_datatype_enum in enums:
-      return True
-  return False
-
-
 def bit_primitives(graph_def) -> list[str]:
   """The JAX primitives of `graph_def` that compute on int32 bits, sorted."""
   found = set()
   for node in provenance.node_defs(graph_def):
-    scopes = {re.sub(r"_\d+$", "", s) for s in node.name.split("/")[:-1]}
-    hits = scopes & BIT_PRIMITIVES
-    if hits and _has_int32(node):
-      found |= hits
+    primitive = provenance.primitive_of_node(node, BIT_PRIMITIVES)
+    if primitive in BIT_PRIMITIVES and "int32" in provenance.node_dtypes(node):
+      found.add(primitive)
   return sorted(found)

@@ -13,8 +13,8 @@ from typing import Any
 import jax
 import numpy as np
 import tensorflow as tf
-from jax import export
 
+from jax2tf import shapes
 from jax2tf.api import converted_function
 from jax2tf.options import make_options
 
@@ -79,8 +79,8 @@ def _as_spec(spec, position: int) -> jax.ShapeDtypeStruct:
     return jax.ShapeDtypeStruct(tuple(spec.shape), np.dtype(spec.dtype))
   raise TypeError(
     f"input_specs[{position}]: expected an array or a jax.ShapeDtypeStruct, got "
-    f"{type(spec).__name__}; pass one per input array (pytrees of inputs are not "
-    "supported by TFLite signatures)"
+    f"{type(spec).__name__}; pass one per input array (the signature of a TFLite or "
+    "TF.js model takes arrays, not pytrees)"
   )
 
 
@@ -98,9 +98,11 @@ def input_specs(
       f"polymorphic_shapes: expected one entry per input spec ({len(structs)}), "
       f"got {len(polymorphic_shapes)}: {polymorphic_shapes}"
     )
-  zeros = [np.zeros(s.shape, np.float32) for s in structs]
-  symbolic = export.symbolic_args_specs(zeros, polymorphic_shapes)
   names = input_names(fun, len(structs), has_params)
+  leaves = [shapes.ArgLeaf(n, tuple(s.shape), np.dtype(s.dtype)) for n, s in zip(names, structs)]
+  # One leaf per input: the specs' own checks, with messages naming the input.
+  per_leaf = shapes.spec_for_each_leaf(polymorphic_shapes, list(range(len(structs))))
+  symbolic = shapes.symbolic_avals(leaves, per_leaf)
   return tuple(
     InputSpec(name, tuple(d if isinstance(d, int) else None for d in sym.shape), np.dtype(s.dtype))
     for name, s, sym in zip(names, structs, symbolic)

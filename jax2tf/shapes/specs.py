@@ -151,10 +151,12 @@ def _parse(spec: str, leaf: ArgLeaf, scope) -> tuple:
     shape = export.symbolic_shape(spec, like=leaf.shape, scope=scope)
   except (ValueError, SyntaxError, tokenize.TokenError) as e:
     # JAX's parser tokenizes with Python's tokenizer, whose errors (e.g. an
-    # unclosed parenthesis) would otherwise escape without the argument name.
+    # unclosed parenthesis) would otherwise escape without the argument name,
+    # saying only "EOF in multi-line statement".
+    detail = "its parentheses do not balance" if isinstance(e, tokenize.TokenError) else str(e)
     raise ValueError(
       f"polymorphic_shapes spec {spec!r} for argument {leaf.name} with shape "
-      f"{_fmt_shape(leaf.shape)}: {e}"
+      f"{_fmt_shape(leaf.shape)}: {detail}"
     ) from None
   if len(shape) != len(leaf.shape):
     raise ValueError(

@@ -8,6 +8,8 @@ from typing import Any
 
 from jax import export as jax_export
 
+from jax2tf.native import versions
+
 DEFAULT_NATIVE_SERIALIZATION_ENV = "JAX2TF_DEFAULT_NATIVE_SERIALIZATION"
 KNOWN_PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 
@@ -66,6 +68,12 @@ NATIVE_CONSUMERS = ("tf_xla", "tflite")
 GRAPH_CONSUMERS = ("tf", "tfjs")
 
 
+def require_bool(name: str, value):
+  """Rejects a non-bool flag: a string such as "no" would otherwise count as true."""
+  if not isinstance(value, bool):
+    raise TypeError(f"{name} must be a bool, got {value!r}")
+
+
 def make_options(
   *,
   polymorphic_shapes,
@@ -81,12 +89,9 @@ def make_options(
 ) -> ConvertOptions:
   if native_serialization is DEFAULT_NATIVE_SERIALIZATION:
     native_serialization = default_native_serialization()
-  if not isinstance(native_serialization, bool):
-    raise TypeError(f"native_serialization must be a bool, got {native_serialization!r}")
-  if not isinstance(with_gradient, bool):
-    raise TypeError(f"with_gradient must be a bool, got {with_gradient!r}")
-  if not isinstance(enable_xla, bool):
-    raise TypeError(f"enable_xla must be a bool, got {enable_xla!r}")
+  require_bool("native_serialization", native_serialization)
+  require_bool("with_gradient", with_gradient)
+  require_bool("enable_xla", enable_xla)
   if native_serialization and not enable_xla:
     raise ValueError(
       "enable_xla=False needs graph serialization: pass native_serialization=False "
@@ -105,10 +110,19 @@ def make_options(
     native_serialization=native_serialization,
     platforms=_check_platforms(native_serialization_platforms),
     disabled_checks=_check_disabled(native_serialization_disabled_checks),
-    target_tf_version=None if target_tf_version is None else str(target_tf_version),
+    target_tf_version=_check_target_tf_version(target_tf_version),
     native_consumer=_check_native_consumer(native_consumer),
     graph_consumer=_check_graph_consumer(graph_consumer),
   )
+
+
+def _check_target_tf_version(target) -> str | None:
+  # Checked here, for both serializations, so that a bad value fails at
+  # convert() rather than at the first call.
+  if target is None:
+    return None
+  versions.known_release(target)
+  return str(target)
 
 
 def _check_graph_consumer(consumer: str) -> str:

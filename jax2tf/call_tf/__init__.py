@@ -24,6 +24,7 @@ from jax2tf.call_tf import (
 )
 from jax2tf.call_tf.primitive import call_tf_p
 from jax2tf.dtypes import jax_dtype
+from jax2tf.options import require_bool
 
 __all__ = ["call_tf", "call_tf_p"]
 
@@ -90,6 +91,9 @@ def call_tf(
   """
   if not callable(callable_tf):
     raise TypeError(f"call_tf: callable_tf must be callable, got {callable_tf!r:.80}")
+  require_bool("has_side_effects", has_side_effects)
+  require_bool("ordered", ordered)
+  require_bool("call_tf_graph", call_tf_graph)
   if ordered and not has_side_effects:
     has_side_effects = True
   name = _name_of(callable_tf)

@@ -12,6 +12,7 @@ import numpy as np
 from jax2tf import artifacts, provenance
 from jax2tf.graph import semantics as sem
 from jax2tf.lite import converter, runtime, signature
+from jax2tf.options import require_bool
 
 logger = logging.getLogger("jax2tf.lite")
 
@@ -271,6 +272,8 @@ def to_tflite(
       message names the JAX primitive, the TF op and the remedies.
   """
   _check_args(route, quantize, representative_dataset, tuple(tolerance))
+  require_bool("allow_flex", allow_flex)
+  require_bool("verify", verify)
   if params is not None and _param_bytes(params) >= FLATBUFFER_LIMIT:
     raise ValueError(
       f"params: {_param_bytes(params) / 2**30:.2f} GiB of parameters do not fit in one TFLite "

@@ -57,14 +57,30 @@ def consumer(target_tf_version: str | None) -> ConsumerVersions:
   target = target_tf_version or os.environ.get(TARGET_ENV_VAR) or None
   if target is None:
     return installed_tensorflow()
-  release = ".".join(str(target).split(".")[:2])
-  if release not in KNOWN_RELEASES:
-    raise ValueError(
-      f"target_tf_version={target!r} is not a TensorFlow release this package "
-      f"knows; known releases: {sorted(KNOWN_RELEASES, key=_release_key)}. "
-      "Leave it unset to target the installed TensorFlow."
-    )
-  return KNOWN_RELEASES[release]
+  return KNOWN_RELEASES[known_release(target)]
+
+
+def known_release(target) -> str:
+  """The release ("2.17") that `target` ("2.17", "2.17.1") names, or a
+  ValueError saying why it names none this package can target."""
+  known = sorted(KNOWN_RELEASES, key=_release_key)
+  parts = str(target).split(".")
+  release = ".".join(parts[:2])
+  if release in KNOWN_RELEASES:
+    return release
+  remedy = "Leave it unset to target the installed TensorFlow."
+  try:
+    key = _release_key(release)
+  except ValueError:
+    why = "is not a TensorFlow version (expected a release such as '2.17')"
+  else:
+    if key < _release_key(known[0]):
+      why = f"is older than the oldest release this package can target ({known[0]})"
+    elif key > _release_key(known[-1]):
+      why = f"is newer than the newest TensorFlow release this package knows ({known[-1]})"
+    else:
+      why = "is not a TensorFlow release this package knows"
+  raise ValueError(f"target_tf_version={target!r} {why}; known releases: {known}. {remedy}")
 
 
 def _release_key(r: str):

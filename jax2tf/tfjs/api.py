@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from jax2tf import artifacts
 from jax2tf.lite import signature
-from jax2tf.options import DisabledSafetyCheck
+from jax2tf.options import DisabledSafetyCheck, require_bool
 from jax2tf.tfjs import freeze, graph_model, refusals, webgl
 
 # Graph serialization without XLA ops: ordinary TF ops, which TF.js maps to
@@ -143,6 +143,7 @@ def to_tfjs(
     TFJSConversionError: the graph needs an op or a dtype that TF.js lacks;
       the message names the JAX primitive, the TF op and the remedies.
   """
+  require_bool("overwrite", overwrite)
   options = {**CONVERT_OPTIONS, "disabled_checks": _check_disabled(disabled_checks)}
   fun, input_specs, params, unsigned_inputs, unsigned_results = _uint32_as_int32(
     fun, input_specs, params

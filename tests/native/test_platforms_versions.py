@@ -144,11 +144,12 @@ def test_target_tf_version_installed_release():
   assert release == "2.21"
 
 
-def test_target_tf_version_unknown():
-  f = jax2tf.convert(jnp.sin, target_tf_version="1.0")
-  with pytest.raises(ValueError, match=r"target_tf_version='1.0' is not a TensorFlow release.*"
+@pytest.mark.parametrize("native", [True, False])
+def test_target_tf_version_unknown_fails_at_convert(native):
+  with pytest.raises(ValueError, match=r"target_tf_version='1.0' is older than the oldest "
+                                       r"release this package can target.*"
                                        r"known releases: \[.*'2.21'.*\]"):
-    f(X)
+    jax2tf.convert(jnp.sin, target_tf_version="1.0", native_serialization=native)
 
 
 def test_target_tf_version_from_environment(monkeypatch):

@@ -106,6 +106,11 @@ def _check_args(route, quantize, representative_dataset, tolerance):
       "of input samples (one array per input each), from which the converter "
       "calibrates the activations' ranges"
     )
+  if representative_dataset is not None and not callable(representative_dataset):
+    raise TypeError(
+      "representative_dataset: expected a callable returning an iterable of samples "
+      f"(one array per input each), got {type(representative_dataset).__name__}"
+    )
   if quantize != "int8" and representative_dataset is not None:
     raise ValueError(f"representative_dataset is only used with quantize='int8', got {quantize=}")
   if len(tolerance) != 2:

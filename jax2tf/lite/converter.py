@@ -9,6 +9,7 @@ jaxpr, the line of user code that applied it).
 import re
 import warnings
 
+import numpy as np
 import tensorflow as tf
 
 from jax2tf import provenance
@@ -76,16 +77,45 @@ def explain(error: Exception, traced: Traced, specs, route: str, allow_flex: boo
   return f"to_tflite (route {route!r}): {what}\nRemedies: " + "; ".join(remedies) + "."
 
 
-def _representative(dataset, names):
+def _representative(dataset, inputs):
   # By name: the calibrator's positional order is that of the flatbuffer's
   # input tensors, which is not the function's.
+  names = [i.name for i in inputs]
+
   def gen():
-    for sample in dataset():
+    for n, sample in enumerate(dataset()):
       if not isinstance(sample, dict):
-        sample = dict(zip(names, sample if isinstance(sample, (list, tuple)) else [sample]))
-      yield {k: tf.constant(v) for k, v in sample.items()}
+        sample = list(sample) if isinstance(sample, (list, tuple)) else [sample]
+        if len(sample) != len(inputs):
+          raise ValueError(
+            f"representative_dataset: sample {n} has {len(sample)} array(s), but the "
+            f"model takes {len(inputs)} input(s) {names}"
+          )
+        sample = dict(zip(names, sample))
+      elif sorted(sample) != sorted(names):
+        raise ValueError(
+          f"representative_dataset: sample {n} has the keys {sorted(sample)}, but the "
+          f"model's inputs are {names}"
+        )
+      yield {i.name: _calibration_tensor(sample[i.name], i, n) for i in inputs}
 
   return gen
+
+
+def _calibration_tensor(value, spec, n: int) -> tf.Tensor:
+  # The calibrator would otherwise run the model on whatever comes, or stop
+  # with an error about tensor buffers that names neither sample nor input.
+  value = np.asarray(value)
+  fits = len(value.shape) == len(spec.shape) and all(
+    d is None or d == v for d, v in zip(spec.shape, value.shape)
+  )
+  if not fits or not np.can_cast(value.dtype, spec.dtype, "same_kind"):
+    want = "[" + ", ".join("?" if d is None else str(d) for d in spec.shape) + "]"
+    raise ValueError(
+      f"representative_dataset: sample {n}, input {spec.name!r}: got "
+      f"{value.dtype}{list(value.shape)}, but the model takes {spec.dtype}{want}"
+    )
+  return tf.constant(value.astype(spec.dtype, copy=False))
 
 
 def convert_traced(
@@ -110,9 +140,7 @@ def convert_traced(
   if quantize == "float16":
     converter.target_spec.supported_types = [tf.float16]
   if quantize == "int8":
-    converter.representative_dataset = _representative(
-      representative_dataset, [i.name for i in traced.inputs]
-    )
+    converter.representative_dataset = _representative(representative_dataset, traced.inputs)
   try:
     with warnings.catch_warnings():
       # The converter warns about its own deprecated internals on every call,

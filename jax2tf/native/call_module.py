@@ -29,6 +29,8 @@ def call_native_module(module: NativeModule, args_flat: Sequence[tf.Tensor]) -> 
     and not tf.config.list_logical_devices("TPU")
   ):
     raise NotImplementedError(_manual_partitioning_message(module))
+  if tf.executing_eagerly() and "platform" not in module.disabled_checks:
+    _check_eager_platform(module.platforms)
   annotate = module.nr_devices > 1 and not tf.executing_eagerly()
   kept = [args_flat[i] for i in module.kept_var_idx]
   if annotate:
@@ -53,6 +55,35 @@ def call_native_module(module: NativeModule, args_flat: Sequence[tf.Tensor]) -> 
   if annotate and module.out_shardings:
     res = [sharding.annotate(t, s) for t, s in zip(res, module.out_shardings)]
   return res
+
+
+def _eager_platforms() -> set[str]:
+  found = {"cpu"}
+  if tf.config.list_logical_devices("GPU"):
+    found |= {"cuda", "rocm"}
+  if tf.config.list_logical_devices("TPU"):
+    found.add("tpu")
+  return found
+
+
+def _check_eager_platform(platforms: Sequence[str]):
+  # An eager call runs here and now, so a module lowered for none of this
+  # TensorFlow's platforms is refused before TF's own run-time error. Under
+  # tf.function it may be meant for another machine (saved for a TPU).
+  available = _eager_platforms()
+  if not available.intersection(platforms):
+    here = "CUDA" if "cuda" in available else "CPU"
+    wanted = ", ".join(_TF_PLATFORM_NAMES.get(p, p.upper()) for p in platforms)
+    # The type and first sentence of the error TF itself would raise.
+    raise tf.errors.NotFoundError(
+      None,
+      None,
+      f"The current platform {here} is not among the platforms required by the module: "
+      f"[{wanted}]. It was converted with native_serialization_platforms="
+      f"{tuple(platforms)}; add {', '.join(repr(p) for p in sorted(available))} to run it "
+      "here, or call it inside a tf.function to save it for a machine that has one of "
+      "those platforms.",
+    )
 
 
 def _manual_partitioning_message(module: NativeModule) -> str:

@@ -170,8 +170,21 @@ class PrimalFunction(TfFunction):
         f"call_tf: the TF function {self.name} returned None inside its "
         "results; return tensors (or pytrees of tensors) only"
       )
+    results = [self._jax_compatible(t, i) for i, t in enumerate(leaves)]
+    if self.declared_out is not None:
+      # Eagerly nothing else compares what runs with what was declared.
+      declared, declared_tree = self.declared_out
+      if tree != declared_tree:
+        raise ValueError(
+          f"call_tf: output_shape_dtype has the structure {declared_tree}, but the TF "
+          f"function {self.name} returns {tree}; output_shape_dtype must be a pytree "
+          "with one jax.ShapeDtypeStruct per result"
+        )
+      found = [(t.shape.as_list() if t.shape.rank is not None else None, t.dtype) for t in results]
+      given = ", ".join(f"{x.dtype.name}{x.shape.as_list()}" for x in xs) or "()"
+      self._compare_with_declared(found, declared, f"arguments {given}")
     self.out_tree = tree
-    return [self._jax_compatible(t, i) for i, t in enumerate(leaves)]
+    return results
 
   def _after_trace(self, key):
     # A cache hit does not run flat_fn, so the tree is remembered per signature.
@@ -217,6 +230,11 @@ class PrimalFunction(TfFunction):
       # Declared shapes exist for functions TF cannot trace at unknown
       # dimensions; such a function is checked when it runs.
       return
+    self._compare_with_declared(found, declared, f"arguments {_describe_shapes(in_avals)}")
+
+  def _compare_with_declared(self, found, declared, arguments: str):
+    """Raises naming the first result whose (shape, TF dtype) in `found`
+    disagrees with its declared aval; unknown dimensions agree with any."""
     if len(found) != len(declared):
       raise ValueError(
         f"call_tf: output_shape_dtype declares {len(declared)} result(s) for the TF "
@@ -240,8 +258,8 @@ class PrimalFunction(TfFunction):
       if not ok:
         raise ValueError(
           f"call_tf: output_shape_dtype declares result {i} of the TF function "
-          f"{self.name} with shape {tuple(aval.shape)}, but TF infers {list(shape)} "
-          f"for arguments {_describe_shapes(in_avals)}; fix the declared shape"
+          f"{self.name} with shape {tuple(aval.shape)}, but TF gives {list(shape)} "
+          f"for {arguments}; fix the declared shape"
         )
 
 

@@ -63,7 +63,13 @@ def node() -> str:
 
 
 def _metadata(folder: str) -> tuple[dict, dict]:
-  with open(os.path.join(folder, MODEL_JSON), encoding="utf-8") as f:
+  path = os.path.join(folder, MODEL_JSON)
+  if not os.path.isfile(path):
+    raise FileNotFoundError(
+      f"model: {folder!r} holds no TF.js model (no {MODEL_JSON}); pass a TFJSModel from "
+      "jax2tf.to_tfjs or the directory it was written to"
+    )
+  with open(path, encoding="utf-8") as f:
     model = json.load(f)
   return model, model.get("userDefinedMetadata", {}).get(METADATA_KEY, {})
 

@@ -9,7 +9,7 @@ import jax
 import numpy as np
 import tensorflow as tf
 
-from jax2tf import gradients, tf_dims
+from jax2tf import closures, gradients, tf_dims
 from jax2tf.dtypes import jax_dtype
 from jax2tf.internals import tf_private
 from jax2tf.native import call_module, exporting, split
@@ -363,6 +363,7 @@ class _Lowered:
       )
 
     try:
+      closures.check_constant_bytes(conv.fun_jit, args_avals, kwargs_avals, conv.name)
       module = lower(conv.fun_jit)
       if any(np.dtype(a.dtype) == jax.dtypes.float0 for a in module.out_avals):
         module = lower(jax.jit(exporting.float0_free(conv.fun_jax)))

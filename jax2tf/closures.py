@@ -1,0 +1,56 @@
+"""Arrays a converted function closes over.
+
+Both serializations embed them in the TF graph as constants, and a GraphDef (so
+a tf.function's graph and a SavedModel) holds at most 2 GiB. Past that, native
+serialization would first print the constants into the module's text (several
+copies of them in memory: a 2.25 GiB closure exhausted 24 GiB) and graph
+serialization would fail inside TF with a message naming no array. The size is
+checked on the traced jaxpr instead, before any lowering.
+"""
+
+from typing import Any
+
+import numpy as np
+from jax.extend import core as jex_core
+
+# The largest serialized protocol buffer (GraphDef, TensorProto).
+GRAPH_BYTES_LIMIT = 2**31
+
+
+def _constants(closed_jaxpr) -> list:
+  found = list(closed_jaxpr.consts)
+  for eqn in closed_jaxpr.jaxpr.eqns:
+    for param in eqn.params.values():
+      for sub in param if isinstance(param, (tuple, list)) else (param,):
+        if isinstance(sub, jex_core.ClosedJaxpr):
+          found.extend(_constants(sub))
+  return found
+
+
+def _describe(array) -> str:
+  return f"{np.dtype(array.dtype).name}{list(np.shape(array))}"
+
+
+def _amount(nbytes: int) -> str:
+  return f"{nbytes / 2**30:.2f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.1f} MiB"
+
+
+def check_constant_bytes(fun_jit: Any, args_avals, kwargs_avals, fun_name: str):
+  """Raises ValueError when `fun_jit` closes over more array bytes than a TF
+  graph holds, naming the largest arrays and the remedy."""
+  traced = fun_jit.trace(*args_avals, **kwargs_avals)  # cached: lowering traces again
+  constants = [c for c in _constants(traced.jaxpr) if hasattr(c, "dtype")]
+  sizes = [
+    int(np.prod(np.shape(c), dtype=np.int64)) * np.dtype(c.dtype).itemsize for c in constants
+  ]
+  total = sum(sizes)
+  if total < GRAPH_BYTES_LIMIT:
+    return
+  largest = sorted(zip(sizes, constants), key=lambda p: -p[0])[:3]
+  listed = ", ".join(f"{_describe(c)} ({_amount(n)})" for n, c in largest)
+  raise ValueError(
+    f"{fun_name} closes over {_amount(total)} of arrays (largest: {listed}), "
+    f"more than the {_amount(GRAPH_BYTES_LIMIT)} a TensorFlow graph or SavedModel "
+    "can hold as constants. Pass large arrays (model parameters) as arguments instead, "
+    "and give tf.Variables for them, which are saved as variables."
+  )

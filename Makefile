@@ -88,9 +88,11 @@ bench: $(VENV)/.installed
 bench-quick: $(VENV)/.installed
 	$(PY) -m benchmarks.run --quick
 
-# Generated pages: the primitive coverage page, from the case table.
+# Generated pages: the primitive coverage page, from the case table, and the
+# error catalogue, from jax2tf/testing/bad_inputs.py.
 docs: $(VENV)/.installed
 	$(PY) -m jax2tf.testing.coverage_doc
+	$(PY) -m jax2tf.testing.errors_doc
 
 # Lint (ruff), formatting check (ruff format) and types (mypy), as configured in
 # pyproject.toml; `make format` rewrites what the check would flag.

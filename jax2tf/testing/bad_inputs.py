@@ -234,8 +234,9 @@ CATALOGUE: tuple[BadInput, ...] = (
   # ---- convert: polymorphic shapes ----
   _R("spec_unbalanced", "convert", "a shape spec whose parentheses do not balance",
      lambda tmp, native: _conv(_ident, native, polymorphic_shapes="(b,")(X),
-     ValueError, ("spec '(b,' for argument a with shape (2, 3)",
-                  "its parentheses do not balance"), "first call", BOTH),
+     # jax 0.10 tokenizes the spec with Python's tokenizer, whose error is
+     # replaced; jax 0.12 parses it and says what it expected.
+     ValueError, ("spec '(b,' for argument a with shape (2, 3)",), "first call", BOTH),
   _R("spec_bad_token", "convert", "a shape spec with a non-integer size",
      lambda tmp, native: _conv(_ident, native, polymorphic_shapes="(b, 1.5)")(X),
      ValueError, ("spec '(b, 1.5)' for argument a", "expecting integer, found 1.5"),
@@ -437,7 +438,7 @@ CATALOGUE: tuple[BadInput, ...] = (
      "convert"),
   _R("tflite_spec_unbalanced", "to_tflite", "a shape spec whose parentheses do not balance",
      lambda tmp, native: jax2tf.to_tflite(_ident, SPEC, polymorphic_shapes="(b,"),
-     ValueError, ("spec '(b,' for argument a", "its parentheses do not balance"), "convert"),
+     ValueError, ("polymorphic_shapes spec '(b,' for argument a",), "convert"),
   _R("tflite_spec_count", "to_tflite", "more shape specs than inputs",
      lambda tmp, native: jax2tf.to_tflite(_ident, SPEC, polymorphic_shapes=["(b, _)", "(b,)"]),
      ValueError, ("expected one entry per input spec (1), got 2",), "convert"),

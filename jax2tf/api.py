@@ -20,6 +20,7 @@ from jax2tf.options import (
   make_options,
 )
 from jax2tf.shapes import ArgLeaf, PolyShape, spec_for_each_leaf, symbolic_avals
+from jax2tf.signature_locks import OnceCache
 
 
 def convert(
@@ -136,8 +137,11 @@ class _Converted:
     self.param_names = _positional_names(fun_jax)
     self.fun_jit = fun_jax if hasattr(fun_jax, "trace") else jax.jit(fun_jax)
     self.backend = _NativeBackend if options.native_serialization else _GraphBackend
+    # Both caches are shared by every thread calling the function: a raw
+    # signature maps to the same _Lowered whichever thread stores it, and the
+    # export behind a symbolic signature runs once (OnceCache).
     self._by_signature: dict = {}  # raw argument signature -> _Lowered
-    self._by_avals: dict = {}  # symbolic signature -> _Lowered
+    self._by_avals = OnceCache()  # symbolic signature -> _Lowered
 
   # -- arguments ---------------------------------------------------------
   def _leaf_name(self, path) -> str:
@@ -258,12 +262,12 @@ class _Converted:
     ]
     avals = symbolic_avals(leaves, specs, self.options.polymorphic_constraints)
     aval_key = (in_tree, tuple((str(a.shape), a.dtype) for a in avals))
-    entry = self._by_avals.get(aval_key)
-    if entry is None:
+
+    def export():
       args_avals, kwargs_avals = jax.tree_util.tree_unflatten(in_tree, avals)
-      entry = _Lowered.from_user_function(self, args_avals, kwargs_avals, specs, names)
-      self._by_avals[aval_key] = entry
-    return entry
+      return _Lowered.from_user_function(self, args_avals, kwargs_avals, specs, names)
+
+    return self._by_avals.get_or_make(aval_key, export)
 
 
 class _NativeBackend:
@@ -331,7 +335,9 @@ class _Lowered:
     self.flat_fun = flat_fun
     self.options = options
     self.name = name
-    self._vjp: _Lowered | None = None
+    # The VJP and the shape-checks module, each lowered once on first use
+    # (by whichever thread needs it first).
+    self._lazy = OnceCache()
     # The arguments are checked against the specs before the lowered
     # computation sees them, with the spec's message. Native modules check
     # inside XlaCallModule too, but only after refining the whole module, which
@@ -347,7 +353,6 @@ class _Lowered:
     # same arguments and an empty body refines always; its assertions give
     # the message. Built on first use inside an XLA context (None: not needed).
     self._lower_assertions: Callable | None = None
-    self._assertions_module = None
 
   @classmethod
   def from_user_function(cls, conv: "_Converted", args_avals, kwargs_avals, specs, names):
@@ -392,10 +397,9 @@ class _Lowered:
       self._checked_shapes.add(shapes)
       return tensors
     if self._lower_assertions is not None and _in_xla_context():
-      if self._assertions_module is None:
-        self._assertions_module = self._lower_assertions()
+      module = self._lazy.get_or_make("assertions", self._lower_assertions)
       # A control edge suffices: tf2xla compiles in an order that respects it.
-      assertions = assertions + self.backend.call(self._assertions_module, tensors)
+      assertions = assertions + self.backend.call(module, tensors)
     with tf.control_dependencies(assertions):
       return [tf.identity(t) for t in tensors]
 
@@ -414,14 +418,15 @@ class _Lowered:
     )
 
   def vjp(self) -> "_Lowered":
-    if self._vjp is None:
-      vjp_fun, vjp_avals = gradients.vjp_of(
-        self.flat_fun, self.module.in_avals, self.module.out_avals
-      )
-      name = f"vjp of {self.name}"
-      module = self.backend.lower(jax.jit(vjp_fun), vjp_avals, {}, name=name, options=self.options)
-      self._vjp = _Lowered(self.backend, module, vjp_fun, self.options, name)
-    return self._vjp
+    return self._lazy.get_or_make("vjp", self._lower_vjp)
+
+  def _lower_vjp(self) -> "_Lowered":
+    vjp_fun, vjp_avals = gradients.vjp_of(
+      self.flat_fun, self.module.in_avals, self.module.out_avals
+    )
+    name = f"vjp of {self.name}"
+    module = self.backend.lower(jax.jit(vjp_fun), vjp_avals, {}, name=name, options=self.options)
+    return _Lowered(self.backend, module, vjp_fun, self.options, name)
 
 
 def _no_results(*args, **kwargs):

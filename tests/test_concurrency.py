@@ -160,3 +160,30 @@ def test_gradient_from_threads_lowers_the_vjp_once(serialization, export_log):
     _assert_equal_to_jax(got, want)
   names = collections.Counter(name.split(" of ")[0] for name, _ in export_log)
   assert names == {"_fun": 1, "vjp": 1}, export_log
+
+
+# ---------------------------------------------------------------- call_tf ---
+
+
+def _tf_fun(x):
+  return tf.math.sin(x) * 2.0 + tf.reduce_sum(x, axis=0)
+
+
+def _jax_calling_tf(x):
+  return jax2tf.call_tf(_tf_fun)(x) + 1.0
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit"])
+def test_call_tf_from_threads_matches_tf(mode):
+  xs = [_rng.normal(size=s).astype(np.float32) for s in [(3, 2), (5, 2), (4,)]]
+  want = [_tf_fun(tf.constant(x)).numpy() + np.float32(1.0) for x in xs]
+  for _ in range(ROUNDS):
+    f = jax.jit(_jax_calling_tf) if mode == "jit" else _jax_calling_tf
+
+    def calls(i):
+      order = [(i + k) % len(xs) for k in range(len(xs))]
+      return {j: np.asarray(f(xs[j])) for j in order for _ in range(2)}
+
+    for got in _run_threads(calls):
+      for j in range(len(xs)):
+        _assert_equal_to_jax(got[j], want[j])

@@ -27,7 +27,9 @@ def main(model_dir: str, io_dir: str) -> None:
   with open(os.path.join(io_dir, "plan.json")) as f:
     plan = json.load(f)
   t0 = time.perf_counter()
-  loaded = tf.saved_model.load(model_dir)
+  # Resolved once: a directory written by jax2tf is a link to its current
+  # version, and a replacement between the loader's file reads would mix two.
+  loaded = tf.saved_model.load(os.path.realpath(model_dir))
   signature = loaded.signatures[plan["signature"]]
   report: dict[str, Any] = {"load_s": time.perf_counter() - t0, "sets": {}}
   for i, (set_name, files) in enumerate(plan["sets"]):

@@ -1,0 +1,102 @@
+"""artifacts: directories published as versions behind a link, files renamed
+into place; what is left behind after successes and failures."""
+
+import os
+
+import pytest
+
+from jax2tf import artifacts
+
+
+def _writer(files):
+  def write(folder):
+    for name, text in files.items():
+      with open(os.path.join(folder, name), "w") as f:
+        f.write(text)
+
+  return write
+
+
+def _contents(path):
+  return {n: open(os.path.join(path, n)).read() for n in sorted(os.listdir(path))}
+
+
+def _versions(path):
+  return sorted(os.listdir(artifacts.versions_folder(path)))
+
+
+def test_directory_is_a_link_to_a_complete_version(tmp_path):
+  path = tmp_path / "model"
+  artifacts.write_directory_atomically(path, _writer({"a": "1", "b": "1"}))
+  assert os.path.islink(path) and _contents(path) == {"a": "1", "b": "1"}
+  # The link is relative, so the parent folder can be moved or copied whole.
+  assert not os.path.isabs(os.readlink(path))
+  assert sorted(os.listdir(tmp_path)) == [".model.versions", "model"]
+  with pytest.raises(FileExistsError, match="pass overwrite"):
+    artifacts.write_directory_atomically(path, _writer({"a": "2"}))
+  assert _contents(path) == {"a": "1", "b": "1"}
+
+
+def test_replacing_keeps_the_previous_version_only(tmp_path):
+  path = tmp_path / "model"
+  resolved = []
+  for k in range(4):
+    artifacts.write_directory_atomically(path, _writer({"k": str(k)}), overwrite=True)
+    assert _contents(path) == {"k": str(k)}
+    resolved.append(os.path.realpath(path))
+  assert len(set(resolved)) == 4
+  # A reader that resolved the link before the last write can still finish.
+  assert _versions(path) == sorted(os.path.basename(r) for r in resolved[-2:])
+  assert _contents(resolved[-2]) == {"k": "2"}
+  assert not os.path.exists(resolved[0])
+
+
+def test_a_failed_write_leaves_everything_as_it_was(tmp_path):
+  def fails(folder):
+    _writer({"half": "x"})(folder)
+    raise RuntimeError("disk full")
+
+  with pytest.raises(RuntimeError, match="disk full"):
+    artifacts.write_directory_atomically(tmp_path / "new", fails)
+  assert os.listdir(tmp_path) == []
+  path = tmp_path / "model"
+  artifacts.write_directory_atomically(path, _writer({"k": "0"}))
+  before = (os.readlink(path), _versions(path))
+  with pytest.raises(RuntimeError, match="disk full"):
+    artifacts.write_directory_atomically(path, fails, overwrite=True)
+  assert (os.readlink(path), _versions(path)) == before
+  assert _contents(path) == {"k": "0"}
+  assert sorted(os.listdir(tmp_path)) == [".model.versions", "model"]
+
+
+def test_a_plain_directory_is_replaced_by_a_link(tmp_path):
+  path = tmp_path / "model"
+  path.mkdir()
+  (path / "old").write_text("plain")
+  artifacts.write_directory_atomically(path, _writer({"k": "1"}), overwrite=True)
+  assert os.path.islink(path) and _contents(path) == {"k": "1"}
+  # The plain directory is the previous version until the next write.
+  (plain,) = [v for v in _versions(path) if v.startswith("v-plain-")]
+  assert _contents(os.path.join(artifacts.versions_folder(path), plain)) == {"old": "plain"}
+  artifacts.write_directory_atomically(path, _writer({"k": "2"}), overwrite=True)
+  assert plain not in _versions(path) and len(_versions(path)) == 2
+
+
+def test_a_link_of_someone_else_is_replaced_and_its_target_kept(tmp_path):
+  elsewhere = tmp_path / "elsewhere"
+  elsewhere.mkdir()
+  (elsewhere / "mine").write_text("keep")
+  path = tmp_path / "model"
+  os.symlink(elsewhere, path)
+  artifacts.write_directory_atomically(path, _writer({"k": "1"}), overwrite=True)
+  assert _contents(path) == {"k": "1"} and _contents(elsewhere) == {"mine": "keep"}
+  assert len(_versions(path)) == 1
+
+
+def test_file_write_replaces_whole_and_leaves_no_temporary(tmp_path):
+  path = tmp_path / "model.tflite"
+  artifacts.write_atomically(path, b"one")
+  artifacts.write_atomically(path, b"two")
+  assert path.read_bytes() == b"two" and os.listdir(tmp_path) == ["model.tflite"]
+  with pytest.raises(FileNotFoundError, match="does not exist"):
+    artifacts.write_atomically(tmp_path / "missing" / "m.tflite", b"x")

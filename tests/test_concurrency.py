@@ -2,7 +2,12 @@
 threads, and SavedModels replaced while another process reads them."""
 
 import collections
+import json
+import os
+import subprocess
+import sys
 import threading
+import time
 
 import jax
 import jax.numpy as jnp
@@ -11,7 +16,7 @@ import pytest
 import tensorflow as tf
 
 import jax2tf
-from jax2tf import api
+from jax2tf import api, artifacts
 
 THREADS = 8
 ROUNDS = 3
@@ -187,3 +192,154 @@ def test_call_tf_from_threads_matches_tf(mode):
     for got in _run_threads(calls):
       for j in range(len(xs)):
         _assert_equal_to_jax(got[j], want[j])
+
+
+# ------------------------------------------------- SavedModel replacement ---
+
+# Loads the SavedModel at PATH in a loop until STOP exists, classifying each
+# load-and-call: which version's output it gave, or what went wrong; writes
+# the number of loads done to COUNT after each.
+_READER = r"""
+import json, os, sys
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import numpy as np
+import tensorflow as tf
+
+path, folder = sys.argv[1], sys.argv[2]
+expected = dict(np.load(os.path.join(folder, "expected.npz")))
+x = np.load(os.path.join(folder, "x.npy"))
+stop = os.path.join(folder, "stop")
+outcomes = []
+def one():
+  # Resolving the link once makes every file of the load come from one version.
+  where = os.path.realpath(path)
+  try:
+    model = tf.saved_model.load(where)
+    y = model.f(x).numpy()
+  except Exception as e:
+    if not os.path.exists(where):
+      return "version deleted while loading"
+    return f"error {type(e).__name__}: {e}"[:300]
+  for name, want in expected.items():
+    if y.shape == want.shape and np.allclose(y, want, rtol=1e-6, atol=0):
+      return name
+  return "mixed " + repr(y)
+while not os.path.exists(stop):
+  outcomes.append(one())
+  with open(os.path.join(folder, "count.tmp"), "w") as f:
+    f.write(str(len(outcomes)))
+  os.replace(os.path.join(folder, "count.tmp"), os.path.join(folder, "count"))
+outcomes.append("final " + one())
+json.dump(outcomes, open(os.path.join(folder, "outcomes.json"), "w"))
+"""
+
+
+def _module(f_tf, w, shape):
+  m = tf.Module()
+  m.w = w
+  m.f = tf.function(
+    lambda x: f_tf(m.w, x), input_signature=[tf.TensorSpec(shape, tf.float32)], autograph=False
+  )
+  return m
+
+
+def _versioned_modules(x):
+  """Two SavedModel-able modules whose outputs on x differ, each through a
+  variable (in variables/) and a constant (in saved_model.pb), so that a load
+  that combined the files of both would match neither; and their outputs from
+  jax.jit."""
+  modules, expected = {}, {}
+  for k in (1, 2):
+    w = np.full(x.shape, k, np.float32)
+    c = np.float32(10 * k)
+
+    def fun(w, x, c=c):
+      return x * w + c
+
+    modules[f"v{k}"] = _module(jax2tf.convert(fun), tf.Variable(w), x.shape)
+    expected[f"v{k}"] = np.asarray(jax.jit(fun)(w, x))
+  return modules, expected
+
+
+def _wait_for(predicate, what, proc):
+  deadline = time.monotonic() + TIMEOUT_S
+  while not predicate():
+    if proc.poll() is not None:
+      raise AssertionError(f"the reader exited ({proc.returncode}) before {what}: "
+                           f"{proc.stderr.read()}")
+    assert time.monotonic() < deadline, f"timed out waiting for {what}"
+    time.sleep(0.05)
+
+
+@pytest.mark.subprocess
+def test_saved_model_replaced_while_another_process_loads_it(tmp_path):
+  """The guarantee of jax2tf/artifacts.py: a reader that resolves the path
+  once loads one whole version, the old or the new, never an error."""
+  x = np.arange(4, dtype=np.float32)
+  modules, expected = _versioned_modules(x)
+  np.savez(tmp_path / "expected.npz", **expected)
+  np.save(tmp_path / "x.npy", x)
+  path = tmp_path / "model"
+
+  def write(version):
+    artifacts.write_directory_atomically(
+      path, lambda d: tf.saved_model.save(modules[version], d), overwrite=True
+    )
+
+  def loads():
+    count = tmp_path / "count"
+    return int(count.read_text()) if count.exists() else 0
+
+  write("v1")
+  proc = subprocess.Popen(
+    [sys.executable, "-c", _READER, str(path), str(tmp_path)],
+    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
+  )
+  try:
+    versions = ["v2", "v1"] * 3
+    for version in versions:
+      # The reader loads in a loop, during the writes too; waiting for two
+      # more loads makes sure it also loads each version at least once.
+      done = loads()
+      _wait_for(lambda done=done: loads() >= done + 2, "two more loads", proc)
+      write(version)
+    (tmp_path / "stop").touch()
+    proc.wait(TIMEOUT_S)
+  finally:
+    proc.kill()
+  assert proc.returncode == 0, proc.stderr.read()
+  outcomes = json.loads((tmp_path / "outcomes.json").read_text())
+  # A load that outlasts two replacements finds its version deleted (the
+  # documented limit); it must never see a missing path, a half-written
+  # directory, or the graph of one version with the weights of the other.
+  allowed = ("v1", "v2", "version deleted while loading")
+  unexpected = [o for o in outcomes[:-1] if o not in allowed]
+  assert not unexpected, unexpected
+  assert {"v1", "v2"} <= set(outcomes), collections.Counter(outcomes)
+  assert outcomes[-1] == "final " + versions[-1], outcomes[-1]
+
+
+def test_directory_written_by_threads_at_once_ends_whole(tmp_path):
+  path = tmp_path / "model"
+  names = ("a", "b", "c")
+
+  def write(i):
+    def files(folder):
+      for name in names:
+        with open(os.path.join(folder, name), "w") as f:
+          f.write(str(i))
+
+    for _ in range(ROUNDS):
+      artifacts.write_directory_atomically(path, files, overwrite=True)
+
+  _run_threads(write)
+  # Whichever writer switched the link last, it names that writer's whole output.
+  seen = set()
+  for name in names:
+    with open(os.path.join(path, name)) as f:
+      seen.add(f.read())
+  assert len(seen) == 1, seen
+  left = os.listdir(artifacts.versions_folder(path))
+  assert len(left) == 2 and not [e for e in left if e.startswith(".tmp-")], left
+  assert os.path.basename(os.path.realpath(path)) in left

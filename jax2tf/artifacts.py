@@ -10,21 +10,22 @@ here. What another process reading `path` can observe while it is written:
 * A directory (`write_directory_atomically`) is written in full into a
   version folder `.NAME.versions/v...` beside `path`; on POSIX, `path` is then
   a symbolic link to it, switched to each new version by one rename. So from
-  the first write on, `path` always names a complete version: a reader never
-  finds it missing, half-written, or holding files of two versions. A loader
-  that opens several files one by one through `path` (as
-  `tf.saved_model.load` does: `saved_model.pb`, then `variables/`) can still
-  read the first from one version and the rest from the next if a replacement
-  lands in between, which silently combines one version's graph with another's
-  weights; a reader that may race a writer resolves the link once
-  (`os.path.realpath(path)`) and loads that folder. The version replaced last
-  is kept until the next replacement, so such a reader has a whole write's
-  time to finish; older versions are deleted.
+  the first write on, `path` always names one complete version: a reader
+  never finds it missing or half-written. A loader that opens several files
+  one by one through `path` (as `tf.saved_model.load` does: `saved_model.pb`,
+  then `variables/`) can still read the first from one version and the rest
+  from the next if a replacement lands in between, which silently combines
+  one version's graph with another's weights; a reader that may race a writer
+  resolves the link once (`os.path.realpath(path)`) and loads that folder.
+  The version replaced last is kept until the next replacement, so such a
+  reader has a whole write's time to finish; older versions are deleted (a
+  load that outlasts two replacements fails with a "not found" error).
 * Replacing a plain directory (one written by hand or by an earlier jax2tf)
   moves it into the version folder and puts the link in its place: only for
   this first switch, `path` is missing between two renames.
-* Elsewhere than POSIX, the new directory is renamed over the old one moved
-  aside, with the same short window where `path` is missing.
+* Elsewhere than POSIX, or on a file system without symbolic links, the new
+  directory is renamed in after the old one is moved aside (and then
+  deleted), with the same short window where `path` is missing.
 """
 
 import contextlib
@@ -69,10 +70,10 @@ def write_directory_atomically(path: str | os.PathLike, write, overwrite: bool =
     raise FileNotFoundError(f"path: the folder {parent!r} does not exist")
   if os.path.lexists(path) and not overwrite:
     raise FileExistsError(f"path: {path!r} exists; pass overwrite to replace it")
-  if fcntl is None:
-    _replace_directory(path, write)
-  else:
+  if fcntl is not None and _links_work(parent):
     _publish_version(path, write)
+  else:
+    _replace_directory(path, write)
 
 
 def versions_folder(path: str | os.PathLike) -> str:
@@ -91,7 +92,11 @@ def _publish_version(path: str, write) -> None:
     with _locked(store):
       version = "v" + os.path.basename(tmp)[len(".tmp-") :]
       os.replace(tmp, os.path.join(store, version))
-      previous = _switch_link(path, os.path.join(os.path.basename(store), version))
+      try:
+        previous = _switch_link(path, os.path.join(os.path.basename(store), version))
+      except BaseException:
+        os.replace(os.path.join(store, version), tmp)  # for the cleanup below
+        raise
       # Versions are only created, linked and deleted under the lock, so no
       # other writer holds one that is complete but not linked yet.
       for entry in os.listdir(store):
@@ -134,6 +139,17 @@ def _switch_link(path: str, target: str) -> str | None:
   if before is not None and os.path.dirname(before) == store:
     return os.path.basename(before)
   return None
+
+
+def _links_work(folder: str) -> bool:
+  # Some file systems (FAT, some network mounts) refuse symbolic links.
+  probe = os.path.join(folder, f".tmp-{uuid.uuid4().hex}.probe")
+  try:
+    os.symlink(".", probe)
+  except OSError:
+    return False
+  os.remove(probe)
+  return True
 
 
 @contextlib.contextmanager

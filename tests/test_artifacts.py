@@ -100,3 +100,15 @@ def test_file_write_replaces_whole_and_leaves_no_temporary(tmp_path):
   assert path.read_bytes() == b"two" and os.listdir(tmp_path) == ["model.tflite"]
   with pytest.raises(FileNotFoundError, match="does not exist"):
     artifacts.write_atomically(tmp_path / "missing" / "m.tflite", b"x")
+
+
+def test_without_links_a_plain_directory_is_replaced(tmp_path, monkeypatch):
+  def refuse(*args, **kwargs):
+    raise OSError(1, "Operation not permitted")
+
+  monkeypatch.setattr(os, "symlink", refuse)
+  path = tmp_path / "model"
+  for k in range(2):
+    artifacts.write_directory_atomically(path, _writer({"k": str(k)}), overwrite=True)
+    assert not os.path.islink(path) and _contents(path) == {"k": str(k)}
+  assert os.listdir(tmp_path) == ["model"]

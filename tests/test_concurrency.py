@@ -174,18 +174,24 @@ def _tf_fun(x):
   return tf.math.sin(x) * 2.0 + tf.reduce_sum(x, axis=0)
 
 
-def _jax_calling_tf(x):
-  return jax2tf.call_tf(_tf_fun)(x) + 1.0
-
-
-@pytest.mark.parametrize("mode", ["eager", "jit"])
-def test_call_tf_from_threads_matches_tf(mode):
+@pytest.mark.parametrize("mode", ["eager", "jit", "both"])
+@pytest.mark.parametrize("shared", [True, False], ids=["one_call_tf", "call_tf_per_call"])
+def test_call_tf_from_threads_matches_tf(mode, shared):
   xs = [_rng.normal(size=s).astype(np.float32) for s in [(3, 2), (5, 2), (4,)]]
   want = [_tf_fun(tf.constant(x)).numpy() + np.float32(1.0) for x in xs]
   for _ in range(ROUNDS):
-    f = jax.jit(_jax_calling_tf) if mode == "jit" else _jax_calling_tf
+    # Fresh functions per round, so the threads race for the first trace
+    # (jit) and the first TF call (eager) of each shape.
+    called = jax2tf.call_tf(_tf_fun)
 
-    def calls(i):
+    def jax_fun(x, called=called):
+      return (called if shared else jax2tf.call_tf(_tf_fun))(x) + 1.0
+
+    jitted = jax.jit(jax_fun)
+
+    def calls(i, jitted=jitted, jax_fun=jax_fun):
+      # "both": half the threads run eagerly while the others trace and run jit.
+      f = jitted if mode == "jit" or (mode == "both" and i % 2) else jax_fun
       order = [(i + k) % len(xs) for k in range(len(xs))]
       return {j: np.asarray(f(xs[j])) for j in order for _ in range(2)}
 

@@ -116,9 +116,24 @@ def export_log(monkeypatch):
   return log
 
 
-@pytest.mark.parametrize("serialization", ["native", "graph"])
-@pytest.mark.parametrize("mode", ["eager", "tf.function"])
-@pytest.mark.parametrize("shapes", sorted(_SIGNATURES))
+_CONVERT_CASES = [
+  (serialization, shapes, mode)
+  for serialization in ("native", "graph")
+  for shapes, mode in [
+    ("static", "eager"),
+    ("static", "tf.function"),
+    ("polymorphic", "eager"),
+    ("polymorphic", "tf.function"),
+  ]
+] + [
+  # Under XLA compilation, native serialization also lowers a module of
+  # shape checks per signature (api._Lowered._checked), once too.
+  ("native", "polymorphic", "jit_compile"),
+  pytest.param("graph", "polymorphic", "jit_compile", marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("serialization, shapes, mode", _CONVERT_CASES)
 def test_convert_from_threads_matches_jit_and_exports_once(serialization, mode, shapes, export_log):
   poly, xs = _SIGNATURES[shapes]
   want = [jax.jit(_fun)(x) for x in xs]
@@ -128,8 +143,11 @@ def test_convert_from_threads_matches_jit_and_exports_once(serialization, mode, 
     f_tf = jax2tf.convert(
       _fun, polymorphic_shapes=poly, native_serialization=serialization == "native"
     )
-    if mode == "tf.function":
-      f_tf = tf.function(f_tf, autograph=False)
+    if mode != "eager":
+      # With jit_compile, reduce_retracing: TF soon traces with an unknown
+      # batch size, so the shape checks have to run at run time.
+      compiled = mode == "jit_compile"
+      f_tf = tf.function(f_tf, autograph=False, jit_compile=compiled, reduce_retracing=compiled)
     del export_log[:]
 
     def calls(i):
@@ -141,10 +159,11 @@ def test_convert_from_threads_matches_jit_and_exports_once(serialization, mode, 
     for got in _run_threads(calls):
       for j in range(len(xs)):
         _assert_equal_to_jax(got[j], want[j])
-    names = collections.Counter(sig for _, sig in export_log)
-    twice = {sig: n for sig, n in names.items() if n > 1}
-    assert not twice, f"signatures exported more than once: {twice}"
-    assert len(names) == len(_expected_exports(poly, xs)), export_log
+    lowered = collections.Counter(export_log)
+    twice = {key: n for key, n in lowered.items() if n > 1}
+    assert not twice, f"signatures lowered more than once: {twice}"
+    primal = [sig for name, sig in lowered if name == "_fun"]
+    assert len(primal) == len(_expected_exports(poly, xs)), export_log
 
 
 @pytest.mark.parametrize("serialization", ["native", "graph"])

@@ -7,11 +7,13 @@ here. What another process reading `path` can observe while it is written:
 * A file (`write_atomically`) is written beside `path` and renamed over it: a
   reader opening `path` gets the old file or the new one, whole, never a part;
   one that opened the old file keeps reading it.
-* A directory (`write_directory_atomically`) is written in full into a
-  version folder `.NAME.versions/v...` beside `path`; on POSIX, `path` is then
-  a symbolic link to it, switched to each new version by one rename. So from
-  the first write on, `path` always names one complete version: a reader
-  never finds it missing or half-written. A loader that opens several files
+* A new directory (`write_directory_atomically`) is written in full beside
+  `path` and renamed into place: a plain directory, complete when it appears.
+* A directory that replaces another is written in full into a version folder
+  `.NAME.versions/v...` beside `path`; on POSIX, `path` is then a symbolic
+  link to it, switched to each new version by one rename. So `path` always
+  names one complete version: a reader never finds it missing or
+  half-written. A loader that opens several files
   one by one through `path` (as `tf.saved_model.load` does: `saved_model.pb`,
   then `variables/`) can still read the first from one version and the rest
   from the next if a replacement lands in between, which silently combines
@@ -70,10 +72,39 @@ def write_directory_atomically(path: str | os.PathLike, write, overwrite: bool =
     raise FileNotFoundError(f"path: the folder {parent!r} does not exist")
   if os.path.lexists(path) and not overwrite:
     raise FileExistsError(f"path: {path!r} exists; pass overwrite to replace it")
-  if fcntl is not None and _links_work(parent):
+  links = fcntl is not None and _links_work(parent)
+  if not os.path.lexists(path):
+    # Only a replacement can race a reader of the previous version: a first
+    # write stays a plain directory (what a user copying or serving it expects).
+    _create_directory(path, write, overwrite, links)
+  elif links:
     _publish_version(path, write)
   else:
     _replace_directory(path, write)
+
+
+def _create_directory(path: str, write, overwrite: bool, links: bool) -> None:
+  """`write` into a temporary sibling renamed to the absent `path`; if
+  another writer created `path` meanwhile, this one replaces it."""
+  tmp = tempfile.mkdtemp(prefix=".tmp-", suffix=os.path.basename(path), dir=os.path.dirname(path))
+  try:
+    write(tmp)
+    try:
+      os.rename(tmp, path)
+    except OSError:
+      if not os.path.lexists(path):
+        raise
+      if not overwrite:
+        raise FileExistsError(f"path: {path!r} exists; pass overwrite to replace it") from None
+
+      def move(folder):
+        os.rmdir(folder)
+        os.replace(tmp, folder)
+
+      (_publish_version if links else _replace_directory)(path, move)
+  except BaseException:
+    shutil.rmtree(tmp, ignore_errors=True)
+    raise
 
 
 def versions_folder(path: str | os.PathLike) -> str:

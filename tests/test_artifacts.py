@@ -25,20 +25,24 @@ def _versions(path):
   return sorted(os.listdir(artifacts.versions_folder(path)))
 
 
-def test_directory_is_a_link_to_a_complete_version(tmp_path):
+def test_a_new_directory_is_plain_and_a_replacement_a_link(tmp_path):
   path = tmp_path / "model"
   artifacts.write_directory_atomically(path, _writer({"a": "1", "b": "1"}))
-  assert os.path.islink(path) and _contents(path) == {"a": "1", "b": "1"}
-  # The link is relative, so the parent folder can be moved or copied whole.
-  assert not os.path.isabs(os.readlink(path))
-  assert sorted(os.listdir(tmp_path)) == [".model.versions", "model"]
+  assert not os.path.islink(path) and _contents(path) == {"a": "1", "b": "1"}
+  assert os.listdir(tmp_path) == ["model"]
   with pytest.raises(FileExistsError, match="pass overwrite"):
     artifacts.write_directory_atomically(path, _writer({"a": "2"}))
   assert _contents(path) == {"a": "1", "b": "1"}
+  artifacts.write_directory_atomically(path, _writer({"a": "3"}), overwrite=True)
+  assert os.path.islink(path) and _contents(path) == {"a": "3"}
+  # The link is relative, so the parent folder can be moved or copied whole.
+  assert not os.path.isabs(os.readlink(path))
+  assert sorted(os.listdir(tmp_path)) == [".model.versions", "model"]
 
 
 def test_replacing_keeps_the_previous_version_only(tmp_path):
   path = tmp_path / "model"
+  artifacts.write_directory_atomically(path, _writer({"k": "first"}))
   resolved = []
   for k in range(4):
     artifacts.write_directory_atomically(path, _writer({"k": str(k)}), overwrite=True)
@@ -60,12 +64,13 @@ def test_a_failed_write_leaves_everything_as_it_was(tmp_path):
     artifacts.write_directory_atomically(tmp_path / "new", fails)
   assert os.listdir(tmp_path) == []
   path = tmp_path / "model"
-  artifacts.write_directory_atomically(path, _writer({"k": "0"}))
+  for k in range(2):
+    artifacts.write_directory_atomically(path, _writer({"k": str(k)}), overwrite=True)
   before = (os.readlink(path), _versions(path))
   with pytest.raises(RuntimeError, match="disk full"):
     artifacts.write_directory_atomically(path, fails, overwrite=True)
   assert (os.readlink(path), _versions(path)) == before
-  assert _contents(path) == {"k": "0"}
+  assert _contents(path) == {"k": "1"}
   assert sorted(os.listdir(tmp_path)) == [".model.versions", "model"]
 
 

@@ -10,7 +10,7 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 PY312 ?= $(shell ls -d $$(pyenv root 2>/dev/null)/versions/3.12.*/bin/python3.12 2>/dev/null | tail -n 1)
 VENV312 ?= .venv312
 
-.PHONY: chromium demo docs test test-all test-py312 test-all-py312 bench bench-quick install lint format clean
+.PHONY: chromium compat demo docs test test-all test-py312 test-all-py312 bench bench-quick install lint format clean
 
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -93,6 +93,13 @@ bench-quick: $(VENV)/.installed
 docs: $(VENV)/.installed
 	$(PY) -m jax2tf.testing.coverage_doc
 	$(PY) -m jax2tf.testing.errors_doc
+
+# The version matrix (docs/compatibility.md): exports with both JAX lanes, runs
+# the artifacts on TensorFlow 2.17-2.21, LiteRT and TF.js releases installed
+# fresh (downloads several GB; each environment is deleted after use). Not part
+# of `make test`.
+compat: $(VENV)/.installed $(VENV312)/.installed
+	PYTHONPATH=. $(PY) -m tools.compat.run
 
 # Lint (ruff), formatting check (ruff format) and types (mypy), as configured in
 # pyproject.toml; `make format` rewrites what the check would flag.

@@ -1,127 +1,147 @@
-"""Produce jax2tf artifacts for older TensorFlow consumers.
+"""Export the cases of cases.py for the consumers of the version matrix.
 
-Run with the producer environment (jax + TF 2.21 + jax2tf):
-  python produce.py [OUT_DIR]
+Run with a producer environment (jax, TensorFlow, jax2tf importable):
+  python produce.py OUT_DIR LANE [--deploy]
 
-For each target in TARGETS (a target_tf_version string, or "default" meaning
-no target_tf_version, i.e. the installed TF) it writes, under
-OUT_DIR/artifacts_<target>/:
-  <name>.bin          serialized StableHLO module bytes
-  <name>.json         XlaCallModule attributes (version, Tout, Sout, platforms,
-                      disabled_checks, kept_var_idx, plus metadata)
-  <name>.input_<i>.npy  test inputs (the kept ones are selected by kept_var_idx)
-  <name>.expected_<i>.npy  JAX outputs on those inputs
-and a SavedModel of function (a) to OUT_DIR/sm_<target>.
+Writes under OUT_DIR/LANE/, for every case:
+  native-<release>/<case>/   SavedModel, native serialization with
+                             target_tf_version=<release> (2.17 ... 2.21)
+  graph-xla/<case>/, graph-no_xla/<case>/   SavedModels, graph serialization
+and, with --deploy, tflite-<route>/<case>.tflite and tfjs/<case>/ (to_tflite
+with route "graph" and "native", to_tfjs). Each artifact has io.npz beside it
+(compare.py: the inputs and JAX's outputs) and OUT_DIR/LANE/manifest.json
+lists them, with the reason where the export itself failed.
 """
+
 import json
 import os
+import platform
 import sys
+import traceback
 
 import jax
-import jax.numpy as jnp
+import jaxlib
 import numpy as np
 import tensorflow as tf
 
 import jax2tf
+from tools.compat.cases import CASES
+from tools.compat.compare import first_line
 
-OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)))
-TARGETS = ["2.16", "2.19", "default"]
-
-
-def f_poly(x):
-  return jnp.sum(jnp.sin(x), axis=0) / x.shape[0]
-
-
-def f_composite(x):
-  return jnp.arccos(x) + jax.scipy.special.erf(x)
+TARGETS = ("2.17", "2.18", "2.19", "2.20", "2.21")
+GRAPH_FLAVOURS = {"graph-xla": True, "graph-no_xla": False}
+TFLITE_ROUTES = ("graph", "native")
 
 
-def f_cholesky(a):
-  return jnp.linalg.cholesky(a)
+def write_io(path, case):
+  arrays = {}
+  for k, args in enumerate(case.input_sets):
+    outs = jax.tree_util.tree_leaves(jax.jit(case.fun)(*args))
+    arrays.update({f"in{k}_{i}": np.asarray(a) for i, a in enumerate(args)})
+    arrays.update({f"out{k}_{j}": np.asarray(o) for j, o in enumerate(outs)})
+  np.savez(path, **arrays)
 
 
-rng = np.random.default_rng(0)
-_m = rng.standard_normal((5, 5)).astype(np.float32)
-CASES = {
-    # name: (function, polymorphic_shapes, test inputs)
-    "poly_sin_mean": (f_poly, ["(b, 4)"],
-                      [rng.standard_normal((6, 4)).astype(np.float32)]),
-    "arccos_erf": (f_composite, None,
-                   [rng.uniform(-0.9, 0.9, (3, 5)).astype(np.float32)]),
-    "cholesky": (f_cholesky, None,
-                 [(_m @ _m.T + 5 * np.eye(5)).astype(np.float32)]),
-}
+def signature(case):
+  """The SavedModel's input signature: a dimension named in the polymorphic
+  spec is unknown."""
+  specs = []
+  for i, arg in enumerate(case.input_sets[0]):
+    spec = case.polymorphic_shapes[i] if case.polymorphic_shapes else None
+    dims = list(arg.shape)
+    if spec:
+      tokens = [t.strip() for t in spec.strip("()").split(",")]
+      dims = [d if t == "_" or t.isdigit() else None for d, t in zip(dims, tokens)]
+    specs.append(tf.TensorSpec(dims, tf.as_dtype(arg.dtype)))
+  return specs
 
 
-def dtype_name(d) -> str:
-  return np.dtype(d).name
+def save_model(path, case, **options):
+  f_tf = jax2tf.convert(
+    case.fun,
+    polymorphic_shapes=case.polymorphic_shapes,
+    with_gradient=case.with_gradient,
+    **options,
+  )
+  module = tf.Module()
+  module.f = tf.function(f_tf, autograph=False, input_signature=signature(case))
+  tf.saved_model.save(module, path)
 
 
-def dim_or_none(d):
-  return int(d) if isinstance(d, (int, np.integer)) else None
+def save_tflite(path, case, route):
+  # Verified as a user gets it: a model that the producer's own LiteRT cannot
+  # run is refused here (an export failure) rather than shipped.
+  model = jax2tf.to_tflite(
+    case.fun, *case.input_sets[0], polymorphic_shapes=case.polymorphic_shapes, route=route
+  )
+  with open(path, "wb") as f:
+    f.write(bytes(model))
+  return {"input_names": list(model.input_names)}
 
 
-def dump_one(outdir, name, f_tf, inputs, fun):
-  conv = f_tf._jax2tf_converted
-  assert len(conv._by_avals) == 1, conv._by_avals.keys()
-  (entry,) = conv._by_avals.values()
-  mod = entry.module
-  with open(os.path.join(outdir, f"{name}.bin"), "wb") as fh:
-    fh.write(mod.serialized)
-  expected = fun(*inputs)
-  expected = expected if isinstance(expected, (list, tuple)) else [expected]
-  attrs = {
-      "version": int(mod.calling_convention_version),
-      "Tout": [dtype_name(a.dtype) for a in mod.out_avals],
-      "Sout": [[dim_or_none(d) for d in a.shape] for a in mod.out_avals],
-      "platforms": [p.upper() for p in mod.platforms],
-      "disabled_checks": [str(c) for c in mod.disabled_checks],
-      "kept_var_idx": [int(i) for i in mod.kept_var_idx],
-      "stablehlo_version": str(mod.stablehlo_version),
-      "in_avals": [str(a) for a in mod.in_avals],
-      "out_avals": [str(a) for a in mod.out_avals],
-      "n_inputs": len(inputs),
-      "n_outputs": len(expected),
-  }
-  with open(os.path.join(outdir, f"{name}.json"), "w") as fh:
-    json.dump(attrs, fh, indent=1)
-  for i, x in enumerate(inputs):
-    np.save(os.path.join(outdir, f"{name}.input_{i}.npy"), np.asarray(x))
-  for i, y in enumerate(expected):
-    np.save(os.path.join(outdir, f"{name}.expected_{i}.npy"), np.asarray(y))
-  return attrs
+def save_tfjs(path, case):
+  jax2tf.to_tfjs(
+    case.fun, *case.input_sets[0], polymorphic_shapes=case.polymorphic_shapes, path=path
+  )
 
 
-def save_model(path, target):
-  kw = {} if target == "default" else {"target_tf_version": target}
-  f_tf = jax2tf.convert(f_poly, polymorphic_shapes=["(b, 4)"], **kw)
-  m = tf.Module()
-  m.f = tf.function(f_tf, autograph=False,
-                    input_signature=[tf.TensorSpec([None, 4], tf.float32)])
-  tf.saved_model.save(m, path)
-  # reference outputs for the consumer to check the SavedModel against
-  for b in (1, 3, 7):
-    x = np.arange(b * 4, dtype=np.float32).reshape(b, 4) / 10.0
-    np.save(os.path.join(path, f"check_input_b{b}.npy"), x)
-    np.save(os.path.join(path, f"check_expected_b{b}.npy"), np.asarray(f_poly(x)))
+def jobs(deploy):
+  """(kind, flavour, file name of the case, exporter) of every artifact."""
+  for target in TARGETS:
+    yield (
+      "savedmodel",
+      f"native-{target}",
+      "{}",
+      lambda p, c, t=target: save_model(p, c, target_tf_version=t),
+    )
+  for flavour, enable_xla in GRAPH_FLAVOURS.items():
+    yield (
+      "savedmodel",
+      flavour,
+      "{}",
+      lambda p, c, x=enable_xla: save_model(p, c, native_serialization=False, enable_xla=x),
+    )
+  if deploy:
+    for route in TFLITE_ROUTES:
+      yield "tflite", f"tflite-{route}", "{}.tflite", lambda p, c, r=route: save_tflite(p, c, r)
+    yield "tfjs", "tfjs", "{}", save_tfjs
 
 
 def main():
-  print("jax", jax.__version__, "tf", tf.__version__)
-  for target in TARGETS:
-    outdir = os.path.join(OUT, f"artifacts_{target}")
-    os.makedirs(outdir, exist_ok=True)
-    kw = {} if target == "default" else {"target_tf_version": target}
-    for name, (fun, poly, inputs) in CASES.items():
-      f_tf = jax2tf.convert(fun, polymorphic_shapes=poly, **kw)
-      got = f_tf(*[tf.constant(x) for x in inputs])  # triggers the export
-      attrs = dump_one(outdir, name, f_tf, inputs, fun)
-      err = float(np.max(np.abs(np.asarray(got) - np.asarray(fun(*inputs)))))
-      print(f"[{target}] {name}: version={attrs['version']} "
-            f"stablehlo={attrs['stablehlo_version']} Sout={attrs['Sout']} "
-            f"platforms={attrs['platforms']} in-producer err={err:.2e}")
-    save_model(os.path.join(OUT, f"sm_{target}"), target)
-    print(f"[{target}] saved model -> {os.path.join(OUT, f'sm_{target}')}")
+  out, lane = os.path.abspath(sys.argv[1]), sys.argv[2]
+  deploy = "--deploy" in sys.argv[3:]
+  versions = {
+    "python": platform.python_version(),
+    "jax": jax.__version__,
+    "jaxlib": jaxlib.__version__,
+    "tensorflow": tf.__version__,
+  }
+  print(f"producer {lane}: " + ", ".join(f"{k} {v}" for k, v in versions.items()), flush=True)
+  artifacts = []
+  for kind, flavour, file_name, export in jobs(deploy):
+    for case in CASES:
+      if kind != "savedmodel" and not case.deploy:
+        continue
+      rel = os.path.join(lane, flavour, file_name.format(case.name))
+      path = os.path.join(out, rel)
+      os.makedirs(os.path.dirname(path), exist_ok=True)
+      entry = {"id": f"{lane}/{flavour}/{case.name}", "lane": lane, "kind": kind}
+      entry.update({"flavour": flavour, "case": case.name, "path": rel})
+      try:
+        entry.update(export(path, case) or {})
+        io = (
+          path[: -len(".tflite")] + ".io.npz" if kind == "tflite" else os.path.join(path, "io.npz")
+        )
+        write_io(io, case)
+        entry["io"] = os.path.relpath(io, out)
+        print(f"  exported {entry['id']}", flush=True)
+      except Exception as e:  # noqa: BLE001 - an export failure is a cell of the matrix
+        entry["export_error"] = first_line(e)
+        print(f"  NOT EXPORTED {entry['id']}: {entry['export_error']}", flush=True)
+        traceback.print_exc(limit=3)
+      artifacts.append(entry)
+  with open(os.path.join(out, lane, "manifest.json"), "w") as f:
+    json.dump({"lane": lane, "versions": versions, "artifacts": artifacts}, f, indent=1)
 
 
 if __name__ == "__main__":

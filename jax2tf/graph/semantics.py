@@ -262,6 +262,10 @@ def _combine(is_max: bool, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
     return tf.where(pick_x, x, y)
   if not x.dtype.is_floating:
     return tf.maximum(x, y) if is_max else tf.minimum(x, y)
+  if is_max and is_positive_zero_scalar(x) and not is_positive_zero_scalar(y):
+    # max(0.0, x) as jnp.maximum(0, x) writes it: XLA's max is symmetric,
+    # NaN and signed zeros included.
+    x, y = y, x
   if is_max and is_positive_zero_scalar(y):
     # max(x, 0.0), i.e. relu: TF's (and TFLite's) Relu propagates NaN like
     # XLA; only its relu(-0.0) == -0.0 needs correcting. The select reads

@@ -18,7 +18,7 @@ import jax
 import numpy as np
 import tensorflow as tf
 
-from jax2tf.graph import key_data, registry
+from jax2tf.graph import fusions, key_data, registry
 from jax2tf.graph.context import LoweringEnv, RuleContext
 
 
@@ -79,7 +79,16 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
     raise ValueError(f"jaxpr expects {len(jaxpr.invars)} arguments, got {len(args)}")
   for v, a in zip(jaxpr.invars, args):
     values[v] = a
-  for eqn in jaxpr.eqns:
+  groups = fusions.plan(jaxpr)
+  skipped = {i for i, f in groups.items() for i in f.members}
+  for i, eqn in enumerate(jaxpr.eqns):
+    if i in groups:
+      fused = groups[i]
+      with tf.name_scope(fused.name):
+        values[eqn.outvars[0]] = fused.lower(*[read(v) for v in fused.inputs])
+      continue
+    if i in skipped:  # the rest of a fused group, used only inside it
+      continue
     rule = registry.rule_for(eqn.primitive)
     if rule is None:
       raise registry.missing_rule_error(eqn.primitive, eqn.params)

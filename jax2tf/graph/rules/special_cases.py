@@ -86,6 +86,15 @@ CASES.add("special_expi", jax.scipy.special.expi, A(6, lo=0.1, hi=5), tol=(1e-4,
           slow=True)
 CASES.add("special_gammainc_float64", jax.scipy.special.gammainc, A(5, dtype=F64, lo=0.5, hi=4),
           A(5, dtype=F64, lo=0.1, hi=5), tol=(1e-9, 1e-11), slow=True)
+# jax.nn.softmax over the last axis is lowered as TF's Softmax (graph/fusions.py),
+# with JAX's answer for rows holding NaN or +inf (all NaN) and -inf.
+_SOFTMAX_EDGES = np.array(
+    [[np.nan, 1, 2], [np.inf, 1, 2], [-np.inf, -np.inf, -np.inf], [np.inf, np.inf, 1],
+     [-0., 0., -0.], [1e38, -1e38, 3e38], [-np.inf, 1, 2], [88, 89, 90], [-3e38, -3e38, 0]])
+CASES.add("softmax_float32", jax.nn.softmax, A(3, 4, 7), graph_ops=["Softmax"])
+CASES.add("softmax_edges", jax.nn.softmax, V(_SOFTMAX_EDGES, F32), graph_ops=["Softmax"])
+CASES.add("softmax_axis0", lambda x: jax.nn.softmax(x, axis=0), A(5, 3))
+CASES.add("softmax_float16", jax.nn.softmax, A(3, 7, dtype=F16), slow=True)
 
 
 # ---------------------------------------------------------------------------
@@ -198,18 +207,17 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('bessel_i1e', 'BesselI1e'): [
         'bessel_i1e_bfloat16', 'bessel_i1e_float16', 'bessel_i1e_float32',
-        'bessel_i1e_float32_specials', 'table_bessel_i1e_bfloat16',
-        'table_bessel_i1e_float16', 'table_bessel_i1e_float32'
+        'bessel_i1e_float32_specials', 'table_bessel_i1e_bfloat16', 'table_bessel_i1e_float16',
+        'table_bessel_i1e_float32'
     ],
     ('bessel_i1e', 'Equal'): [
         'bessel_i1e_float64', 'table_bessel_i1e_float64'
     ],
     ('digamma', 'Digamma'): [
-        'digamma_bfloat16', 'digamma_float16', 'digamma_float32',
-        'digamma_float32_specials', 'digamma_float64', 'lgamma_digamma_poles',
-        'random_gamma_grad_bfloat16', 'random_gamma_grad_float16',
-        'random_gamma_grad_float32', 'table_digamma_bfloat16', 'table_digamma_float16',
-        'table_digamma_float32', 'table_digamma_float64',
+        'digamma_bfloat16', 'digamma_float16', 'digamma_float32', 'digamma_float32_specials',
+        'digamma_float64', 'lgamma_digamma_poles', 'random_gamma_grad_bfloat16',
+        'random_gamma_grad_float16', 'random_gamma_grad_float32', 'table_digamma_bfloat16',
+        'table_digamma_float16', 'table_digamma_float32', 'table_digamma_float64',
         'table_random_gamma_grad_bfloat16', 'table_random_gamma_grad_float16',
         'table_random_gamma_grad_float32'
     ],
@@ -250,6 +258,9 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('polygamma', 'Polygamma'): [
         'polygamma_float32', 'polygamma_float64', 'table_polygamma_bfloat16',
         'table_polygamma_float16', 'table_polygamma_float32', 'table_polygamma_float64'
+    ],
+    ('reduce_max', 'IsNan'): [
+        'softmax_float16'
     ],
     ('regularized_incomplete_beta', 'Betainc'): [
         'graph_betainc', 'regularized_incomplete_beta_float32',
@@ -323,6 +334,10 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ('the converter has no builtin lowering for tfl.neg',
      "TF's TFLite converter failed"): [
         'table_zeta_float64', 'zeta_float64'
+    ],
+    ('the converter has no builtin lowering for tfl.reduce_max',
+     "TF's TFLite converter failed"): [
+        'softmax_float16'
     ],
 }
 # LiteRT's log kernels differ by instruction set: what this does on a CPU
@@ -410,6 +425,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_lgamma_float64', 'table_lgamma_negative_bfloat16',
         'table_lgamma_negative_float16', 'table_lgamma_negative_float32',
         'table_lgamma_negative_float64'
+    ],
+    ('max', 'dtype float16'): [
+        'softmax_float16'
     ],
     ('polygamma', 'Polygamma'): [
         'polygamma_float32', 'polygamma_float64', 'table_polygamma_bfloat16',

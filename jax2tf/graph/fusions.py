@@ -1,0 +1,154 @@
+"""Groups of equations lowered as one TF op, where JAX's program has the
+structure of an op TF (and TFLite, TF.js) computes as a whole.
+
+`jax.nn.softmax` reaches the jaxpr as nine equations (a max reduction made
+NaN- and signed-zero-aware, a subtraction, exp, a sum, a division, and the
+broadcasts between them). One by one they become some twenty TF ops; as a
+whole they are TF's Softmax, which TFLite runs as one SOFTMAX kernel. A
+group is fused only when its intermediate values are used nowhere else, so
+nothing outside it can tell the difference.
+
+`plan(jaxpr)` finds the groups; the interpreter lowers each group at its last
+equation and skips the others. Nothing here lowers a single primitive: that
+is the rules' job.
+"""
+
+import collections
+import dataclasses
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+
+@dataclasses.dataclass(frozen=True)
+class Fused:
+  name: str  # the TF name scope of the group
+  inputs: tuple  # jaxpr variables the group reads
+  members: frozenset  # indices of its equations; the last one gives the output
+  lower: Callable[..., tf.Tensor]  # lower(*input tensors) -> the output
+
+
+def _is_var(v) -> bool:
+  return hasattr(v, "count") or not hasattr(v, "val")
+
+
+class _Graph:
+  """Producers and use counts of a jaxpr's variables."""
+
+  def __init__(self, jaxpr):
+    self.eqns = jaxpr.eqns
+    self.producer: dict = {}
+    self.uses: collections.Counter = collections.Counter()
+    for i, eqn in enumerate(jaxpr.eqns):
+      for v in eqn.invars:
+        if _is_var(v):
+          self.uses[v] += 1
+      for v in eqn.outvars:
+        self.producer[v] = i
+    for v in jaxpr.outvars:
+      if _is_var(v):
+        self.uses[v] += 1
+
+  def made_by(self, v, name: str, uses: int = 1):
+    """The index of the equation named `name` producing `v`, if `v` is used
+    exactly `uses` times; else None."""
+    if not _is_var(v) or self.uses[v] != uses:
+      return None
+    i = self.producer.get(v)
+    if i is None or self.eqns[i].primitive.name != name:
+      return None
+    return i
+
+
+def _literal(v, value) -> bool:
+  if _is_var(v):
+    return False
+  return np.asarray(v.val).shape == () and np.asarray(v.val) == value
+
+
+def _softmax_ending_at(g: _Graph, end: int) -> Fused | None:
+  """jax.nn.softmax(x) over x's last axis, ending with `div(e, sum)`."""
+  div = g.eqns[end]
+  e, denominator = div.invars
+  exp_i = g.made_by(e, "exp", uses=2)
+  bsum_i = g.made_by(denominator, "broadcast_in_dim")
+  if exp_i is None or bsum_i is None:
+    return None
+  sum_i = g.made_by(g.eqns[bsum_i].invars[0], "reduce_sum")
+  if sum_i is None or g.eqns[sum_i].invars[0] is not e:
+    return None
+  sub_i = g.made_by(g.eqns[exp_i].invars[0], "sub")
+  if sub_i is None:
+    return None
+  x, shift = g.eqns[sub_i].invars
+  members = [end, exp_i, bsum_i, sum_i, sub_i]
+  i = g.made_by(shift, "stop_gradient")
+  if i is not None:
+    members.append(i)
+    shift = g.eqns[i].invars[0]
+  bmax_i = g.made_by(shift, "broadcast_in_dim")
+  if bmax_i is None:
+    return None
+  members.append(bmax_i)
+  m = g.eqns[bmax_i].invars[0]
+  i = g.made_by(m, "max")
+  if i is not None:
+    a, b = g.eqns[i].invars
+    if not (_literal(a, -np.inf) or _literal(b, -np.inf)):
+      return None
+    members.append(i)
+    m = b if _literal(a, -np.inf) else a
+  max_i = g.made_by(m, "reduce_max")
+  if max_i is None or g.eqns[max_i].invars[0] is not x:
+    return None
+  members.append(max_i)
+  rank = len(x.aval.shape)
+  last = (rank - 1,)
+  if (
+    rank == 0
+    or np.dtype(x.aval.dtype) != np.float32
+    or tuple(g.eqns[max_i].params["axes"]) != last
+    or tuple(g.eqns[sum_i].params["axes"]) != last
+    or any(
+      tuple(g.eqns[j].params["broadcast_dimensions"]) != tuple(range(rank - 1))
+      or g.eqns[j].outvars[0].aval.shape[-1] != 1
+      for j in (bmax_i, bsum_i)
+    )
+  ):
+    return None
+  return Fused("softmax", (x,), frozenset(members), _softmax)
+
+
+def _softmax(x: tf.Tensor) -> tf.Tensor:
+  s = tf.nn.softmax(x, axis=-1)
+  # XLA's (and JAX's) softmax gives a row of NaN where the row holds a NaN or
+  # +inf (x - max is NaN there, and so is the sum); TF's CPU kernel gives NaN
+  # at those entries only. Each such row has a NaN, so its sum is NaN, and
+  # adding 0 * sum spreads it; other rows sum to about 1 and stay unchanged.
+  return s + tf.zeros([], s.dtype) * tf.reduce_sum(s, axis=-1, keepdims=True)
+
+
+_PATTERNS: Sequence[tuple[str, Callable[[_Graph, int], Fused | None]]] = (
+  ("div", _softmax_ending_at),
+)
+
+
+def plan(jaxpr) -> dict[int, Fused]:
+  """The fused groups of `jaxpr`, by the index of their last equation."""
+  enders = {name for name, _ in _PATTERNS}
+  if not any(eqn.primitive.name in enders for eqn in jaxpr.eqns):
+    return {}
+  g = _Graph(jaxpr)
+  groups: dict[int, Fused] = {}
+  taken: set = set()
+  for i, eqn in enumerate(jaxpr.eqns):
+    for name, match in _PATTERNS:
+      if eqn.primitive.name != name:
+        continue
+      fused = match(g, i)
+      if fused is not None and not (fused.members & taken):
+        groups[i] = fused
+        taken |= fused.members
+        break
+  return groups

@@ -418,7 +418,14 @@ class _Lowered:
         self.flat_fun, self.module.in_avals, self.module.out_avals
       )
       name = f"vjp of {self.name}"
-      module = self.backend.lower(jax.jit(vjp_fun), vjp_avals, {}, name=name, options=self.options)
+      module = gradients.lower_vjp(
+        lambda: self.backend.lower(
+          jax.jit(vjp_fun), vjp_avals, {}, name=name, options=self.options
+        ),
+        self.name,
+        self.flat_fun,
+        self.module.in_avals,
+      )
       self._vjp = _Lowered(self.backend, module, vjp_fun, self.options, name)
     return self._vjp
 

@@ -8,13 +8,16 @@ float inputs get zeros, as JAX computes them.
 """
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import numpy as np
 import tensorflow as tf
 
+from jax2tf import provenance
 from jax2tf.dtypes import is_differentiable
 from jax2tf.internals import tf_private
+from jax2tf.shapes import dim_eval
 
 
 def vjp_of(flat_fun: Callable, in_avals: Sequence, out_avals: Sequence):
@@ -40,6 +43,69 @@ def vjp_of(flat_fun: Callable, in_avals: Sequence, out_avals: Sequence):
 
   vjp_avals = list(in_avals) + [a for a, d in zip(out_avals, out_is_diff) if d]
   return vjp_fun, vjp_avals
+
+
+def lower_vjp(lower: Callable[[], Any], fun_name: str, flat_fun: Callable, in_avals: Sequence):
+  """`lower()`, the lowering of `fun_name`'s VJP, with the one failure JAX
+  gives no hint about explained: a convolution whose transposed padding
+  depends on symbolic spatial dimensions."""
+  try:
+    return lower()
+  except ValueError as e:
+    # JAX's transpose of conv_general_dilated calls conv_general_dilated
+    # with the padding it computed, which that function accepts only as
+    # integers (jax 0.10 and 0.12 alike). The message is all that tells
+    # this case apart.
+    if _CONV_PADDING_ERROR not in str(e):
+      raise
+    raise ValueError(_symbolic_conv_message(fun_name, flat_fun, in_avals)) from e
+
+
+_CONV_PADDING_ERROR = "padding argument to conv_general_dilated should be"
+
+
+def _symbolic_conv_message(fun_name: str, flat_fun: Callable, in_avals: Sequence) -> str:
+  convs = []
+  try:
+    jaxpr = jax.make_jaxpr(flat_fun)(*in_avals).jaxpr
+  except Exception:  # the description is a courtesy; the failure stands without it
+    jaxpr = None
+  for eqn in provenance.equations(jaxpr) if jaxpr is not None else ():
+    if eqn.primitive.name == "conv_general_dilated" and _padding_is_symbolic(eqn):
+      line = provenance.user_line(eqn)
+      convs.append(
+        f"conv_general_dilated(window_strides={tuple(eqn.params['window_strides'])}, "
+        f"input shape {_shape(eqn.invars[0].aval.shape)}, "
+        f"kernel shape {_shape(eqn.invars[1].aval.shape)})" + (f" at {line}" if line else "")
+      )
+  where = "; ".join(convs[:3]) + ("; ..." if len(convs) > 3 else "") or "conv_general_dilated"
+  return (
+    f"Cannot lower the gradient of {fun_name} for its symbolic shapes: JAX's VJP of "
+    f"{where} needs the padding of the transposed convolution as integers, and with "
+    "these strides it depends on the symbolic spatial dimensions (on their remainder "
+    "modulo the stride). Remedies: give the spatial dimensions static sizes; or "
+    "declare them so that the padding is fixed, e.g. '(b, 2*h, 2*w, c)' instead of "
+    "'(b, h, w, c)' for window_strides (2, 2) with padding 'SAME'; or, where no "
+    "gradient is needed, convert with with_gradient=False or save with "
+    "tf.saved_model.SaveOptions(experimental_custom_gradients=False)."
+  )
+
+
+def _padding_is_symbolic(eqn) -> bool:
+  # A symbolic padding, or a symbolic spatial size that a stride does not
+  # divide, leaves a symbolic remainder in the transposed padding.
+  lhs_spatial = eqn.params["dimension_numbers"].lhs_spec[2:]
+  shape = eqn.invars[0].aval.shape
+  spatial_symbolic = any(not dim_eval.is_constant(shape[d]) for d in lhs_spatial)
+  padding_symbolic = any(
+    not dim_eval.is_constant(p) for pair in eqn.params["padding"] for p in pair
+  )
+  strided = any(s != 1 for s in eqn.params["window_strides"])
+  return padding_symbolic or (spatial_symbolic and strided)
+
+
+def _shape(shape) -> str:
+  return "(" + ", ".join(str(d) for d in shape) + ")"
 
 
 def call_with_custom_gradient(

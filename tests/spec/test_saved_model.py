@@ -363,3 +363,92 @@ def test_restore_without_jax_in_subprocess(tmp_path, serialization):
                                rtol=1e-5)
   g = jax.grad(lambda x: jnp.sum(no_jax_model_fun(x)))(np.ones((2, 4), np.float32))
   np.testing.assert_allclose(np.array(out["grad"]), g, rtol=1e-5)
+
+
+# -- strided convolutions with symbolic spatial dimensions -------------------
+# JAX's VJP of a strided convolution needs the transposed padding as
+# integers; over "(b, h, w, c)" it depends on h and w modulo the stride, and
+# JAX (0.10 and 0.12) cannot build it. TF's default SaveOptions trace every
+# custom gradient, so saving must say which function and what to do.
+
+def strided_conv(x, kernel):
+  return lax.conv_general_dilated(x, kernel, (2, 2), "SAME",
+                                  dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+
+_KERNEL_SPEC = tf.TensorSpec([3, 3, 3, 4], tf.float32)
+
+
+def _conv_module(serialization, spec):
+  module = tf.Module()
+  module.f = tf.function(
+      convert(strided_conv, serialization, polymorphic_shapes=[spec, None]),
+      autograph=False,
+      input_signature=[tf.TensorSpec([None, None, None, 3], tf.float32), _KERNEL_SPEC])
+  return module
+
+
+def _causes(e):
+  while e is not None:
+    yield e
+    e = e.__cause__ or e.__context__
+
+
+_CONV_GRADIENT_MESSAGE = (
+    "Cannot lower the gradient of strided_conv for its symbolic shapes: JAX's VJP of "
+    "conv_general_dilated(window_strides=(2, 2), input shape (b, h, w, 3), kernel shape "
+    "(3, 3, 3, 4)) at test_saved_model.py:")
+_CONV_GRADIENT_REMEDIES = (
+    "Remedies: give the spatial dimensions static sizes; or declare them so that the "
+    "padding is fixed, e.g. '(b, 2*h, 2*w, c)' instead of '(b, h, w, c)' for "
+    "window_strides (2, 2) with padding 'SAME'; or, where no gradient is needed, "
+    "convert with with_gradient=False or save with "
+    "tf.saved_model.SaveOptions(experimental_custom_gradients=False).")
+
+
+def test_strided_conv_gradient_for_symbolic_spatial_dims_is_explained(tmp_path, serialization):
+  with pytest.raises(ValueError, match="Error when tracing gradients for SavedModel") as e:
+    tf.saved_model.save(_conv_module(serialization, "(b, h, w, _)"), str(tmp_path))
+  ours = [c for c in _causes(e.value) if str(c).startswith("Cannot lower the gradient")]
+  assert ours, [str(c)[:200] for c in _causes(e.value)]
+  assert str(ours[0]).startswith(_CONV_GRADIENT_MESSAGE), str(ours[0])
+  assert str(ours[0]).endswith(_CONV_GRADIENT_REMEDIES), str(ours[0])
+  # JAX's own error stays attached as the cause.
+  assert "padding argument to conv_general_dilated" in str(ours[0].__cause__)
+
+
+def test_strided_conv_gradient_error_under_gradient_tape(serialization):
+  f_tf = convert(strided_conv, serialization, polymorphic_shapes=["(b, h, w, _)", None])
+
+  @tf.function(autograph=False, input_signature=[
+      tf.TensorSpec([None, None, None, 3], tf.float32), _KERNEL_SPEC])
+  def grad(x, kernel):
+    with tf.GradientTape() as tape:
+      tape.watch(kernel)
+      y = tf.reduce_sum(f_tf(x, kernel))
+    return tape.gradient(y, kernel)
+
+  with pytest.raises(ValueError) as e:
+    grad.get_concrete_function()
+  assert _CONV_GRADIENT_MESSAGE in str(e.value), str(e.value)
+
+
+def _conv_args(shape):
+  return rand(shape, seed=1), rand((3, 3, 3, 4), seed=2) - 0.5
+
+
+@pytest.mark.parametrize("remedy", ["2*h", "no_custom_gradients"])
+def test_strided_conv_remedies_save(tmp_path, serialization, remedy):
+  spec = "(b, 2*h, 2*w, _)" if remedy == "2*h" else "(b, h, w, _)"
+  options = (GRAD_OPTIONS if remedy == "2*h"
+             else tf.saved_model.SaveOptions(experimental_custom_gradients=False))
+  restored = save_and_load(_conv_module(serialization, spec), tmp_path, options=options)
+  x, kernel = _conv_args((2, 6, 10, 3))
+  np.testing.assert_allclose(restored.f(x, kernel).numpy(),
+                             jax.jit(strided_conv)(x, kernel), rtol=1e-5, atol=1e-5)
+  if remedy == "2*h":
+    kv = tf.Variable(kernel)
+    with tf.GradientTape() as tape:
+      y = tf.reduce_sum(restored.f(x, kv))
+    want = jax.grad(lambda k: jnp.sum(strided_conv(x, k)))(kernel)
+    np.testing.assert_allclose(tape.gradient(y, kv).numpy(), want, rtol=1e-4, atol=1e-4)

@@ -420,17 +420,15 @@ class _Lowered:
 
   def vjp(self) -> "_Lowered":
     if self._vjp is None:
-      vjp_fun, vjp_avals = gradients.vjp_of(
-        self.flat_fun, self.module.in_avals, self.module.out_avals
-      )
       name = f"vjp of {self.name}"
-      module = gradients.lower_vjp(
-        lambda: self.backend.lower(
-          jax.jit(vjp_fun), vjp_avals, {}, name=name, options=self.options
+      module, vjp_fun = gradients.lower_vjp(
+        lambda fun, avals: self.backend.lower(
+          jax.jit(fun), avals, {}, name=name, options=self.options
         ),
         self.name,
         self.flat_fun,
         self.module.in_avals,
+        self.module.out_avals,
       )
       self._vjp = _Lowered(self.backend, module, vjp_fun, self.options, name)
     return self._vjp

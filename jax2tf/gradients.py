@@ -14,10 +14,9 @@ import jax
 import numpy as np
 import tensorflow as tf
 
-from jax2tf import provenance
+from jax2tf import conv_vjp, provenance
 from jax2tf.dtypes import is_differentiable
 from jax2tf.internals import tf_private
-from jax2tf.shapes import dim_eval
 
 
 def vjp_of(flat_fun: Callable, in_avals: Sequence, out_avals: Sequence):
@@ -45,20 +44,36 @@ def vjp_of(flat_fun: Callable, in_avals: Sequence, out_avals: Sequence):
   return vjp_fun, vjp_avals
 
 
-def lower_vjp(lower: Callable[[], Any], fun_name: str, flat_fun: Callable, in_avals: Sequence):
-  """`lower()`, the lowering of `fun_name`'s VJP, with the one failure JAX
-  gives no hint about explained: a convolution whose transposed padding
-  depends on symbolic spatial dimensions."""
-  try:
-    return lower()
-  except ValueError as e:
-    # JAX's transpose of conv_general_dilated calls conv_general_dilated
-    # with the padding it computed, which that function accepts only as
-    # integers (jax 0.10 and 0.12 alike). The message is all that tells
-    # this case apart.
-    if _CONV_PADDING_ERROR not in str(e):
-      raise
-    raise ValueError(_symbolic_conv_message(fun_name, flat_fun, in_avals)) from e
+def lower_vjp(
+  lower: Callable[[Callable, list], Any],
+  fun_name: str,
+  flat_fun: Callable,
+  in_avals: Sequence,
+  out_avals: Sequence,
+) -> tuple[Any, Callable]:
+  """`lower(vjp_fun, vjp_avals)` for the VJP of `flat_fun`, and that VJP.
+
+  JAX cannot trace the VJP of a convolution whose transposed padding depends
+  on symbolic spatial dimensions (jax2tf/conv_vjp.py); the VJP is then taken
+  of `flat_fun` with those convolutions given a VJP that can. Where that
+  cannot reach them either, the error names the function, the convolutions
+  and the remedies.
+  """
+  vjp_avals = vjp_of(flat_fun, in_avals, out_avals)[1]
+  failure = None
+  for attempt in (lambda: flat_fun, lambda: conv_vjp.with_symbolic_conv_vjp(flat_fun, in_avals)):
+    fun = attempt()
+    if fun is None:  # no convolution the rewrite reaches
+      break
+    vjp_fun = vjp_of(fun, in_avals, out_avals)[0]
+    try:
+      return lower(vjp_fun, vjp_avals), vjp_fun
+    except ValueError as e:
+      # The message is all that tells this case apart.
+      if _CONV_PADDING_ERROR not in str(e):
+        raise
+      failure = failure or e
+  raise ValueError(_symbolic_conv_message(fun_name, flat_fun, in_avals)) from failure
 
 
 _CONV_PADDING_ERROR = "padding argument to conv_general_dilated should be"
@@ -71,7 +86,7 @@ def _symbolic_conv_message(fun_name: str, flat_fun: Callable, in_avals: Sequence
   except Exception:  # the description is a courtesy; the failure stands without it
     jaxpr = None
   for eqn in provenance.equations(jaxpr) if jaxpr is not None else ():
-    if eqn.primitive.name == "conv_general_dilated" and _padding_is_symbolic(eqn):
+    if conv_vjp.needs_symbolic_vjp(eqn):
       line = provenance.user_line(eqn)
       convs.append(
         f"conv_general_dilated(window_strides={tuple(eqn.params['window_strides'])}, "
@@ -83,25 +98,15 @@ def _symbolic_conv_message(fun_name: str, flat_fun: Callable, in_avals: Sequence
     f"Cannot lower the gradient of {fun_name} for its symbolic shapes: JAX's VJP of "
     f"{where} needs the padding of the transposed convolution as integers, and with "
     "these strides it depends on the symbolic spatial dimensions (on their remainder "
-    "modulo the stride). Remedies: give the spatial dimensions static sizes; or "
+    "modulo the stride). jax2tf gives such convolutions its own VJP at the top level "
+    "of the function and inside jax.jit, but not inside other higher-order primitives "
+    "(scan, cond, while_loop, remat, custom_vjp/custom_jvp) nor for batch_group_count > 1 "
+    "or lhs_dilation. Remedies: give the spatial dimensions static sizes; or "
     "declare them so that the padding is fixed, e.g. '(b, 2*h, 2*w, c)' instead of "
     "'(b, h, w, c)' for window_strides (2, 2) with padding 'SAME'; or, where no "
     "gradient is needed, convert with with_gradient=False or save with "
     "tf.saved_model.SaveOptions(experimental_custom_gradients=False)."
   )
-
-
-def _padding_is_symbolic(eqn) -> bool:
-  # A symbolic padding, or a symbolic spatial size that a stride does not
-  # divide, leaves a symbolic remainder in the transposed padding.
-  lhs_spatial = eqn.params["dimension_numbers"].lhs_spec[2:]
-  shape = eqn.invars[0].aval.shape
-  spatial_symbolic = any(not dim_eval.is_constant(shape[d]) for d in lhs_spatial)
-  padding_symbolic = any(
-    not dim_eval.is_constant(p) for pair in eqn.params["padding"] for p in pair
-  )
-  strided = any(s != 1 for s in eqn.params["window_strides"])
-  return padding_symbolic or (spatial_symbolic and strided)
 
 
 def _shape(shape) -> str:

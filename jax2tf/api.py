@@ -11,7 +11,6 @@ import tensorflow as tf
 
 from jax2tf import closures, gradients, tf_dims
 from jax2tf.dtypes import jax_dtype
-from jax2tf.internals import tf_private
 from jax2tf.native import call_module, exporting, split
 from jax2tf.options import (
   DEFAULT_NATIVE_SERIALIZATION,
@@ -347,11 +346,12 @@ class _Lowered:
       options
     )
     self._checked_shapes: set = set()
-    # Under XLA compilation TF drops the Assert ops above, and XlaCallModule
-    # refines the whole body before its own shape assertions run, so a body
-    # that cannot be refined hides the spec's message. A module with the
-    # same arguments and an empty body refines always; its assertions give
-    # the message. Built on first use inside an XLA context (None: not needed).
+    # XlaCallModule refines the whole body before its own shape assertions
+    # run, so a body that cannot be refined hides the spec's message. A
+    # module with the same arguments and an empty body refines always; its
+    # assertions give JAX's message verbatim (TF's Assert ops would escape
+    # its quotes, and under XLA TF drops them). Built on the first call
+    # with unknown dimensions (None: graph serialization, TF Assert ops).
     self._lower_assertions: Callable | None = None
 
   @classmethod
@@ -392,13 +392,19 @@ class _Lowered:
     shapes = tuple(tuple(t.shape.as_list()) for t in tensors)
     if shapes in self._checked_shapes:
       return tensors
-    assertions = tf_dims.check_argument_shapes(self.module.in_avals, self.module.in_tree, tensors)
-    if not assertions:  # static shapes, checked now
+    # A native module's own assertions give JAX's messages verbatim, where
+    # TF's Assert ops would escape their quotes; under XLA TF drops Asserts.
+    by_module = self._lower_assertions is not None
+    assertions = tf_dims.check_argument_shapes(
+      self.module.in_avals, self.module.in_tree, tensors, tf_asserts=not by_module
+    )
+    if assertions is None:  # static shapes, checked now
       self._checked_shapes.add(shapes)
       return tensors
-    if self._lower_assertions is not None and _in_xla_context():
+    if by_module:
       module = self._lazy.get_or_make("assertions", self._lower_assertions)
-      # A control edge suffices: tf2xla compiles in an order that respects it.
+      # A control edge suffices: TF runs (and tf2xla compiles) in an order
+      # that respects it.
       assertions = assertions + self.backend.call(module, tensors)
     with tf.control_dependencies(assertions):
       return [tf.identity(t) for t in tensors]
@@ -421,23 +427,22 @@ class _Lowered:
     return self._lazy.get_or_make("vjp", self._lower_vjp)
 
   def _lower_vjp(self) -> "_Lowered":
-    vjp_fun, vjp_avals = gradients.vjp_of(
-      self.flat_fun, self.module.in_avals, self.module.out_avals
-    )
     name = f"vjp of {self.name}"
-    module = self.backend.lower(jax.jit(vjp_fun), vjp_avals, {}, name=name, options=self.options)
+    module, vjp_fun = gradients.lower_vjp(
+      lambda fun, avals: self.backend.lower(
+        jax.jit(fun), avals, {}, name=name, options=self.options
+      ),
+      self.name,
+      self.flat_fun,
+      self.module.in_avals,
+      self.module.out_avals,
+    )
     return _Lowered(self.backend, module, vjp_fun, self.options, name)
 
 
 def _no_results(*args, **kwargs):
   del args, kwargs
   return np.int32(0)
-
-
-def _in_xla_context() -> bool:
-  # True while tracing under tf.function(jit_compile=True), also in nested
-  # tf.functions; TF keeps this in its (internal) control-flow utilities.
-  return tf_private.graph_or_parents_in_xla_context(tf.compat.v1.get_default_graph())
 
 
 def _add_conversion_note(e: Exception, name: str, specs, names):

@@ -54,7 +54,7 @@ def primitives_of_ops(nodes: Iterable, op_types, primitive_names) -> dict[str, l
   return dict(found)
 
 
-def _user_line(eqn) -> str | None:
+def user_line(eqn) -> str | None:
   """file:line of the innermost frame outside JAX and jax2tf, if JAX kept one."""
   traceback = getattr(eqn.source_info, "traceback", None)
   for frame in getattr(traceback, "frames", ()) or ():
@@ -66,14 +66,8 @@ def _user_line(eqn) -> str | None:
   return None
 
 
-def primitive_lines(jax_fun, specs) -> dict[str, list[str]]:
-  """{primitive name: lines of user code applying it} over `jax_fun`'s jaxpr,
-  nested jaxprs included (an empty list where JAX kept no user frame)."""
-  try:
-    closed = jax.make_jaxpr(jax_fun)(*specs)
-  except Exception:  # pylint: disable=broad-except
-    return {}
-  found: dict[str, list[str]] = {}
+def equations(jaxpr) -> Iterator:
+  """Every equation of `jaxpr` and of the jaxprs nested in its parameters."""
 
   def inner_jaxprs(value):
     if hasattr(value, "eqns"):
@@ -84,17 +78,26 @@ def primitive_lines(jax_fun, specs) -> dict[str, list[str]]:
       for v in value:
         yield from inner_jaxprs(v)
 
-  def walk(jaxpr):
-    for eqn in jaxpr.eqns:
-      lines = found.setdefault(str(eqn.primitive), [])
-      line = _user_line(eqn)
-      if line and line not in lines:
-        lines.append(line)
-      for value in eqn.params.values():
-        for inner in inner_jaxprs(value):
-          walk(inner)
+  for eqn in jaxpr.eqns:
+    yield eqn
+    for value in eqn.params.values():
+      for inner in inner_jaxprs(value):
+        yield from equations(inner)
 
-  walk(closed.jaxpr)
+
+def primitive_lines(jax_fun, specs) -> dict[str, list[str]]:
+  """{primitive name: lines of user code applying it} over `jax_fun`'s jaxpr,
+  nested jaxprs included (an empty list where JAX kept no user frame)."""
+  try:
+    closed = jax.make_jaxpr(jax_fun)(*specs)
+  except Exception:  # pylint: disable=broad-except
+    return {}
+  found: dict[str, list[str]] = {}
+  for eqn in equations(closed.jaxpr):
+    lines = found.setdefault(str(eqn.primitive), [])
+    line = user_line(eqn)
+    if line and line not in lines:
+      lines.append(line)
   return found
 
 

@@ -1,11 +1,12 @@
 """Sharding annotations on TF values: the one place that builds xla.OpSharding
 protos from JAX shardings and wraps tensors in XlaSharding ops.
 
-Three users: the public `split_to_logical_devices`; native serialization,
+Four users: the public `split_to_logical_devices`; native serialization,
 which annotates the arguments and results of XlaCallModule with the shardings
-the exported module declares (jax2tf/native/shardings.py reads them); and
-graph serialization's rule for sharding constraints
-(jax2tf/graph/rules/sharding.py).
+the exported module declares (jax2tf/native/shardings.py reads them); graph
+serialization, which annotates the arguments and results of a sharded
+`jax.jit` the same way (jax2tf/graph/lowering.py); and graph serialization's
+rule for sharding constraints (jax2tf/graph/rules/sharding.py).
 """
 
 from collections.abc import Sequence
@@ -52,6 +53,14 @@ def annotate(
   return tf_private.XlaSharding(proto=sharding).apply_to_tensor(
     tensor, use_sharding_op=True, unspecified_dims=list(unspecified_dims or []) or None
   )
+
+
+def annotate_each(tensors: Sequence[tf.Tensor], shardings: Sequence[Any]) -> list[tf.Tensor]:
+  """`annotate` for each tensor with its sharding (an OpSharding, its
+  serialization, or None); no shardings at all leaves every tensor as it is."""
+  if not shardings:
+    return list(tensors)
+  return [annotate(t, s) for t, s in zip(tensors, shardings, strict=True)]
 
 
 def split_to_logical_devices(tensor: tf.Tensor, partition_dimensions: list[int]) -> tf.Tensor:

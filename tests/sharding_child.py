@@ -60,7 +60,8 @@ def _graph_info(f_tf, specs) -> dict:
       proto = tf_private.OpSharding.FromString(n.attr["sharding"].s)
       shardings.append({"input": n.input[0].split(":")[0],
                         "tile_dims": list(proto.tile_assignment_dimensions),
-                        "replicate_last": bool(proto.replicate_on_last_tile_dim)})
+                        "replicate_last": bool(proto.replicate_on_last_tile_dim),
+                        "proto": n.attr["sharding"].s.hex()})
   return {"ops": [n.op for n in nodes], "module_strings": strings, "shardings": shardings,
           "use_shardy_partitioner": bool(call_nodes[0].attr["use_shardy_partitioner"].b)
           if call_nodes else None}
@@ -70,7 +71,8 @@ def _nr_devices(f_tf) -> list[int]:
   return [e.module.nr_devices for e in f_tf._jax2tf_converted._by_avals.values()]
 
 
-def check_jit_with_shardings() -> dict:
+def _sharded_jit():
+  """A jit over a 4x2 mesh with sharded arguments and result, and its arguments."""
   mesh = Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y"))
 
   def f(a, b):
@@ -81,6 +83,11 @@ def check_jit_with_shardings() -> dict:
                   out_shardings=NamedSharding(mesh, P("x", None)))
   a = np.linspace(-2.0, 2.0, 8 * 4, dtype=np.float32).reshape(8, 4)
   b = np.linspace(0.5, 1.5, 4 * 6, dtype=np.float32).reshape(4, 6)
+  return f_jit, a, b
+
+
+def check_jit_with_shardings() -> dict:
+  f_jit, a, b = _sharded_jit()
   ref_arr = f_jit(a, b)
   f_tf = jax2tf.convert(f_jit)
   info = _graph_info(f_tf, [tf.TensorSpec(a.shape, tf.float32), tf.TensorSpec(b.shape, tf.float32)])
@@ -88,6 +95,24 @@ def check_jit_with_shardings() -> dict:
           "jax_out_sharding_devices": len(ref_arr.sharding.device_set),
           "runs": _run_modes(f_tf, (a, b), np.asarray(ref_arr)),
           "nr_devices": _nr_devices(f_tf), **info}
+
+
+def check_jit_with_shardings_graph() -> dict:
+  # The same sharded jit under graph serialization, with and without XLA ops.
+  f_jit, a, b = _sharded_jit()
+  ref = np.asarray(f_jit(a, b))
+  specs = [tf.TensorSpec(a.shape, tf.float32), tf.TensorSpec(b.shape, tf.float32)]
+  out = {}
+  for enable_xla in (True, False):
+    f_tf = jax2tf.convert(f_jit, native_serialization=False, enable_xla=enable_xla)
+    info = _graph_info(f_tf, specs)
+    out[f"enable_xla={enable_xla}"] = {"ops": info["ops"], "shardings": info["shardings"],
+                                       "runs": _run_modes(f_tf, (a, b), ref)}
+  # A polymorphic batch dimension: the shardings depend on ranks only.
+  f_poly = jax2tf.convert(f_jit, native_serialization=False, polymorphic_shapes=["(8*n, 4)", None])
+  out["polymorphic"] = _graph_info(f_poly, [tf.TensorSpec([None, 4], tf.float32), specs[1]])
+  out["polymorphic"]["runs"] = _run_modes(f_poly, (a, b), ref)
+  return out
 
 
 def check_shard_map_psum() -> dict:
@@ -136,6 +161,7 @@ def _expected_tile_sharding(dims) -> bytes:
 def main():
   results = {"tf_cpu_devices": len(tf.config.list_logical_devices("CPU")),
              "jit_with_shardings": check_jit_with_shardings(),
+             "jit_with_shardings_graph": check_jit_with_shardings_graph(),
              "shard_map_psum": check_shard_map_psum(),
              "split_to_logical_devices": check_split_to_logical_devices()}
   print(json.dumps(results))

@@ -80,6 +80,49 @@ def test_sharded_jit_runs_on_tf_single_cpu_device(sharding_results, mode):
   assert run["max_abs_err"] <= 1e-5
 
 
+# -- the same jit under graph serialization ----------------------------------
+
+@pytest.mark.subprocess
+def test_graph_serialization_annotates_like_native(sharding_results):
+  # One XlaSharding op per argument and one for the result, carrying the
+  # very OpSharding protos that native serialization puts around its
+  # XlaCallModule (whose module declares {devices=[4,2]<=[8]} for a).
+  native = sharding_results["jit_with_shardings"]["shardings"]
+  graph = sharding_results["jit_with_shardings_graph"]["enable_xla=True"]["shardings"]
+  assert [s["proto"] for s in graph] == [s["proto"] for s in native]
+  assert [(s["tile_dims"], s["replicate_last"]) for s in graph] == [
+      ([4, 2], False), ([2, 1, 4], True), ([4, 1, 2], True)]
+  # The first two wrap the arguments, the last the result of the body.
+  assert [s["input"] for s in graph[:2]] == ["check_shape_of_a", "check_shape_of_b"]
+
+
+@pytest.mark.subprocess
+def test_graph_serialization_annotates_polymorphic_arguments(sharding_results):
+  r = sharding_results["jit_with_shardings_graph"]["polymorphic"]
+  native = sharding_results["jit_with_shardings"]["shardings"]
+  assert [s["proto"] for s in r["shardings"]] == [s["proto"] for s in native]
+  assert all(run["ok"] and run["max_abs_err"] <= 1e-5 for run in r["runs"].values()), r["runs"]
+
+
+@pytest.mark.subprocess
+def test_graph_serialization_without_xla_has_no_sharding_ops(sharding_results):
+  # XlaSharding is an XLA op; the enable_xla=False graphs (TFLite, TF.js)
+  # run on one device, so the shardings are dropped (as documented).
+  r = sharding_results["jit_with_shardings_graph"]["enable_xla=False"]
+  assert "XlaSharding" not in r["ops"]
+  assert r["shardings"] == []
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("flavour", ["enable_xla=True", "enable_xla=False"])
+@pytest.mark.parametrize("mode", TF_MODES)
+def test_graph_serialization_of_sharded_jit_runs(sharding_results, flavour, mode):
+  run = sharding_results["jit_with_shardings_graph"][flavour]["runs"][mode]
+  assert run["ok"], run
+  assert run["shape"] == [8, 6]
+  assert run["max_abs_err"] <= 1e-5
+
+
 # -- shard_map with a collective ---------------------------------------------
 
 @pytest.mark.subprocess

@@ -33,11 +33,8 @@ def call_native_module(module: NativeModule, args_flat: Sequence[tf.Tensor]) -> 
     _check_eager_platform(module.platforms)
   annotate = module.nr_devices > 1 and not tf.executing_eagerly()
   kept = [args_flat[i] for i in module.kept_var_idx]
-  if annotate:
-    kept = [
-      sharding.annotate(t, module.in_shardings[i] if module.in_shardings else None)
-      for t, i in zip(kept, module.kept_var_idx)
-    ]
+  if annotate and module.in_shardings:
+    kept = sharding.annotate_each(kept, [module.in_shardings[i] for i in module.kept_var_idx])
   out_avals = module.out_avals
   res = tf_private.call_module(
     kept,
@@ -52,8 +49,8 @@ def call_native_module(module: NativeModule, args_flat: Sequence[tf.Tensor]) -> 
     use_shardy_partitioner=module.use_shardy_partitioner,
   )
   res = list(res)
-  if annotate and module.out_shardings:
-    res = [sharding.annotate(t, s) for t, s in zip(res, module.out_shardings)]
+  if annotate:
+    res = sharding.annotate_each(res, module.out_shardings)
   return res
 
 

@@ -363,3 +363,113 @@ def test_restore_without_jax_in_subprocess(tmp_path, serialization):
                                rtol=1e-5)
   g = jax.grad(lambda x: jnp.sum(no_jax_model_fun(x)))(np.ones((2, 4), np.float32))
   np.testing.assert_allclose(np.array(out["grad"]), g, rtol=1e-5)
+
+
+# -- strided convolutions with symbolic spatial dimensions -------------------
+# JAX's VJP of a strided convolution needs the transposed padding as
+# integers; over "(b, h, w, c)" it depends on h and w modulo the stride, and
+# JAX (0.10 and 0.12) cannot build it. TF's default SaveOptions trace every
+# custom gradient, so saving lowers it: jax2tf gives such convolutions a VJP
+# of its own (jax2tf/conv_vjp.py), and explains where it cannot.
+
+def strided_conv(x, kernel):
+  return lax.conv_general_dilated(x, kernel, (2, 2), "SAME",
+                                  dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+
+def remat_strided_conv(x, kernel):
+  # jax.checkpoint hides the convolution from that VJP.
+  return jax.checkpoint(strided_conv)(x, kernel)
+
+
+_KERNEL_SPEC = tf.TensorSpec([3, 3, 3, 4], tf.float32)
+
+
+def _conv_module(fun, serialization, spec):
+  module = tf.Module()
+  module.f = tf.function(
+      convert(fun, serialization, polymorphic_shapes=[spec, None]),
+      autograph=False,
+      input_signature=[tf.TensorSpec([None, None, None, 3], tf.float32), _KERNEL_SPEC])
+  return module
+
+
+def _conv_args(shape):
+  return rand(shape, seed=1), rand((3, 3, 3, 4), seed=2) - 0.5
+
+
+def _assert_conv_gradients_like_jax(f, fun):
+  for shape in [(2, 7, 9, 3), (1, 6, 10, 3), (1, 1, 2, 3)]:
+    x, kernel = _conv_args(shape)
+    xv, kv = tf.Variable(x), tf.Variable(kernel)
+    with tf.GradientTape() as tape:
+      y = f(xv, kv)
+      loss = tf.reduce_sum(y * y)
+    np.testing.assert_allclose(y.numpy(), jax.jit(fun)(x, kernel), rtol=1e-5, atol=1e-5)
+    want = jax.grad(lambda a, b: jnp.sum(fun(a, b) ** 2), argnums=(0, 1))(x, kernel)
+    for got, w in zip(tape.gradient(loss, [xv, kv]), want):
+      np.testing.assert_allclose(got.numpy(), w, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("spec", ["(b, h, w, _)", "(b, 2*h, 2*w, _)"])
+def test_strided_conv_with_symbolic_spatial_dims_saves_with_gradient(
+    tmp_path, serialization, spec):
+  # TF's default SaveOptions: the gradient is traced and saved.
+  tf.saved_model.save(_conv_module(strided_conv, serialization, spec), str(tmp_path))
+  restored = tf.saved_model.load(str(tmp_path))
+  shapes = [(2, 7, 9, 3), (1, 6, 10, 3), (1, 1, 2, 3)] if spec == "(b, h, w, _)" else [(2, 6, 10, 3)]
+  for shape in shapes:
+    x, kernel = _conv_args(shape)
+    kv = tf.Variable(kernel)
+    with tf.GradientTape() as tape:
+      y = tf.reduce_sum(restored.f(x, kv) ** 2)
+    want = jax.grad(lambda k: jnp.sum(strided_conv(x, k) ** 2))(kernel)
+    np.testing.assert_allclose(tape.gradient(y, kv).numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+def test_strided_conv_gradients_under_tape(serialization):
+  f_tf = tf.function(
+      convert(strided_conv, serialization, polymorphic_shapes=["(b, h, w, _)", None]),
+      autograph=False,
+      input_signature=[tf.TensorSpec([None, None, None, 3], tf.float32), _KERNEL_SPEC])
+  _assert_conv_gradients_like_jax(f_tf, strided_conv)
+
+
+def _causes(e):
+  while e is not None:
+    yield e
+    e = e.__cause__ or e.__context__
+
+
+_CONV_GRADIENT_MESSAGE = (
+    "Cannot lower the gradient of remat_strided_conv for its symbolic shapes: JAX's VJP of "
+    "conv_general_dilated(window_strides=(2, 2), input shape (b, h, w, 3), kernel shape "
+    "(3, 3, 3, 4)) at test_saved_model.py:")
+_CONV_GRADIENT_REMEDIES = (
+    "Remedies: give the spatial dimensions static sizes; or declare them so that the "
+    "padding is fixed, e.g. '(b, 2*h, 2*w, c)' instead of '(b, h, w, c)' for "
+    "window_strides (2, 2) with padding 'SAME'; or, where no gradient is needed, "
+    "convert with with_gradient=False or save with "
+    "tf.saved_model.SaveOptions(experimental_custom_gradients=False).")
+
+
+def test_strided_conv_gradient_jax2tf_cannot_reach_is_explained(tmp_path, serialization):
+  with pytest.raises(ValueError, match="Error when tracing gradients for SavedModel") as e:
+    tf.saved_model.save(_conv_module(remat_strided_conv, serialization, "(b, h, w, _)"),
+                        str(tmp_path))
+  ours = [c for c in _causes(e.value) if str(c).startswith("Cannot lower the gradient")]
+  assert ours, [str(c)[:200] for c in _causes(e.value)]
+  assert str(ours[0]).startswith(_CONV_GRADIENT_MESSAGE), str(ours[0])
+  assert "inside jax.jit, but not inside other higher-order primitives" in str(ours[0])
+  assert str(ours[0]).endswith(_CONV_GRADIENT_REMEDIES), str(ours[0])
+  # JAX's own error stays attached as the cause.
+  assert "padding argument to conv_general_dilated" in str(ours[0].__cause__)
+
+
+def test_strided_conv_remedy_without_custom_gradients(tmp_path, serialization):
+  options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
+  restored = save_and_load(_conv_module(remat_strided_conv, serialization, "(b, h, w, _)"),
+                           tmp_path, options=options)
+  x, kernel = _conv_args((2, 7, 9, 3))
+  np.testing.assert_allclose(restored.f(x, kernel).numpy(),
+                             jax.jit(strided_conv)(x, kernel), rtol=1e-5, atol=1e-5)

@@ -29,24 +29,18 @@ FAMILIES = {
       {
         "call_exported",
         "check",
-        "compute_on",
-        "custom_partitioning",
         "geqp3",
         "geqrf",
         "hessenberg",
         "householder_product",
-        "inspect_sharding",
         "ormqr",
         "philox2x32",
         "philox4x32",
-        "relayout",
         "scaled_dot",
         "schur",
         "select_and_scatter",
-        "stage",
         "threefry4x32",
         "tridiagonal",
-        "xla_metadata_call",
       }
     ),
   ),
@@ -182,7 +176,18 @@ FAMILIES = {
       "it runs Python or a foreign (FFI) function in the JAX runtime, which a TF graph "
       "cannot call back into; see docs/effects_and_sharding.md"
     ),
-    frozenset({"debug_callback", "debug_print", "ffi_call", "io_callback", "pure_callback"}),
+    frozenset(
+      {
+        "debug_callback",
+        "debug_print",
+        "ffi_call",
+        # jax.debug.inspect_array_sharding: XLA's SPMD partitioner calls it at
+        # compile time with the sharding it chose.
+        "inspect_sharding",
+        "io_callback",
+        "pure_callback",
+      }
+    ),
   ),
   "gpu_library": Family(
     "NVIDIA GPU library call",
@@ -341,6 +346,10 @@ FAMILIES = {
         "from_edtype",
         "remat_opt",
         "shape_assertion",
+        # lax.stage binds through the trace's stage_value, which returns a
+        # traced value itself: only eager evaluation runs it, so it never
+        # appears in a jaxpr.
+        "stage",
         "tie",
         "to_edtype",
         "unreachable",

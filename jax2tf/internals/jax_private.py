@@ -82,11 +82,19 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
   # The calling-convention flag as a thread-local context manager:
   # `jax.config` reads and sets it only globally.
   "export_calling_convention_version": "jax._src.config:jax_export_calling_convention_version",
+  # -- primitives that graph rules are registered on, with no public name.
+  "compute_on_p": "jax._src.compute_on:compute_on_p",  # public: compute_on(2) only
+  "relayout_p": "jax._src.pjit:relayout_p",  # jax 0.12: experimental.layout.explicit_layout
+  # jax 0.12; 0.10 defines it in the public jax.experimental.scheduling_groups.
+  "xla_metadata_call_p": "jax._src.xla_metadata:xla_metadata_call_p",
 }
+
+# Symbols that only some supported releases have: None on the others.
+OPTIONAL = frozenset({"relayout_p", "xla_metadata_call_p"})
 
 
 def __getattr__(name: str) -> Any:
-  return internals.lazy_getattr(globals(), REGISTRY, name, _owner)
+  return internals.lazy_getattr(globals(), REGISTRY, name, _owner, OPTIONAL)
 
 
 def __dir__() -> list[str]:

@@ -28,7 +28,6 @@ FAMILIES = {
     frozenset(
       {
         "call_exported",
-        "check",
         "geqp3",
         "geqrf",
         "hessenberg",

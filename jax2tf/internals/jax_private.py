@@ -87,6 +87,7 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
   "relayout_p": "jax._src.pjit:relayout_p",  # jax 0.12: experimental.layout.explicit_layout
   # jax 0.12; 0.10 defines it in the public jax.experimental.scheduling_groups.
   "xla_metadata_call_p": "jax._src.xla_metadata:xla_metadata_call_p",
+  "check_p": "jax._src.checkify:check_p",  # public: checkify.check and debug_check only
 }
 
 # Symbols that only some supported releases have: None on the others.

@@ -33,12 +33,9 @@ FAMILIES = {
         "hessenberg",
         "householder_product",
         "ormqr",
-        "philox2x32",
-        "philox4x32",
         "scaled_dot",
         "schur",
         "select_and_scatter",
-        "threefry4x32",
         "tridiagonal",
       }
     ),

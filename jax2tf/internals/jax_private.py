@@ -87,6 +87,15 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
   "relayout_p": "jax._src.pjit:relayout_p",  # jax 0.12: experimental.layout.explicit_layout
   # jax 0.12; 0.10 defines it in the public jax.experimental.scheduling_groups.
   "xla_metadata_call_p": "jax._src.xla_metadata:xla_metadata_call_p",
+  # The counter-based hashes of the 'philox2x32', 'philox4x32' and
+  # 'threefry4x32' key implementations (jax.random.key(..., impl=...)), and
+  # the functions of lax operations JAX lowers them with.
+  "philox2x32_p": "jax._src.random.philox2x32:philox2x32_p",
+  "philox2x32_expansion": "jax._src.random.philox2x32:_philox2x32_lowering",
+  "philox4x32_p": "jax._src.random.philox4x32:philox4x32_p",
+  "philox4x32_expansion": "jax._src.random.philox4x32:_philox4x32_lowering",
+  "threefry4x32_p": "jax._src.random.threefry4x32:threefry4x32_p",
+  "threefry4x32_expansion": "jax._src.random.threefry4x32:_threefry4x32_lowering",
   "check_p": "jax._src.checkify:check_p",  # public: checkify.check and debug_check only
 }
 

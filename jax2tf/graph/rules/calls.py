@@ -11,7 +11,6 @@ trailing key-data dimensions.
 Cases: calls_cases.py
 """
 
-import jax
 from jax.extend.core import primitives as core_primitives
 
 from jax2tf.graph.key_data import CALL_LIKE_PRIMITIVES, call_body, key_data_jaxpr
@@ -40,5 +39,5 @@ def _checkpoint_name(ctx, x, *, name):
 # expansion is traced at the operands' avals and lowered in place.
 @register(jax_private.call_hi_primitive_p)
 def _expand_hi_primitive(ctx, *args, _prim):
-  expand = lambda *xs: jax_private.call_hi_primitive_p.to_lojax(*xs, _prim=_prim)  # noqa: E731
-  return ctx.lower_jaxpr(jax.make_jaxpr(expand)(*ctx.avals_in), args)
+  return ctx.lower_fun(lambda *xs: jax_private.call_hi_primitive_p.to_lojax(*xs, _prim=_prim), args)
+

@@ -33,7 +33,6 @@ FAMILIES = {
         "hessenberg",
         "householder_product",
         "ormqr",
-        "scaled_dot",
         "schur",
         "select_and_scatter",
         "tridiagonal",

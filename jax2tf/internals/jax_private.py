@@ -87,6 +87,7 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
   "relayout_p": "jax._src.pjit:relayout_p",  # jax 0.12: experimental.layout.explicit_layout
   # jax 0.12; 0.10 defines it in the public jax.experimental.scheduling_groups.
   "xla_metadata_call_p": "jax._src.xla_metadata:xla_metadata_call_p",
+  "scaled_dot_p": "jax._src.lax.scaled_dot:scaled_dot_p",  # public: lax.scaled_dot only
   # The counter-based hashes of the 'philox2x32', 'philox4x32' and
   # 'threefry4x32' key implementations (jax.random.key(..., impl=...)), and
   # the functions of lax operations JAX lowers them with.

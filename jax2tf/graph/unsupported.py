@@ -34,7 +34,6 @@ FAMILIES = {
         "householder_product",
         "ormqr",
         "schur",
-        "select_and_scatter",
         "tridiagonal",
       }
     ),

@@ -28,13 +28,7 @@ FAMILIES = {
     frozenset(
       {
         "call_exported",
-        "geqp3",
-        "geqrf",
-        "hessenberg",
-        "householder_product",
-        "ormqr",
         "schur",
-        "tridiagonal",
       }
     ),
   ),

@@ -43,6 +43,9 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
   # -- primitives that need a rule (or a portable lowering) but are in
   # neither `jax.extend.core.primitives` nor `jax.lax` on jax 0.10 and 0.12.
   "geqrf_p": "jax._src.lax.linalg:geqrf_p",  # jax.lax.linalg exposes qr only
+  "geqp3_p": "jax._src.lax.linalg:geqp3_p",  # public: scipy.linalg.qr(pivoting=True) only
+  # The JAX function JAX lowers qr with: geqrf or geqp3, then householder_product.
+  "qr_expansion": "jax._src.lax.linalg:_qr_lowering",
   "ragged_dot_general_p": "jax._src.lax.lax:ragged_dot_general_p",
   "composite_p": "jax._src.lax.lax:composite_p",  # public: lax.composite only
   "empty_p": "jax._src.lax.lax:empty_p",  # only its sibling empty2_p is public
@@ -98,6 +101,8 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
   "threefry4x32_p": "jax._src.random.threefry4x32:threefry4x32_p",
   "threefry4x32_expansion": "jax._src.random.threefry4x32:_threefry4x32_lowering",
   "check_p": "jax._src.checkify:check_p",  # public: checkify.check and debug_check only
+  # The JAX function (a loop of Householder reflections) JAX lowers ormqr with.
+  "ormqr_expansion": "jax._src.lax.linalg:_ormqr_lowering",
 }
 
 # Symbols that only some supported releases have: None on the others.

@@ -27,7 +27,6 @@ FAMILIES = {
     ("graph serialization has no rule for this primitive; native serialization converts it"),
     frozenset(
       {
-        "call_exported",
         "schur",
       }
     ),

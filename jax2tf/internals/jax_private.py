@@ -101,6 +101,7 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
   "threefry4x32_p": "jax._src.random.threefry4x32:threefry4x32_p",
   "threefry4x32_expansion": "jax._src.random.threefry4x32:_threefry4x32_lowering",
   "check_p": "jax._src.checkify:check_p",  # public: checkify.check and debug_check only
+  "call_exported_p": "jax._src.export._export:call_exported_p",  # public: Exported.call only
   # The JAX function (a loop of Householder reflections) JAX lowers ormqr with.
   "ormqr_expansion": "jax._src.lax.linalg:_ormqr_lowering",
 }

@@ -5,13 +5,14 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 from jax.ad_checkpoint import checkpoint_name
 from jax.experimental import compute_on
 from jax.experimental.custom_partitioning import custom_partitioning
 from jax.experimental.scheduling_groups import xla_metadata_call
 
-from jax2tf.testing.case import A, Cases, case, gaps, in_column, rand
+from jax2tf.testing.case import A, Cases, case, gaps, in_column, rand, refused
 
 CASES = Cases()
 
@@ -117,6 +118,19 @@ CASES += [
          rand((2, 3))),
     case("custom_partitioning", lambda x: _partitioned_sin(x) + 1, rand((2, 3))),
 ]
+
+
+@functools.cache
+def _exported_sin():
+  return jax.export.export(jax.jit(lambda x: jnp.sin(x) * 2))(
+      jax.ShapeDtypeStruct((2, 3), np.float32))
+
+
+# Exported.call runs StableHLO: an XlaCallModule op with enable_xla=True.
+CASES.add("call_exported", lambda x: _exported_sin().call(x) + 1, A(2, 3),
+          graph_ops={"graph": ["XlaCallModule"]},
+          refuse=refused("call_exported", "an Exported holds StableHLO, which only XLA runs",
+                         "graph_no_xla"))
 
 
 # ---------------------------------------------------------------------------

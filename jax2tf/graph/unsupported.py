@@ -22,14 +22,24 @@ class Family:
 
 
 FAMILIES = {
+  # Where a new JAX primitive waits for its rule; empty while every primitive
+  # has a rule or one of the reasons below.
   "not_yet": Family(
     "without a graph rule",
     ("graph serialization has no rule for this primitive; native serialization converts it"),
-    frozenset(
-      {
-        "schur",
-      }
+    frozenset(),
+  ),
+  "schur": Family(
+    "Schur decomposition",
+    (
+      "JAX computes the Schur form only with LAPACK's gees, on CPU. The form is unique "
+      "only up to the order of the eigenvalues on its diagonal and a unitary factor per "
+      "eigenvalue, which gees fixes through the convergence of its shifted QR iteration; "
+      "TensorFlow has no Schur decomposition op, and an iteration written in TF ops would "
+      "give another valid Schur form, not JAX's values. jnp.linalg.eigvals gives the "
+      "eigenvalues alone"
     ),
+    frozenset({"schur"}),
   ),
   "sparse": Family(
     "sparse arrays",

@@ -4,6 +4,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import jax
 import numpy as np
 import tensorflow as tf
 
@@ -46,6 +47,11 @@ class RuleContext:
   def lower_jaxpr(self, closed_jaxpr, args) -> list:
     """Lowers a sub-computation (branches, loop bodies, called functions)."""
     return self.env.lower_jaxpr(closed_jaxpr, list(args))
+
+  def lower_fun(self, fun, args) -> list:
+    """Lowers `fun`, a JAX function of the rule's operands (JAX's own
+    expansion of a primitive, say), traced at the rule's input avals."""
+    return self.lower_jaxpr(jax.make_jaxpr(fun)(*self.avals_in), args)
 
   def dim(self, d) -> int | tf.Tensor:
     """A dimension as a Python int when constant, else an int32 TF scalar."""

@@ -17,6 +17,7 @@ import functools
 
 import jax
 import jax.extend.core as jax_ext_core
+from jax.experimental import custom_partitioning, scheduling_groups
 from jax.extend.core import primitives as core_primitives
 
 from jax2tf.graph import registry
@@ -104,9 +105,18 @@ _EVAL_JAXPR_P = (
   else jax_private.eval_jaxpr_p
 )
 
+# jax.experimental.scheduling_groups.xla_metadata_call: JAX 0.10 defines its
+# primitive in that public module, 0.12 in a private one.
+_XLA_METADATA_CALL_P = jax_private.xla_metadata_call_p or getattr(
+  scheduling_groups, "xla_metadata_call_p", None
+)
+
 # Primitives whose meaning is their body: graph serialization inlines them
 # (rules/calls.py), and key arrays inside them are lowered here like any other
 # code. A composite is a named group of ops with a reference decomposition.
+# compute_on (host offloading), xla_metadata_call (attributes for XLA's
+# scheduler) and custom_partitioning (an SPMD partitioning callback) change
+# where or how XLA runs the body, not what it computes.
 CALL_LIKE_PRIMITIVES = tuple(
   p
   for p in (
@@ -120,6 +130,9 @@ CALL_LIKE_PRIMITIVES = tuple(
     jax_private.composite_p,
     jax_private.custom_vmap_p,  # its batching rule matters only under vmap
     jax_private.linear_call_p,  # its transpose matters only under transposition
+    jax_private.compute_on_p,
+    _XLA_METADATA_CALL_P,
+    custom_partitioning.custom_partitioning_p,
   )
   if p is not None
 )
@@ -129,8 +142,9 @@ _BODY_PARAMS = ("jaxpr", "call_jaxpr", "call", "callee")
 
 
 def call_body(params):
-  """The body of a call-like primitive: `jaxpr` for jit, remat and
-  eval_jaxpr, `call` for custom_vmap, `callee` for linear_call,
+  """The body of a call-like primitive: `jaxpr` for jit, remat, eval_jaxpr,
+  compute_on and xla_metadata_call, `call` for custom_vmap and
+  custom_partitioning, `callee` for linear_call,
   `call_jaxpr` for the others (and composites from JAX 0.12)."""
   return next(params[name] for name in _BODY_PARAMS if name in params)
 

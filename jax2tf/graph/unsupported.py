@@ -22,33 +22,24 @@ class Family:
 
 
 FAMILIES = {
+  # Where a new JAX primitive waits for its rule; empty while every primitive
+  # has a rule or one of the reasons below.
   "not_yet": Family(
     "without a graph rule",
     ("graph serialization has no rule for this primitive; native serialization converts it"),
-    frozenset(
-      {
-        "call_exported",
-        "check",
-        "compute_on",
-        "custom_partitioning",
-        "geqp3",
-        "geqrf",
-        "hessenberg",
-        "householder_product",
-        "inspect_sharding",
-        "ormqr",
-        "philox2x32",
-        "philox4x32",
-        "relayout",
-        "scaled_dot",
-        "schur",
-        "select_and_scatter",
-        "stage",
-        "threefry4x32",
-        "tridiagonal",
-        "xla_metadata_call",
-      }
+    frozenset(),
+  ),
+  "schur": Family(
+    "Schur decomposition",
+    (
+      "JAX computes the Schur form only with LAPACK's gees, on CPU. The form is unique "
+      "only up to the order of the eigenvalues on its diagonal and a unitary factor per "
+      "eigenvalue, which gees fixes through the convergence of its shifted QR iteration; "
+      "TensorFlow has no Schur decomposition op, and an iteration written in TF ops would "
+      "give another valid Schur form, not JAX's values. jnp.linalg.eigvals gives the "
+      "eigenvalues alone"
     ),
+    frozenset({"schur"}),
   ),
   "sparse": Family(
     "sparse arrays",
@@ -182,7 +173,18 @@ FAMILIES = {
       "it runs Python or a foreign (FFI) function in the JAX runtime, which a TF graph "
       "cannot call back into; see docs/effects_and_sharding.md"
     ),
-    frozenset({"debug_callback", "debug_print", "ffi_call", "io_callback", "pure_callback"}),
+    frozenset(
+      {
+        "debug_callback",
+        "debug_print",
+        "ffi_call",
+        # jax.debug.inspect_array_sharding: XLA's SPMD partitioner calls it at
+        # compile time with the sharding it chose.
+        "inspect_sharding",
+        "io_callback",
+        "pure_callback",
+      }
+    ),
   ),
   "gpu_library": Family(
     "NVIDIA GPU library call",
@@ -341,6 +343,10 @@ FAMILIES = {
         "from_edtype",
         "remat_opt",
         "shape_assertion",
+        # lax.stage binds through the trace's stage_value, which returns a
+        # traced value itself: only eager evaluation runs it, so it never
+        # appears in a jaxpr.
+        "stage",
         "tie",
         "to_edtype",
         "unreachable",

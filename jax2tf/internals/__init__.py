@@ -50,13 +50,28 @@ def resolve(registry: Mapping[str, str | tuple[str, ...]], name: str, owner: str
   )
 
 
-def lazy_getattr(namespace: dict, registry: Mapping, name: str, owner: Callable[[], str]) -> Any:
-  """Module `__getattr__` body: resolves a registered symbol once, then caches it."""
+def lazy_getattr(
+  namespace: dict,
+  registry: Mapping,
+  name: str,
+  owner: Callable[[], str],
+  optional: frozenset = frozenset(),
+) -> Any:
+  """Module `__getattr__` body: resolves a registered symbol once, then caches it.
+
+  A name in `optional` exists only in some supported releases: it is None
+  where no path imports (a rule registered on None is skipped).
+  """
   if name not in registry:
     raise AttributeError(
       f"module {namespace['__name__']!r} has no attribute {name!r}; "
       f"registered symbols: {sorted(registry)}"
     )
-  value = resolve(registry, name, owner())
+  try:
+    value = resolve(registry, name, owner())
+  except InternalMovedError:
+    if name not in optional:
+      raise
+    value = None
   namespace[name] = value
   return value

@@ -43,6 +43,9 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
   # -- primitives that need a rule (or a portable lowering) but are in
   # neither `jax.extend.core.primitives` nor `jax.lax` on jax 0.10 and 0.12.
   "geqrf_p": "jax._src.lax.linalg:geqrf_p",  # jax.lax.linalg exposes qr only
+  "geqp3_p": "jax._src.lax.linalg:geqp3_p",  # public: scipy.linalg.qr(pivoting=True) only
+  # The JAX function JAX lowers qr with: geqrf or geqp3, then householder_product.
+  "qr_expansion": "jax._src.lax.linalg:_qr_lowering",
   "ragged_dot_general_p": "jax._src.lax.lax:ragged_dot_general_p",
   "composite_p": "jax._src.lax.lax:composite_p",  # public: lax.composite only
   "empty_p": "jax._src.lax.lax:empty_p",  # only its sibling empty2_p is public
@@ -82,11 +85,33 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
   # The calling-convention flag as a thread-local context manager:
   # `jax.config` reads and sets it only globally.
   "export_calling_convention_version": "jax._src.config:jax_export_calling_convention_version",
+  # -- primitives that graph rules are registered on, with no public name.
+  "compute_on_p": "jax._src.compute_on:compute_on_p",  # public: compute_on(2) only
+  "relayout_p": "jax._src.pjit:relayout_p",  # jax 0.12: experimental.layout.explicit_layout
+  # jax 0.12; 0.10 defines it in the public jax.experimental.scheduling_groups.
+  "xla_metadata_call_p": "jax._src.xla_metadata:xla_metadata_call_p",
+  "scaled_dot_p": "jax._src.lax.scaled_dot:scaled_dot_p",  # public: lax.scaled_dot only
+  # The counter-based hashes of the 'philox2x32', 'philox4x32' and
+  # 'threefry4x32' key implementations (jax.random.key(..., impl=...)), and
+  # the functions of lax operations JAX lowers them with.
+  "philox2x32_p": "jax._src.random.philox2x32:philox2x32_p",
+  "philox2x32_expansion": "jax._src.random.philox2x32:_philox2x32_lowering",
+  "philox4x32_p": "jax._src.random.philox4x32:philox4x32_p",
+  "philox4x32_expansion": "jax._src.random.philox4x32:_philox4x32_lowering",
+  "threefry4x32_p": "jax._src.random.threefry4x32:threefry4x32_p",
+  "threefry4x32_expansion": "jax._src.random.threefry4x32:_threefry4x32_lowering",
+  "check_p": "jax._src.checkify:check_p",  # public: checkify.check and debug_check only
+  "call_exported_p": "jax._src.export._export:call_exported_p",  # public: Exported.call only
+  # The JAX function (a loop of Householder reflections) JAX lowers ormqr with.
+  "ormqr_expansion": "jax._src.lax.linalg:_ormqr_lowering",
 }
+
+# Symbols that only some supported releases have: None on the others.
+OPTIONAL = frozenset({"relayout_p", "xla_metadata_call_p"})
 
 
 def __getattr__(name: str) -> Any:
-  return internals.lazy_getattr(globals(), REGISTRY, name, _owner)
+  return internals.lazy_getattr(globals(), REGISTRY, name, _owner, OPTIONAL)
 
 
 def __dir__() -> list[str]:

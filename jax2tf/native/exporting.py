@@ -113,6 +113,29 @@ def export_native(
   ]
   if effects:
     raise _effects_error(fun_name, effects)
+  return native_module_of(
+    exp,
+    fun_name=fun_name,
+    consumer=consumer,
+    allowed_targets=allowed_targets,
+    disabled_checks=disabled_checks,
+    match_jax_in_tf_xla=native_consumer == "tf_xla",
+    function_list=tuple(called_tf_functions),
+  )
+
+
+def native_module_of(
+  exp: jax_export.Exported,
+  *,
+  fun_name: str,
+  consumer: versions.ConsumerVersions,
+  allowed_targets: set | frozenset = frozenset(),
+  disabled_checks: Sequence[jax_export.DisabledSafetyCheck] = (),
+  match_jax_in_tf_xla: bool = True,
+  function_list: tuple = (),
+) -> NativeModule:
+  """The NativeModule of an Exported: its module rewritten and serialized at
+  `consumer`'s StableHLO version, with what XlaCallModule needs to call it."""
   module_text = exp.mlir_module()
   try:
     serialized = module_rewrite.rewrite_and_serialize(
@@ -120,7 +143,7 @@ def export_native(
       consumer,
       allowed_custom_calls=allowed_targets,
       allow_all_custom_calls="ALL" in allowed_targets,
-      match_jax_in_tf_xla=native_consumer == "tf_xla",
+      match_jax_in_tf_xla=match_jax_in_tf_xla,
     )
   except module_rewrite.UnsupportedCustomCallError as e:
     if any(_is_callback_target(t) for t in e.targets):
@@ -148,7 +171,7 @@ def export_native(
     out_shardings=shardings.result_shardings(exp),
     manual_partitioning=exp.nr_devices > 1
     and ("sdy.manual_computation" in module_text or "SPMDFullToShardShape" in module_text),
-    function_list=tuple(called_tf_functions),
+    function_list=function_list,
   )
 
 

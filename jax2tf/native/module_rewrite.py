@@ -60,13 +60,10 @@ class UnsupportedCustomCallError(NotImplementedError):
 # sets record what graph serialization does (tests/native/test_errors.py
 # checks them against it). Primitives in neither set get a remedy that does
 # not promise anything about graph serialization.
-GRAPH_SERIALIZATION_CONVERTS = frozenset({"eig"})
-NO_TF_LOWERING = {
-  "schur": "schur",
-  "hessenberg": "hessenberg",
-  "tridiagonal": "tridiagonal",
-  "geqp3": "qr with pivoting=True",
-}
+GRAPH_SERIALIZATION_CONVERTS = frozenset({"eig", "hessenberg", "tridiagonal", "geqp3"})
+NO_TF_LOWERING = frozenset({"schur"})
+# How users meet a primitive whose name is not what they called.
+_USER_NAMES = {"geqp3": "qr with pivoting=True"}
 
 
 def _walk(op, visit):
@@ -204,8 +201,7 @@ def _check_custom_calls(module, allowed_targets: frozenset, allow_all: bool):
 
 def _unsupported_message(bad) -> str:
   def describe(p):
-    name = NO_TF_LOWERING.get(p, p)
-    return p if name == p else f"{p} ({name})"
+    return f"{p} ({_USER_NAMES[p]})" if p in _USER_NAMES else p
 
   desc = ", ".join(sorted({f"{describe(p)} (custom call {t!r})" for p, t in bad}))
   targets = sorted({t for _, t in bad})

@@ -11,12 +11,13 @@ trailing key-data dimensions.
 Cases: calls_cases.py
 """
 
-import jax
 from jax.extend.core import primitives as core_primitives
 
+from jax2tf.graph import registry
 from jax2tf.graph.key_data import CALL_LIKE_PRIMITIVES, call_body, key_data_jaxpr
 from jax2tf.graph.registry import register
 from jax2tf.internals import jax_private
+from jax2tf.native import call_module, exporting, versions
 
 
 # Every call-like primitive runs its body in place. A composite is a named
@@ -40,5 +41,23 @@ def _checkpoint_name(ctx, x, *, name):
 # expansion is traced at the operands' avals and lowered in place.
 @register(jax_private.call_hi_primitive_p)
 def _expand_hi_primitive(ctx, *args, _prim):
-  expand = lambda *xs: jax_private.call_hi_primitive_p.to_lojax(*xs, _prim=_prim)  # noqa: E731
-  return ctx.lower_jaxpr(jax.make_jaxpr(expand)(*ctx.avals_in), args)
+  return ctx.lower_fun(lambda *xs: jax_private.call_hi_primitive_p.to_lojax(*xs, _prim=_prim), args)
+
+
+# Exported.call: the Exported holds StableHLO, not a jaxpr, so there is no
+# body to lower to TF ops; with enable_xla=True an XlaCallModule op runs the
+# module itself (at TF's StableHLO version), as native serialization does.
+@register(jax_private.call_exported_p, no_xla=False)
+def _call_exported(ctx, *args, exported):
+  if not set(exported.platforms) & {"cpu", "cuda", "rocm", "tpu"}:
+    raise registry.unsupported_params_error(
+      ctx.primitive,
+      {"exported": exported},
+      f"the Exported was lowered for {exported.platforms}, which XlaCallModule does not run",
+    )
+  module = exporting.native_module_of(
+    exported,
+    fun_name=f"Exported {exported.fun_name}",
+    consumer=versions.consumer(None),
+  )
+  return call_module.call_native_module(module, args)

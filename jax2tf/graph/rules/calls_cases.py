@@ -5,10 +5,14 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 from jax.ad_checkpoint import checkpoint_name
+from jax.experimental import compute_on
+from jax.experimental.custom_partitioning import custom_partitioning
+from jax.experimental.scheduling_groups import xla_metadata_call
 
-from jax2tf.testing.case import A, Cases, case, in_column, rand
+from jax2tf.testing.case import A, Cases, case, gaps, in_column, rand, refused
 
 CASES = Cases()
 
@@ -83,6 +87,52 @@ CASES += [
     case("custom_vjp_clip_gradient", lambda x: _clip_gradient(x) * 2, rand((5,)), exact=True),
 ]
 
+
+# compute_on, xla_metadata_call and custom_partitioning say where or how XLA
+# runs a body; on one device their value is the body's.
+# jax 0.10 names the form that binds the primitive compute_on2, 0.12 compute_on.
+_compute_on = getattr(compute_on, "compute_on2", compute_on.compute_on)
+
+
+def _on_host(x):
+  body = _compute_on(compute_type="device_host", out_memory_spaces=jax.memory.Space.Device)
+  return body(lambda v: jnp.sin(v) * v)(x) + 1
+
+
+@custom_partitioning
+def _partitioned_sin(x):
+  return jnp.sin(x) * 2
+
+
+_partitioned_sin.def_partition(
+    partition=lambda mesh, arg_shapes, result_shape: (mesh, jnp.sin, arg_shapes[0].sharding,
+                                                      (arg_shapes[0].sharding,)),
+    sharding_rule="i j -> i j")
+
+CASES += [
+    case("compute_on", _on_host, rand((2, 3)),
+         gaps=gaps("XlaCallModule on TF's CPU has no kernel for the host-placement custom "
+                   "call JAX emits", ["native"], error="annotate_device_placement")),
+    case("xla_metadata_call",
+         lambda x: xla_metadata_call(lambda v: jnp.cos(v) + v, scheduling_group="g")(x) * 2,
+         rand((2, 3))),
+    case("custom_partitioning", lambda x: _partitioned_sin(x) + 1, rand((2, 3))),
+]
+
+
+@functools.cache
+def _exported_sin():
+  return jax.export.export(jax.jit(lambda x: jnp.sin(x) * 2))(
+      jax.ShapeDtypeStruct((2, 3), np.float32))
+
+
+# Exported.call runs StableHLO: an XlaCallModule op with enable_xla=True.
+CASES.add("call_exported", lambda x: _exported_sin().call(x) + 1, A(2, 3),
+          graph_ops={"graph": ["XlaCallModule"]},
+          refuse=refused("call_exported", "an Exported holds StableHLO, which only XLA runs",
+                         "graph_no_xla"))
+
+
 # ---------------------------------------------------------------------------
 # TFLite (LiteRT), native route: cases whose TF ops TFLite has no builtin kernel for,
 # and cases LiteRT runs differently from XLA. Recorded from a run of the
@@ -92,7 +142,7 @@ _TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
 _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ('the converter fails on it',
      "TF's TFLite converter failed"): [
-        'remat_named_policy'
+        'compute_on', 'remat_named_policy'
     ],
 }
 CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,

@@ -93,6 +93,24 @@ def _after_all(ctx, *tokens):
   return tf.constant(False)
 
 
+@register(jax_private.check_p, int32_lanes=True)
+def _check(ctx, *err_args, err_tree, debug):
+  # checkify.debug_check does nothing unless checkify.checkify functionalizes
+  # it (then it is ordinary ops, and no check is left). A plain checkify.check
+  # that was not functionalized is refused by jax.jit too, with this error;
+  # JAX's jax_xla_runtime_errors mode raises it from a Python callback at run
+  # time, which a TF graph cannot call.
+  del ctx, err_args, err_tree
+  if not debug:
+    raise ValueError(
+      "Graph serialization met a checkify.check that was not functionalized: wrap "
+      "the function in checkify.checkify before converting it (and return or "
+      "raise its error outside), or use checkify.debug_check, which is a no-op "
+      "outside checkify.checkify. jax.jit refuses such a check the same way."
+    )
+  return []
+
+
 @register(core_primitives.cond_p, int32_lanes=True)
 def _cond(ctx, index, *operands, branches, **_):
   # Other parameters (e.g. `linear` in some JAX versions) are hints for

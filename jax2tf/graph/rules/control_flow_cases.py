@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.experimental import checkify
 
 from jax2tf.testing.case import I32, A, Cases, V, case, gaps, in_column, rand, refused
 
@@ -30,6 +31,18 @@ CASES.add("scan_reverse_unroll",
 CASES.add("map", lambda xs: lax.map(jnp.sum, xs), A(4, 3), tol=(1e-5, 1e-5), slow=True)
 CASES.add("tokens", lambda x: (lax.after_all(lax.create_token(), lax.create_token()), x * 2)[1],
           A(3), exact=True)
+
+
+def _debug_checked(x):
+  # checkify.debug_check is a no-op outside checkify.checkify, even when it fails.
+  checkify.debug_check(jnp.all(x > 10), "x is {x}", x=x)
+  return jnp.sin(x)
+
+
+CASES.add("debug_check", _debug_checked, A(3),
+          gaps=gaps("jax.export keeps the debug_check's checkify error effect, and native "
+                    "serialization refuses functions with effects", ["native", "tflite_native"],
+                    error="has effects"))
 
 
 # ---------------------------------------------------------------------------

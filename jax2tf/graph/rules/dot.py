@@ -1,5 +1,5 @@
 """dot_general as MatMul / BatchMatMul, with Transposes and Reshapes where the
-layout needs them.
+layout needs them; ragged_dot, and scaled_dot as its block-scaled expansion.
 
 Both are ordinary TF ops, so no flavour needs XLA. TF's CPU kernels cover only
 some dtypes: the rule computes in a type whose arithmetic gives JAX's result
@@ -10,6 +10,7 @@ Cases: dot_cases.py
 
 import math
 
+import jax.numpy as jnp
 import tensorflow as tf
 from jax import lax
 
@@ -130,3 +131,29 @@ def _ragged_dot_general(
   res = tf.linalg.matmul(tf.expand_dims(lhs, 1), tf.gather(rhs, group))[:, 0, :]
   res = tf.where(in_a_group[:, None], res, tf.zeros_like(res))
   return sem.cast_result(res, out_dtype)
+
+
+def _scaled_operand(x, scale, contracting):
+  """`x * scale` in bfloat16, each scale element covering its block of the
+  contracting dimensions (lax.scaled_dot's meaning, scales at least 2x smaller
+  there and equal elsewhere)."""
+  for d in contracting:
+    scale = jnp.repeat(scale, x.shape[d] // scale.shape[d], axis=d)
+  return x.astype(jnp.bfloat16) * scale.astype(jnp.bfloat16)
+
+
+@register(jax_private.scaled_dot_p)
+def _scaled_dot(ctx, lhs, rhs, lhs_scale, rhs_scale, *, dimension_numbers, preferred_element_type):
+  # JAX lowers it to a composite of exactly this (block-scaled bfloat16
+  # operands, then dot_general), which XLA may run natively on some GPUs.
+  (lhs_contract, rhs_contract), _ = dimension_numbers
+
+  def expand(lhs, rhs, lhs_scale, rhs_scale):
+    return lax.dot_general(
+      _scaled_operand(lhs, lhs_scale, lhs_contract),
+      _scaled_operand(rhs, rhs_scale, rhs_contract),
+      dimension_numbers,
+      preferred_element_type=preferred_element_type,
+    )
+
+  return ctx.lower_fun(expand, (lhs, rhs, lhs_scale, rhs_scale))[0]

@@ -18,6 +18,7 @@ from jax2tf.testing.case import (
   V,
   case,
   fast_representatives,
+  gaps,
   in_column,
   rand,
 )
@@ -53,6 +54,19 @@ CASES.add("ragged_dot_short_groups", lax.ragged_dot, A(6, 3), A(3, 3, 4),
           V(np.array([1, 0, 3]), I32), slow=True)
 CASES.add("dot_product_attention", lambda q, k, v: jax.nn.dot_product_attention(q, k, v),
           A(1, 5, 2, 8), A(1, 5, 2, 8), A(1, 5, 2, 8), tol=(1e-5, 1e-5), slow=True)
+# Block scales: each scale element multiplies a block of 4 (lhs) or 2 (rhs)
+# contracting elements, products in bfloat16.
+_EXCESS_PRECISION = gaps(
+    "TF's XLA compilation (jit_compile) may skip the rounding of float32 operands to "
+    "bfloat16 (XLA's xla_allow_excess_precision, on by default); with the flag off it "
+    "matches", ["graph", "graph_no_xla"], ["compiled"], tol=(5e-2, 1e-1))
+CASES.add("scaled_dot", lambda a, b, sa, sb: lax.scaled_dot(
+    a, b, lhs_scale=sa, rhs_scale=sb, preferred_element_type=np.float32),
+          A(3, 8), A(8, 5), A(3, 2), A(4, 5), tol=(1e-2, 1e-2), gaps=_EXCESS_PRECISION)
+CASES.add("scaled_dot_batch_bf16", lambda a, b, sa, sb: lax.scaled_dot(
+    a, b, lhs_scale=sa, rhs_scale=sb),
+          A(2, 3, 8, dtype=BF16), A(2, 8, 4, dtype=BF16), A(2, 3, 4, dtype=BF16),
+          A(2, 4, 4, dtype=BF16), tol=(2e-2, 2e-2))
 CASES[:] = fast_representatives(CASES, ["dot_float16"])
 
 
@@ -145,6 +159,12 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('ragged_dot_general', 'UpperBound'): [
         'ragged_dot', 'ragged_dot_short_groups'
     ],
+    ('scaled_dot', 'BroadcastTo'): [
+        'scaled_dot_batch_bf16'
+    ],
+    ('scaled_dot', 'Mul'): [
+        'scaled_dot'
+    ],
 }
 _TFLITE_GAPS = {  # (why, error): cases
 }
@@ -172,6 +192,14 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
         'dot_int32', 'matmul_bf16', 'matmul_bf16_pref_f32', 'matmul_bool', 'matmul_c64',
         'matmul_f16', 'matmul_f64', 'matmul_i16', 'matmul_i32', 'matmul_i64',
         'matmul_i8_wraps', 'matmul_u16', 'matmul_u32', 'matmul_u64', 'matmul_u8'
+    ],
+    ('the converter has no builtin lowering for tfl.broadcast_to',
+     "TF's TFLite converter failed"): [
+        'scaled_dot_batch_bf16'
+    ],
+    ('the converter has no builtin lowering for tfl.mul',
+     "TF's TFLite converter failed"): [
+        'scaled_dot'
     ],
 }
 CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
@@ -212,6 +240,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('dot_general', 'dtype uint8'): [
         'matmul_u8'
+    ],
+    ('scaled_dot', 'dtype bfloat16'): [
+        'scaled_dot', 'scaled_dot_batch_bf16'
     ],
     ('signature', 'dtype complex64'): [
         'dot_complex64', 'matmul_c64'

@@ -161,19 +161,18 @@ CASES += [
          refuse={**refused("schur", "CPU schur is only a LAPACK (gees) custom call", "native"),
                  **refused("schur", "TensorFlow has no Schur decomposition op", "graph")}),
     case("hessenberg", lambda x: lax.linalg.hessenberg(x)[0], A(4, 4),
-         refuse={**refused("hessenberg", "CPU hessenberg is only a LAPACK (gehrd) custom call",
-                           "native"),
-                 **refused("hessenberg", "TensorFlow has no Hessenberg reduction op", "graph")}),
+         tol=_LA_TOL,
+         refuse=refused("hessenberg", "CPU hessenberg is only a LAPACK (gehrd) custom call",
+                        "native")),
     case("tridiagonal_reduction", lambda x: lax.linalg.tridiagonal(x)[0], _spd(4),
-         refuse={**refused("tridiagonal", "CPU tridiagonal reduction is only a LAPACK (sytrd) "
-                           "custom call", "native"),
-                 **refused("tridiagonal", "TensorFlow has no tridiagonal reduction op",
-                           "graph")},
+         tol=_LA_TOL,
+         refuse=refused("tridiagonal", "CPU tridiagonal reduction is only a LAPACK (sytrd) "
+                        "custom call", "native"),
          slow=True),
     case("qr_pivoting", lambda x: jax.scipy.linalg.qr(x, pivoting=True), A(4, 4),
-         refuse={**refused("geqp3", "CPU pivoted QR is only a LAPACK (geqp3) custom call, "
-                           "outside JAX's allow-list; XLA has no expansion", "native"),
-                 **refused("qr", "no TF op computes a column-pivoted QR", "graph")}),
+         tol=_LA_TOL,
+         refuse=refused("geqp3", "CPU pivoted QR is only a LAPACK (geqp3) custom call, "
+                        "outside JAX's allow-list; XLA has no expansion", "native")),
 ]
 
 
@@ -498,8 +497,6 @@ CASES += [
                       "lu", _LAPACK_16_BIT, gaps=_NO_JAX_RESULT_16_BIT),
     _refused_in_graph("eigh_f16", lambda x: lax.linalg.eigh(x.astype(F16)), spd(3), "eigh",
                       _LAPACK_16_BIT, gaps=_NO_JAX_RESULT_16_BIT),
-    _refused_in_graph("qr_raw_geqrf", lambda x: jnp.linalg.qr(x, mode="raw"), rand((3, 3)),
-                      "geqrf", "no TF op gives the Householder reflectors"),
 ]
 
 # Refused by both serializations: LAPACK-only custom calls natively, and no
@@ -512,17 +509,60 @@ def _refused_everywhere(name, fun, arg, primitive, native_primitive, why):
 
 
 CASES += [
-    _refused_everywhere("qr_pivoting_3x3", lambda x: jsl.qr(x, pivoting=True), rand((3, 3)),
-                        "qr", "geqp3", "no TF op computes a column-pivoted QR"),
     _refused_everywhere("eig_left_eigenvectors", lambda x: lax.linalg.eig(x), rand((3, 3)),
                         "eig", "eig", "TF's Eig computes no left eigenvectors"),
     _refused_everywhere("schur_3x3", lambda x: lax.linalg.schur(x), rand((3, 3)), "schur",
                         "schur", "TensorFlow has no Schur decomposition op"),
-    _refused_everywhere("hessenberg_3x3", lambda x: lax.linalg.hessenberg(x), rand((3, 3)),
-                        "hessenberg", "hessenberg", "TensorFlow has no Hessenberg reduction op"),
-    _refused_everywhere("tridiagonal_reduction_3x3", lambda x: lax.linalg.tridiagonal(x),
-                        spd(3), "tridiagonal", "tridiagonal",
-                        "TensorFlow has no tridiagonal reduction op"),
+]
+
+# Householder form (geqrf, householder_product, ormqr, hessenberg, tridiagonal):
+# LAPACK's reflectors and taus, reproduced step by step.
+def _LAPACK_ONLY_NATIVE(primitive):  # noqa: N802
+  return refused(primitive, "CPU lowering is only a LAPACK custom call", "native")
+
+
+def _householder_q(x):
+  reflectors, taus = jnp.linalg.qr(x, mode="raw")
+  return lax.linalg.householder_product(reflectors.mT, taus)
+
+
+CASES += [
+    case("qr_raw_geqrf", lambda x: jnp.linalg.qr(x, mode="raw"), rand((3, 3)), tol=LA_TOL),
+    case("geqrf_tall_batched", lambda x: jnp.linalg.qr(x, mode="raw"), rand((2, 5, 3)),
+         tol=LA_TOL),
+    case("geqrf_wide_c64", lambda x: jnp.linalg.qr(x, mode="raw"), rand((3, 4), C64),
+         tol=LA_TOL),
+    case("householder_product", _householder_q, rand((4, 3)), tol=LA_TOL),
+    case("householder_product_c64_batched",
+         lambda a, t: lax.linalg.householder_product(a, t), rand((2, 4, 3), C64),
+         rand((2, 2), C64, seed=1), tol=LA_TOL),
+    case("ormqr_left", lambda x, c: jsl.qr_multiply(x, c, mode="left")[0], rand((4, 3)),
+         rand((3, 2), seed=1), tol=LA_TOL),
+    case("ormqr_right_conjugate_c64",
+         lambda x, c: jsl.qr_multiply(x, c, conjugate=True)[0], rand((4, 3), C64),
+         rand((2, 4), C64, seed=1), tol=LA_TOL),
+    # Column-pivoted QR (geqp3): natively only a LAPACK custom call.
+    case("qr_pivoting_3x3", lambda x: jsl.qr(x, pivoting=True), rand((3, 3)), tol=LA_TOL,
+         refuse=_LAPACK_ONLY_NATIVE("geqp3")),
+    case("qr_pivoting_wide_c64", lambda x: jsl.qr(x, pivoting=True, mode="economic"),
+         rand((3, 5), C64), tol=LA_TOL, refuse=_LAPACK_ONLY_NATIVE("geqp3")),
+    case("qr_multiply_pivoting_batched",
+         lambda x, c: jsl.qr_multiply(x, c, mode="left", pivoting=True)[0],
+         rand((2, 5, 3)), rand((2, 3, 2), seed=1), tol=LA_TOL,
+         refuse=_LAPACK_ONLY_NATIVE("geqp3")),
+    # Hessenberg and tridiagonal reductions: natively only LAPACK custom calls.
+    case("hessenberg_3x3", lax.linalg.hessenberg, rand((3, 3)), tol=LA_TOL,
+         refuse=_LAPACK_ONLY_NATIVE("hessenberg")),
+    case("hessenberg_batched", lax.linalg.hessenberg, rand((2, 5, 5)), tol=LA_TOL,
+         refuse=_LAPACK_ONLY_NATIVE("hessenberg")),
+    case("hessenberg_c64", lax.linalg.hessenberg, rand((4, 4), C64), tol=LA_TOL,
+         refuse=_LAPACK_ONLY_NATIVE("hessenberg")),
+    case("tridiagonal_reduction_3x3", lax.linalg.tridiagonal, spd(3), tol=LA_TOL,
+         refuse=_LAPACK_ONLY_NATIVE("tridiagonal")),
+    case("tridiagonal_upper_batched", lambda x: lax.linalg.tridiagonal(x, lower=False),
+         rand((2, 5, 5)), tol=LA_TOL, refuse=_LAPACK_ONLY_NATIVE("tridiagonal")),
+    case("tridiagonal_c64", lax.linalg.tridiagonal, rand((4, 4), C64), tol=LA_TOL,
+         refuse=_LAPACK_ONLY_NATIVE("tridiagonal")),
 ]
 
 # ---------------------------------------------------------------------------
@@ -534,8 +574,8 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'det_batched_float64', 'qr_f64'
     ],
     ('add', 'AddV2'): [
-        'cholesky_c64', 'cholesky_complex64', 'cholesky_f64', 'cholesky_float64',
-        'eigh_c128', 'eigh_complex128', 'eigh_complex64', 'eigh_f64', 'eigh_float64',
+        'cholesky_c64', 'cholesky_complex64', 'cholesky_f64', 'cholesky_float64', 'eigh_c128',
+        'eigh_complex128', 'eigh_complex64', 'eigh_f64', 'eigh_float64',
         'eigh_float64_repeated_eigenvalues'
     ],
     ('cholesky', 'Cholesky'): [
@@ -572,19 +612,27 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('gather', 'GatherV2'): [
         'solve_complex64'
     ],
+    ('hessenberg', 'ConcatV2'): [
+        'hessenberg_c64'
+    ],
+    ('householder_product', 'ConcatV2'): [
+        'householder_product_c64_batched'
+    ],
     ('lu', 'Abs'): [
         'solve_c128'
     ],
     ('lu', 'GatherV2'): [
         'lu_c64', 'lu_complex64'
     ],
+    ('qr', 'ConcatV2'): [
+        'qr_pivoting_wide_c64'
+    ],
     ('qr', 'Qr'): [
         'qr', 'qr_complete_tall', 'qr_complex64', 'qr_reduced_tall', 'qr_wide_batched'
     ],
     ('svd', 'Svd'): [
-        'lstsq', 'lstsq_fixed', 'pinv', 'svd', 'svd_full_tall', 'svd_thin_wide',
-        'svd_users', 'svd_values', 'svd_values_batched', 'svd_values_c64',
-        'svd_values_complex64'
+        'lstsq', 'lstsq_fixed', 'pinv', 'svd', 'svd_full_tall', 'svd_thin_wide', 'svd_users',
+        'svd_values', 'svd_values_batched', 'svd_values_c64', 'svd_values_complex64'
     ],
     ('svd', 'Transpose'): [
         'svd_float64'
@@ -596,10 +644,16 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'poly_solve_batch'
     ],
     ('triangular_solve', 'MatrixTriangularSolve'): [
-        'custom_linear_solve', 'expm', 'expm_fixed', 'inv', 'lu_factor_solve_scipy',
-        'solve', 'solve_inv_det_slogdet', 'solve_triangular_scipy', 'triangular_solve',
+        'custom_linear_solve', 'expm', 'expm_fixed', 'inv', 'lu_factor_solve_scipy', 'solve',
+        'solve_inv_det_slogdet', 'solve_triangular_scipy', 'triangular_solve',
         'triangular_solve_batched_f32', 'triangular_solve_bf16',
         'triangular_solve_right_upper_transpose'
+    ],
+    ('tridiagonal', 'AddV2'): [
+        'tridiagonal_c64'
+    ],
+    ('tridiagonal', 'MatrixDiagPartV3'): [
+        'tridiagonal_reduction', 'tridiagonal_reduction_3x3', 'tridiagonal_upper_batched'
     ],
     ('tridiagonal_solve', 'Abs'): [
         'tridiagonal_solve_f64'
@@ -622,7 +676,7 @@ _TFLITE_GAPS = {  # (why, error): cases
     ],
     ('the converter has no builtin lowering for tfl.concatenation',
      "TF's TFLite converter failed"): [
-        'lu_f64_blocked'
+        'geqrf_wide_c64', 'lu_f64_blocked', 'ormqr_right_conjugate_c64'
     ],
 }
 CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
@@ -661,15 +715,16 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
         'cholesky_float64', 'cholesky_not_positive_definite_is_nan', 'custom_linear_solve',
         'det_batched_float64', 'eigh', 'eigh_batched', 'eigh_complex64',
         'eigh_float64_repeated_eigenvalues', 'eigh_nan_input_is_nan', 'eigvalsh',
-        'eigvalsh_batched', 'inv', 'lstsq', 'lstsq_fixed', 'lu_c64', 'lu_complex64',
-        'lu_factor_solve_scipy', 'lu_square_tall_wide_batched', 'pinv', 'poly_cholesky_batch',
-        'poly_solve_batch', 'qr', 'qr_complete_tall', 'qr_complex64', 'qr_f64', 'qr_raw_geqrf',
-        'qr_reduced_tall', 'qr_wide_batched', 'solve', 'solve_c128', 'solve_c64_batched',
-        'solve_inv_det_slogdet', 'solve_triangular_scipy', 'svd', 'svd_c64', 'svd_float64',
-        'svd_full_tall', 'svd_thin_wide', 'svd_users', 'svd_values', 'svd_values_batched',
-        'svd_values_c64', 'triangular_solve', 'triangular_solve_all_flags_c64',
-        'triangular_solve_batched_f32', 'triangular_solve_bf16',
-        'triangular_solve_right_upper_transpose'
+        'eigvalsh_batched', 'geqrf_tall_batched', 'householder_product',
+        'householder_product_c64_batched', 'inv', 'lstsq', 'lstsq_fixed', 'lu_c64',
+        'lu_complex64', 'lu_factor_solve_scipy', 'lu_square_tall_wide_batched', 'ormqr_left',
+        'pinv', 'poly_cholesky_batch', 'poly_solve_batch', 'qr', 'qr_complete_tall',
+        'qr_complex64', 'qr_f64', 'qr_raw_geqrf', 'qr_reduced_tall', 'qr_wide_batched',
+        'solve', 'solve_c128', 'solve_c64_batched', 'solve_inv_det_slogdet',
+        'solve_triangular_scipy', 'svd', 'svd_c64', 'svd_float64', 'svd_full_tall',
+        'svd_thin_wide', 'svd_users', 'svd_values', 'svd_values_batched', 'svd_values_c64',
+        'triangular_solve', 'triangular_solve_all_flags_c64', 'triangular_solve_batched_f32',
+        'triangular_solve_bf16', 'triangular_solve_right_upper_transpose'
     ],
     ('the converter has no builtin lowering for mhlo.is_finite',
      "TF's TFLite converter failed"): [
@@ -699,7 +754,7 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ('the converter has no builtin lowering for tfl.transpose',
      "TF's TFLite converter failed"): [
         'cholesky_complex64', 'eigh_c128', 'eigh_complex128', 'eigh_f64', 'eigh_float64',
-        'eigh_upper_no_symmetrize_c64'
+        'eigh_upper_no_symmetrize_c64', 'geqrf_wide_c64', 'ormqr_right_conjugate_c64'
     ],
 }
 CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
@@ -731,6 +786,18 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'eigh_float64_repeated_eigenvalues', 'eigh_nan_input_is_nan', 'eigvalsh',
         'eigvalsh_batched'
     ],
+    ('geqrf', 'Conj'): [
+        'geqrf_wide_c64', 'ormqr_right_conjugate_c64'
+    ],
+    ('hessenberg', 'Conj'): [
+        'hessenberg_c64'
+    ],
+    ('householder_product', 'Conj'): [
+        'householder_product_c64_batched'
+    ],
+    ('householder_product', 'MatrixSetDiagV3'): [
+        'householder_product'
+    ],
     ('lt_to', 'Bitcast'): [
         'expm', 'expm_fixed'
     ],
@@ -739,6 +806,12 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('lu', 'dtype float64'): [
         'det_batched_float64'
+    ],
+    ('qr', 'Conj'): [
+        'qr_pivoting_wide_c64'
+    ],
+    ('qr', 'MatrixDiagV3'): [
+        'qr_pivoting', 'qr_pivoting_3x3'
     ],
     ('qr', 'Qr'): [
         'qr', 'qr_complete_tall', 'qr_complex64', 'qr_f64', 'qr_reduced_tall', 'qr_wide_batched'
@@ -774,6 +847,12 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('triangular_solve', 'MatrixTriangularSolve'): [
         'solve_triangular_scipy', 'triangular_solve', 'triangular_solve_bf16'
     ],
+    ('tridiagonal', 'Conj'): [
+        'tridiagonal_c64'
+    ],
+    ('tridiagonal', 'MatrixDiagPartV3'): [
+        'tridiagonal_reduction', 'tridiagonal_reduction_3x3', 'tridiagonal_upper_batched'
+    ],
     ('tridiagonal_solve', 'TridiagonalSolve'): [
         'tridiagonal_solve_perturb_singular'
     ],
@@ -782,5 +861,10 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
 }
 _TFJS_GAPS = {  # (why, error): cases
+    ('TF.js fails to run it (TFJSRuntimeError: Error: The ellipsis notation ("...") is not supported yet.)',
+     'Error:\\s+The\\s+ellipsis\\s+notation\\s+\\("\\.\\.\\."\\)\\s+is\\s+'): [
+        'geqrf_tall_batched', 'hessenberg', 'hessenberg_3x3', 'hessenberg_batched',
+        'ormqr_left', 'qr_multiply_pivoting_batched', 'qr_raw_geqrf'
+    ],
 }
 CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)

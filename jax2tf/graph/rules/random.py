@@ -1,4 +1,4 @@
-"""Pseudo-random numbers: key arrays, threefry2x32, rng_bit_generator.
+"""Pseudo-random numbers: key arrays, threefry and philox hashes, rng_bit_generator.
 
 A key array (a value of JAX's `key<impl>` dtype) travels through the TF graph
 as its key data: a uint32 tensor whose shape is the key array's shape followed
@@ -117,6 +117,21 @@ def _threefry2x32(ctx, k1, k2, x1, x2):
   )
   # The operands broadcast; a result that only saw scalars needs the full shape.
   return [tf.broadcast_to(a, out_shape), tf.broadcast_to(b, out_shape)]
+
+
+# The hashes of the newer key implementations are lowered by JAX as a
+# function of lax operations (wrapping uint32 add and multiply, mulhi, xor,
+# shifts): that same function is traced and lowered, so the bits are JAX's.
+_EXPANDED_HASHES = {
+  jax_private.philox2x32_p: "philox2x32_expansion",
+  jax_private.philox4x32_p: "philox4x32_expansion",
+  jax_private.threefry4x32_p: "threefry4x32_expansion",
+}
+
+
+@register(*_EXPANDED_HASHES, int32_lanes=True)
+def _expanded_hash(ctx, *words):
+  return ctx.lower_fun(getattr(jax_private, _EXPANDED_HASHES[ctx.primitive]), words)
 
 
 def _threefry_rounds(k1, k2, x1, x2, parity, const, rotate_left):

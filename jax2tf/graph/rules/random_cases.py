@@ -42,6 +42,12 @@ for _impl in ("threefry2x32", "rbg", "unsafe_rbg"):
   CASES.add(f"random_split_{_impl}",
             _rand(_impl, lambda k: jax.random.key_data(jax.random.split(k, 3))),
             V(11, U32), slow=True, refuse=_refuse if _impl == "unsafe_rbg" else None)
+# Key implementations whose hash JAX lowers as lax operations.
+for _impl in ("philox2x32", "philox4x32", "threefry4x32"):
+  CASES.add(f"random_uniform_{_impl}", _rand(_impl, lambda k: jax.random.uniform(k, (7,))),
+            V(7, U32), exact=True)
+  CASES.add(f"random_split_bits_{_impl}", _rand(_impl, lambda k: jax.random.bits(
+      jax.random.fold_in(jax.random.split(k, 2)[1], 5), (3, 2), np.uint32)), V(9, U32))
 CASES.add("random_bits_uint8", _rand("threefry2x32", lambda k: jax.random.bits(k, (9,), np.uint8)),
           V(5, U32), slow=True)
 CASES.add("random_gamma", _rand("threefry2x32", lambda k: jax.random.gamma(k, 2.5, (6,))),
@@ -229,11 +235,16 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('or', 'BitwiseOr'): [
         'random_bits_uint64'
     ],
+    ('shift_right_logical', 'Cast'): [
+        'random_split_bits_philox2x32', 'random_split_bits_philox4x32',
+        'random_uniform_philox2x32', 'random_uniform_philox4x32'
+    ],
     ('split', 'SplitV'): [
         'fold_in_traced', 'threefry2x32_direct'
     ],
     ('transpose', 'Transpose'): [
-        'gamma', 'random_gamma', 'random_split_rbg', 'rbg_split_fold_in'
+        'gamma', 'random_gamma', 'random_split_bits_threefry4x32', 'random_split_rbg',
+        'rbg_split_fold_in'
     ],
 }
 _TFLITE_GAPS = {  # (why, error): cases
@@ -272,6 +283,11 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
      "TF's TFLite converter failed"): [
         'bits_poly', 'split_poly'
     ],
+    ('the converter has no builtin lowering for tfl.cast',
+     "TF's TFLite converter failed"): [
+        'random_split_bits_philox2x32', 'random_split_bits_philox4x32',
+        'random_uniform_philox2x32', 'random_uniform_philox4x32'
+    ],
     ('the converter has no builtin lowering for tfl.mul',
      "TF's TFLite converter failed"): [
         'bits32_2x3x4_seed0', 'bits32_2x3x4_seed2147483647', 'bits8_2x3x4_seed0',
@@ -292,8 +308,9 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
         'gumbel_5_seed2147483647', 'key_in_scan', 'normal', 'normal_5_seed0',
         'normal_5_seed2147483647', 'permutation_array', 'randint', 'randint_2x3x4_seed0',
         'randint_2x3x4_seed2147483647', 'randint_5_seed0', 'randint_5_seed2147483647',
-        'random_bits_uint64', 'random_bits_uint8', 'random_gamma', 'random_split_rbg',
-        'random_uniform_threefry2x32', 'rbg_split_fold_in', 'split_fold_2x3x4_seed2147483647',
+        'random_bits_uint64', 'random_bits_uint8', 'random_gamma',
+        'random_split_bits_threefry4x32', 'random_split_rbg', 'random_uniform_threefry2x32',
+        'random_uniform_threefry4x32', 'rbg_split_fold_in', 'split_fold_2x3x4_seed2147483647',
         'split_fold_5_seed2147483647', 'split_raw_key', 'split_then_normal',
         'truncated_normal_5_seed0', 'truncated_normal_5_seed2147483647',
         'typed_key_split_bits', 'uniform_5_seed0', 'uniform_5_seed2147483647', 'uniform_range',

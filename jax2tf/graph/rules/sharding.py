@@ -46,3 +46,11 @@ def _sharding_constraint(ctx, x, *, sharding, layout, context_mesh, unconstraine
     return tf.identity(x)
   proto = tf_sharding.op_sharding(sharding, len(ctx.avals_in[0].shape))
   return tf_sharding.annotate(tf.identity(x), proto, unspecified_dims=sorted(unconstrained_dims))
+
+
+@register(jax_private.relayout_p, int32_lanes=True)
+def _relayout(ctx, x, *, dst_layout):
+  # jax.experimental.layout.explicit_layout: a change of memory layout, which
+  # TF tensors do not have; the value is unchanged.
+  del dst_layout
+  return tf.identity(x)

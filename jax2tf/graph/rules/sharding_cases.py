@@ -5,10 +5,12 @@ is checked by tests/graph/test_structural.py.
 """
 
 import jax
+import jax.numpy as jnp
 from jax import lax
+from jax.experimental import layout
 from jax.experimental.xla_metadata import set_xla_metadata
 
-from jax2tf.testing.case import Cases, case, gaps, in_column, rand
+from jax2tf.testing.case import Cases, case, gaps, in_column, rand, refused
 
 
 def _single():
@@ -29,6 +31,14 @@ CASES = Cases([
                    "custom call: 'Module has dynamic shapes'", ["native"],
                    error="has dynamic shapes")),
 ])
+
+if hasattr(layout, "explicit_layout"):  # jax 0.12 on: relayout to and from a given layout
+  CASES.append(case(
+      "relayout",
+      lambda x: layout.explicit_layout(in_layouts=layout.Layout((1, 0)))(jnp.sin)(x) * 2,
+      rand((2, 3)),
+      refuse=refused("relayout", "JAX lowers it to a LayoutConstraint custom call, which "
+                     "TensorFlow has no handler for", "native")))
 
 # ---------------------------------------------------------------------------
 # TF.js (Node): cases whose TF ops TF.js has no kernel for, or whose dtypes it

@@ -255,10 +255,25 @@ def _select_and_gather_add(
 def _select_and_scatter_add(
   ctx, source, operand, *, select_prim, window_dimensions, window_strides, padding
 ):
+  return _scatter_add_to_selected(
+    ctx,
+    source,
+    ctx.avals_in[0].shape,
+    operand,
+    select_prim,
+    window_dimensions,
+    window_strides,
+    padding,
+  )
+
+
+def _scatter_add_to_selected(
+  ctx, source, source_shape, operand, select_prim, window_dimensions, window_strides, padding
+):
   """Adds each window's source value at the position the select picks."""
   select, pad_value, dt = _selection(ctx, select_prim, operand.dtype)
-  in_shape = list(ctx.avals_in[1].shape)
-  out_shape = list(ctx.avals_in[0].shape)  # the source has the windows' shape
+  in_shape = list(ctx.aval_out.shape)  # the operand's
+  out_shape = list(source_shape)  # the source has the windows' shape
   rank = len(in_shape)
   ones = [1] * rank
   x, padded_shape = pad_or_crop(ctx, tf.cast(operand, dt), in_shape, padding, pad_value)
@@ -294,6 +309,68 @@ def _select_and_scatter_add(
     return tf.zeros(ctx.shape(in_shape), ctx.tf_dtype())
   res, _ = pad_or_crop(ctx, total, padded_shape, [(-lo, -hi) for lo, hi in padding], 0)
   return tf.not_equal(res, 0) if boolean else res
+
+
+def _only_primitive(jaxpr, consts, allowed):
+  """The primitive of a scalar computation `(a, b) -> p(a, b)`, if it is one of
+  `allowed` applied to the arguments in order, else None."""
+  if consts or len(jaxpr.eqns) != 1:
+    return None
+  (eqn,) = jaxpr.eqns
+  if (
+    eqn.primitive not in allowed
+    or list(eqn.invars) != list(jaxpr.invars)
+    or list(eqn.outvars) != list(jaxpr.outvars)
+  ):
+    return None
+  return eqn.primitive
+
+
+@register(lax.select_and_scatter_p)
+def _select_and_scatter(
+  ctx,
+  operand,
+  source,
+  init_value,
+  *,
+  select_jaxpr,
+  select_consts,
+  scatter_jaxpr,
+  scatter_consts,
+  window_dimensions,
+  window_strides,
+  padding,
+):
+  """XLA's SelectAndScatter in the forms of max and min pooling gradients:
+  the result starts at `init_value`, and each window's source value is added
+  (or-ed, for bool) at the first position of its max (select `ge`) or min
+  (`le`). Other selections or combinations have no TF counterpart here."""
+  boolean = ctx.aval_out.dtype == bool
+  select_prim = _only_primitive(select_jaxpr, select_consts, (lax.ge_p, lax.le_p))
+  scatter_prim = _only_primitive(
+    scatter_jaxpr, scatter_consts, (lax.or_p,) if boolean else (lax.add_p,)
+  )
+  if select_prim is None or scatter_prim is None or any(p != (0, 0) for p in padding):
+    raise registry.unsupported_params_error(
+      ctx.primitive,
+      {"select_jaxpr": select_jaxpr, "scatter_jaxpr": scatter_jaxpr, "padding": padding},
+      "graph serialization reproduces select_and_scatter only with a select that is "
+      "`ge` or `le` of its two arguments, a scatter that is `add` (`or` for bool), "
+      "and no padding (the forms of max and min pooling gradients)",
+    )
+  added = _scatter_add_to_selected(
+    ctx,
+    source,
+    ctx.avals_in[1].shape,
+    operand,
+    select_prim,
+    window_dimensions,
+    window_strides,
+    padding,
+  )
+  if boolean:
+    return tf.logical_or(added, init_value)
+  return added + init_value
 
 
 # ---------------------------------------------------------- cumulative ---

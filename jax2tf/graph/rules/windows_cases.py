@@ -13,6 +13,7 @@ from jax2tf.testing.case import (
   BF16,
   BOOL,
   F16,
+  F32,
   F64,
   I8,
   I16,
@@ -23,6 +24,7 @@ from jax2tf.testing.case import (
   U64,
   A,
   Cases,
+  V,
   case,
   exact_case,
   gaps,
@@ -236,6 +238,35 @@ CASES += [
 ]
 
 
+def _scalar_jaxpr(fn, dtype):
+  scalar = jax.ShapeDtypeStruct((), dtype)
+  return jax.make_jaxpr(fn)(scalar, scalar).jaxpr
+
+
+def select_and_scatter(select, scatter, window, strides, dtype=np.float32):
+  """lax.select_and_scatter_p with select and scatter computations, as XLA's
+  SelectAndScatter: the result starts at `init`, each window's source value is
+  scattered at the position the select picks."""
+  def f(operand, source, init):
+    return lax.select_and_scatter_p.bind(
+        operand, source, init, select_jaxpr=_scalar_jaxpr(select, dtype), select_consts=(),
+        scatter_jaxpr=_scalar_jaxpr(scatter, dtype), scatter_consts=(),
+        window_dimensions=window, window_strides=strides, padding=((0, 0),) * len(window))
+  return f
+
+
+CASES += [
+    case("select_and_scatter_ge_add", select_and_scatter(lax.ge, lax.add, (2, 2), (2, 2)),
+         ties((4, 6)), rand((2, 3), seed=1), V(0.5, F32), tol=(1e-5, 1e-6)),
+    case("select_and_scatter_le_overlapping",
+         select_and_scatter(lax.le, lax.add, (3, 2), (1, 1)),
+         ties((5, 4), seed=2), rand((3, 3), seed=1), V(-1.0, F32), tol=(1e-5, 1e-5)),
+    _exact("select_and_scatter_bool_or",
+           select_and_scatter(lax.ge, lax.bitwise_or, (1, 2), (1, 2), np.bool_),
+           rand((2, 4), BOOL), rand((2, 2), BOOL, seed=1), V(False, BOOL)),
+]
+
+
 def cum(prim, axis=0, reverse=False):
   return lambda x: prim.bind(x, axis=axis, reverse=reverse)
 
@@ -413,8 +444,9 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
      "TF's TFLite converter failed"): [
         'cumsum_c64', 'cumsum_f16_wide', 'cumsum_u32', 'max_pool_grad', 'poly_cummax',
         'poly_cumsum', 'poly_pool_spatial_same', 'poly_select_scatter',
-        'poly_sum_window_spatial', 'select_scatter_maxpool_grad', 'select_scatter_min_grad',
-        'select_scatter_overlapping_same'
+        'poly_sum_window_spatial', 'select_and_scatter_ge_add',
+        'select_and_scatter_le_overlapping', 'select_scatter_maxpool_grad',
+        'select_scatter_min_grad', 'select_scatter_overlapping_same'
     ],
     ('the converter has no builtin lowering for mhlo.log_plus_one',
      "TF's TFLite converter failed"): [
@@ -434,7 +466,7 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('the converter has no builtin lowering for tfl.greater_equal',
      "TF's TFLite converter failed"): [
-        'select_scatter_bool'
+        'select_and_scatter_bool_or', 'select_scatter_bool'
     ],
     ('the converter has no builtin lowering for tfl.maximum',
      "TF's TFLite converter failed"): [

@@ -10,7 +10,9 @@ every primitive that depends on it.
 * the compute dtype of sums, products and contractions (integers wrap,
   16-bit floats accumulate in float32);
 * max/min with XLA's order: NaN propagates and -0.0 is below +0.0, both for
-  elementwise combination and for reductions over axes;
+  elementwise combination and for reductions over axes; complex max/min
+  compare (real, imag) lexicographically, and their reductions reproduce
+  XLA's fold, in which NaN does not propagate;
 * integer keys of floats whose integer order is a float order (total order
   for comparisons and top_k, sort's order with NaNs last);
 * dimension lists (Python ints and int32 TF scalars) as shapes.
@@ -319,6 +321,68 @@ def reduce_extremum(x: tf.Tensor, axes: Sequence[int], is_max: bool) -> tf.Tenso
     nan_found = tf.reduce_any(tf.math.is_nan(xw), axes)
     res = fix_extremum_zeros_and_nans(res, is_max, zero_found=zero_found, nan_found=nan_found)
   return tf.cast(res, x.dtype)
+
+
+def _last_index(mask: tf.Tensor, idx: tf.Tensor) -> tf.Tensor:
+  """The last position along the last axis where `mask` holds (-1 if none), kept as an axis."""
+  return tf.reduce_max(tf.where(mask, idx, -1), -1, keepdims=True)
+
+
+def reduce_complex_extremum(
+  x: tf.Tensor, axes: Sequence[int], is_max: bool, init: complex | tf.Tensor | None = None
+) -> tf.Tensor:
+  """reduce_max/reduce_min over `axes` of a complex tensor, as XLA folds it.
+
+  JAX's reducer compares lexicographically (real part, then imaginary part)
+  and selects: max(acc, e) is acc if acc > e, else e. Comparisons with NaN are
+  false, so a NaN never propagates and the answer depends on the order of the
+  fold. This reproduces a sequential fold over the reduced elements in
+  row-major order, starting from `init` (the identity, -inf+0j for max, when
+  None), which is what XLA on CPU does for up to 32 reduced elements (longer
+  reductions it folds in another order; the answers then differ only where a
+  NaN or a tie of signed zeros is among the elements).
+  In that fold an element whose real part is NaN replaces the accumulator
+  and is replaced by the next element, so only the elements after the last
+  one count; among those, the fold keeps the last element of the largest
+  real part, and among the elements of that real part, the same rule on the
+  imaginary part. Found positions are gathered, never recomputed, so signed
+  zeros and NaN payloads come out as they went in.
+  """
+  rank = x.shape.rank
+  axes = sorted(int(a) for a in axes)
+  kept = [d for d in range(rank) if d not in axes]
+  y = tf.transpose(x, kept + axes) if axes != list(range(rank - len(axes), rank)) else x
+  lead = tf.shape(y)[: len(kept)]
+  y = tf.reshape(y, tf.concat([lead, [-1]], 0))
+  if init is None:
+    init = complex(lowest(np.float64) if is_max else highest(np.float64), 0)
+  init = tf.cast(init, y.dtype) if isinstance(init, tf.Tensor) else tf.constant(init, y.dtype)
+  start = tf.fill(tf.concat([lead, [1]], 0), init)
+  n = y.shape[-1]
+  if n != 1:
+    y = tf.concat([start, y], -1)
+    if n is None:
+      # XLA drops a reduction of one element: the element, not folded with init.
+      one = tf.equal(tf.shape(y)[-1], 2)
+      y = tf.concat([tf.where(one, y[..., -1:], y[..., :1]), y[..., 1:]], -1)
+
+  idx = tf.range(tf.shape(y)[-1])
+  re, im = tf.math.real(y), tf.math.imag(y)
+  reduce = tf.reduce_max if is_max else tf.reduce_min
+  fill = tf.constant(-np.inf if is_max else np.inf, re.dtype)
+  last_nan_re = _last_index(tf.math.is_nan(re), idx)
+  counted = idx > last_nan_re
+  best_re = reduce(tf.where(counted, re, fill), -1, keepdims=True)
+  at_best = tf.logical_and(counted, tf.equal(re, best_re))
+  # The same rule on the imaginary parts of the elements with the best real part.
+  last_nan_im = _last_index(tf.logical_and(at_best, tf.math.is_nan(im)), idx)
+  tail = tf.logical_and(at_best, idx > last_nan_im)
+  best_im = reduce(tf.where(tail, im, fill), -1, keepdims=True)
+  pick = _last_index(tf.logical_and(tail, tf.equal(im, best_im)), idx)
+  pick = tf.where(tf.equal(last_nan_im, _last_index(at_best, idx)), last_nan_im, pick)
+  last = tf.shape(y)[-1] - 1
+  pick = tf.where(tf.equal(last_nan_re, last), last, pick)
+  return tf.squeeze(tf.gather(y, pick, axis=len(kept), batch_dims=len(kept)), -1)
 
 
 def lowest(dtype):

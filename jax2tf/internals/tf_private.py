@@ -44,6 +44,9 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
   "XlaSharding": f"{_XLA_SHARDING}:Sharding",
   "xla_sharding_tile": f"{_XLA_SHARDING}:tile",
   # -- tracing state.
+  # Whether the graph being built is compiled by XLA (also inside nested
+  # tf.functions); TF keeps this in its control-flow utilities only.
+  "graph_or_parents_in_xla_context": "tensorflow.python.ops.control_flow_util:GraphOrParentsInXlaContext",
   # Whether a tape or forward accumulator could record an eager op: lets
   # eager calls skip building a custom gradient nobody will read.
   "could_possibly_record": "tensorflow.python.eager.record:could_possibly_record",

@@ -227,7 +227,8 @@ def _unsupported_message(bad) -> str:
   elif all(p in GRAPH_SERIALIZATION_CONVERTS for p in primitives):
     msg += (
       " Use graph serialization (native_serialization=False) for this "
-      "function, which lowers it to TensorFlow ops"
+      "function, which lowers it to TensorFlow ops (TF's Eig, which runs "
+      "outside XLA: not under tf.function(jit_compile=True))"
     )
   else:
     msg += (

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import numpy as np
 import pytest
+import tensorflow as tf
 from jax import lax
 
 import jax2tf
@@ -44,3 +45,18 @@ def test_subset_by_index(flavour):
     np.testing.assert_allclose(w, ew[2:5], rtol=1e-4)
     np.testing.assert_allclose(proj, (ev[:, 2:5] * ew[2:5]) @ ev[:, 2:5].T, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(s, np.linalg.svd(x[:, :4], compute_uv=False)[1:3], rtol=1e-4)
+
+
+def test_eig_refused_while_tracing_for_xla_also_when_nested():
+  # TF's Eig has no XLA kernel: the rule refuses while the graph is traced for
+  # jit_compile=True, also from a tf.function nested in one, instead of TF
+  # failing later in its XLA compilation.
+  x = np.array([[0., -3., 3.], [2., 3., -3.], [2., -1., 0.]], np.float32)
+  f = jax2tf.convert(jnp.linalg.eigvals, native_serialization=False)
+  inner = tf.function(f, autograph=False)
+  outer = tf.function(lambda x: inner(x) * 2, jit_compile=True, autograph=False)
+  with pytest.raises(NotImplementedError, match=r"'eig'.*jit_compile=True.*without jit_compile"):
+    outer(x)
+  # The same function outside XLA computes JAX's eigenvalues (up to order).
+  np.testing.assert_allclose(np.sort_complex(inner(x).numpy() * 2),
+                             np.sort_complex(np.asarray(jnp.linalg.eigvals(x)) * 2), rtol=1e-5)

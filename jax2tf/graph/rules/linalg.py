@@ -18,12 +18,18 @@ the eigensolvers (TF's kernels would raise instead); 16-bit floats are refused
 like JAX's CPU lowering refuses them (LAPACK has no such types), except for
 `triangular_solve`, which JAX computes for them and the rule computes in
 float32. Decompositions that are unique only up to signs, phases or order
-(`qr`, `svd`, `eigh`, `eig`) match JAX up to those.
+(`qr`, `svd`, `eigh`, `eig`) match JAX up to those. For `eig` the order is a
+real difference: LAPACK's geev returns the eigenvalues in the order its QR
+iteration deflates them (the diagonal of its Schur form), TF's Eig in its own
+solver's order; no reordering of TF's result reproduces LAPACK's (see
+docs/eig.md).
 
 TF has no XLA kernel for Eig, for complex Svd with vectors (singular values
 alone go through the real form) nor for TridiagonalSolve with perturbed
-pivots, so those fail under tf.function(jit_compile=True); XLA's Svd and SelfAdjointEig are iterative
-with float32-level tolerances, also for float64 (about 1e-7 relative).
+pivots. `eig` is refused while tracing under tf.function(jit_compile=True);
+the other two fail in TF's XLA compilation. XLA's Svd and SelfAdjointEig are
+iterative with float32-level tolerances, also for float64 (about 1e-7
+relative).
 
 Cases: linalg_cases.py
 """
@@ -36,7 +42,7 @@ from jax.lax import linalg as lax_linalg
 from jax2tf.graph import registry
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
-from jax2tf.internals import jax_private
+from jax2tf.internals import jax_private, tf_private
 
 _LAPACK_DTYPES = (tf.float32, tf.float64, tf.complex64, tf.complex128)
 
@@ -400,6 +406,25 @@ def _eigh(ctx, x, *, lower, sort_eigenvalues, subset_by_index, algorithm=None, *
   return [_nan_unless(ok, v), _nan_unless(ok, w)]
 
 
+def _compiled_by_xla() -> bool:
+  """Whether the graph being built is traced under tf.function(jit_compile=True),
+  also from a tf.function nested in one. TF marks that tracing with an XLA
+  control-flow context; a graph traced without jit_compile and compiled later
+  (a SavedModel loaded into a jit_compile function) is not seen here."""
+  return tf_private.graph_or_parents_in_xla_context(tf.compat.v1.get_default_graph())
+
+
+def _eig_under_jit_compile_error() -> NotImplementedError:
+  return NotImplementedError(
+    "The JAX primitive 'eig' cannot be converted for tf.function(jit_compile=True): "
+    "its TF op (Eig) has no XLA kernel, and XLA has no eigensolver for "
+    "non-symmetric matrices (native serialization lowers eig on CPU to a LAPACK "
+    "custom call, which TensorFlow cannot run either). Call the converted "
+    "function from a tf.function without jit_compile, or compute eig outside "
+    "the compiled function"
+  )
+
+
 @register(lax_linalg.eig_p)
 def _eig(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors, **params):
   params = dict(
@@ -415,6 +440,8 @@ def _eig(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors, **par
       "eigvals do not ask for them)",
     )
   _require_lapack_dtype(ctx, params, x)
+  if _compiled_by_xla():
+    raise _eig_under_jit_compile_error()
   x, ok = _finite_or_identity(x)
   if compute_right_eigenvectors:
     w, v = tf.linalg.eig(x)

@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 from jax import lax
 
-from jax2tf.graph import int32_bits, portable_bits, registry, windowing
+from jax2tf.graph import int32_bits, portable_bits, windowing
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import tf_private
@@ -51,15 +51,9 @@ def _int32_product_for_tfjs(x, sizes, axes):
 
 
 def _extremum(ctx, x, axes, is_max):
-  dtype = np.dtype(ctx.aval_out.dtype)
-  if dtype.kind == "c":
-    # XLA orders complex numbers lexicographically; TF's reductions have no
-    # complex max/min.
-    raise registry.unsupported_params_error(
-      ctx.primitive,
-      {"axes": tuple(axes), "operand dtype": dtype.name},
-      "TF has no max/min reduction of complex numbers",
-    )
+  if sem.is_complex(x.dtype):
+    # TF's reductions have no complex max/min; XLA's compares lexicographically.
+    return sem.reduce_complex_extremum(x, _axes(axes), is_max)
   return sem.reduce_extremum(x, _axes(axes), is_max)
 
 
@@ -172,6 +166,9 @@ def _reduce(ctx, *args, computation, jaxpr, dimensions):
     if x.dtype == tf.bool:
       res = (tf.reduce_any if kind == "max" else tf.reduce_all)(x, axes)
       return [(tf.logical_or if kind == "max" else tf.logical_and)(res, init)]
+    if kind in ("max", "min") and x.dtype.is_complex:
+      # Without NaN propagation the init is the first element of XLA's fold.
+      return [sem.reduce_complex_extremum(x, axes, kind == "max", init)]
     if kind in ("max", "min"):
       res = _extremum(ctx, x, axes, kind == "max")
       op = sem.maximum if kind == "max" else sem.minimum

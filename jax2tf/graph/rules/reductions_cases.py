@@ -243,6 +243,52 @@ CASES += [
 ]
 
 # ---------------------------------------------------------------------------
+# Complex max/min: XLA compares (real, imag) lexicographically and selects,
+# so NaN does not propagate and the fold's order decides (see
+# semantics.reduce_complex_extremum). Rows of up to 32 elements, folded in
+# order by XLA on CPU.
+def complex_specials(shape, dtype=C64, seed=0):
+  """Complex values with NaN in either part, ties on the real part, signed
+  zeros and infinities."""
+  rng = np.random.default_rng(seed)
+  parts = np.array([np.nan, -0.0, 0.0, 1.0, -1.0, np.inf, -np.inf])
+  weights = [0.08, 0.2, 0.2, 0.2, 0.2, 0.06, 0.06]
+  re, im = (rng.choice(parts, size=shape, p=weights) for _ in range(2))
+  return _complex_of(re, im, dtype)
+
+
+def _complex_of(re, im, dtype):
+  # re + 1j * im would turn inf * 1j into nan + inf j.
+  x = np.zeros(re.shape, dtype)
+  x.real, x.imag = re, im
+  return x
+
+
+# Each row of _CX_ROWS picks out one rule of the fold (max over axis 1).
+_CX_ROWS = _complex_of(
+    np.array([[1, np.nan, 2], [1, 2, np.nan], [2, 2, 2], [1, 1, 1], [-0.0, 0.0, -0.0],
+              [-np.inf, -np.inf, -np.inf], [np.inf, np.inf, np.inf]]),
+    np.array([[5, 0, 0], [0, 0, 7], [1, np.nan, 0], [3, 3, np.nan], [1, 1, 1],
+              [-1, -2, -1], [1, 2, 1]]), C64)
+CASES += [
+    _exact("max_c64_rows", rmax((1,)), _CX_ROWS),
+    _exact("min_c64_rows", rmin((1,)), _CX_ROWS),
+    _exact("max_c64_specials", rmax((0,)), complex_specials((20, 6))),
+    _exact("min_c64_specials_axes", rmin((0, 2)), complex_specials((4, 3, 5), seed=1)),
+    _exact("max_c128_specials_all", rmax((0, 1)), complex_specials((4, 8), C128, seed=2),
+           slow=True),
+    _exact("min_c128_specials", rmin((1,)), complex_specials((6, 5), C128, seed=3), slow=True),
+    _exact("max_c64_one_element", rmax((1,)), _complex_of(
+        np.array([[-np.inf], [np.nan], [2.0]]), np.array([[-1.0], [1.0], [np.nan]]), C64)),
+    _exact("max_c64_empty", rmax((1,)), np.zeros((3, 0), C64)),
+    _exact("reduce_min_c64_init",
+           lambda x: lax.reduce(x, np.complex64(1 - 1j), lax.min, (1,)),
+           complex_specials((5, 4), seed=4)),
+    _exact("poly_max_c64", rmax((1,)), complex_specials((3, 7), seed=5),
+           polymorphic_shapes=["(a, b)"]),
+]
+
+# ---------------------------------------------------------------------------
 # TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
 # and cases LiteRT runs differently from XLA. Recorded from a run of the
 # column; a fix shows up as a failing case to take out of here.
@@ -250,11 +296,23 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('argmax', 'ArgMax'): [
         'argmax_i64_index'
     ],
+    ('reduce', 'ConcatV2'): [
+        'reduce_min_c64_init'
+    ],
+    ('reduce_max', 'ConcatV2'): [
+        'max_c128_specials_all', 'max_c64_rows', 'max_c64_specials', 'poly_max_c64'
+    ],
     ('reduce_max', 'Equal'): [
         'max_f64_nan'
     ],
+    ('reduce_max', 'GatherV2'): [
+        'max_c64_empty', 'max_c64_one_element'
+    ],
     ('reduce_max', 'Max'): [
         'max_i8', 'max_u32', 'reduce_max_int8', 'reduce_max_uint32'
+    ],
+    ('reduce_min', 'ConcatV2'): [
+        'min_c128_specials', 'min_c64_rows', 'min_c64_specials_axes'
     ],
     ('reduce_min', 'Equal'): [
         'min_f64_signed_zeros'
@@ -328,6 +386,10 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
      "TF's TFLite converter failed"): [
         'xor_u64'
     ],
+    ('the converter has no builtin lowering for tfl.equal',
+     "TF's TFLite converter failed"): [
+        'max_c128_specials_all', 'min_c128_specials'
+    ],
     ('the converter has no builtin lowering for tfl.maximum',
      "TF's TFLite converter failed"): [
         'max_u32', 'reduce_max_uint32'
@@ -356,6 +418,11 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ('the converter has no builtin lowering for tfl.reduce_prod',
      "TF's TFLite converter failed"): [
         'prod_c128', 'prod_c64', 'prod_u8'
+    ],
+    ('the converter has no builtin lowering for tfl.select',
+     "TF's TFLite converter failed"): [
+        'max_c64_one_element', 'max_c64_rows', 'max_c64_specials', 'min_c64_rows',
+        'min_c64_specials_axes', 'poly_max_c64', 'reduce_min_c64_init'
     ],
     ('the converter has no builtin lowering for tfl.sum',
      "TF's TFLite converter failed"): [
@@ -409,6 +476,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('reduce_max', 'dtype bfloat16'): [
         'reduce_max_bfloat16'
     ],
+    ('reduce_max', 'dtype complex128'): [
+        'max_c128_specials_all'
+    ],
     ('reduce_max', 'dtype float16'): [
         'max_f16', 'max_f16_signed_zeros'
     ],
@@ -423,6 +493,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('reduce_min', 'dtype bfloat16'): [
         'reduce_min_bfloat16'
+    ],
+    ('reduce_min', 'dtype complex128'): [
+        'min_c128_specials'
     ],
     ('reduce_min', 'dtype float64'): [
         'min_f64_signed_zeros'
@@ -476,7 +549,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'poly_xor_int', 'reduce_xor', 'xor_i16'
     ],
     ('signature', 'dtype complex64'): [
-        'prod_c64', 'sum_c64'
+        'max_c64_empty', 'max_c64_one_element', 'max_c64_rows', 'max_c64_specials',
+        'min_c64_rows', 'min_c64_specials_axes', 'poly_max_c64', 'prod_c64',
+        'reduce_min_c64_init', 'sum_c64'
     ],
     ('signature', 'dtype int64'): [
         'sum_i64_wraps', 'sum_int64'

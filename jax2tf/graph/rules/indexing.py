@@ -48,6 +48,10 @@ def _clamp(ctx, start, upper, valid=None):
 
 @register(lax.slice_p, int32_lanes=True)
 def _slice(ctx, operand, *, start_indices, limit_indices, strides):
+  if not start_indices:
+    # A scalar (the transpose of a pad of one, say): TF would read the empty
+    # begin list as float32 and refuse it.
+    return tf.identity(operand)
   if strides is None or all(_is_one(s) for s in strides):
     return tf.slice(operand, ctx.shape(start_indices), ctx.shape(ctx.aval_out.shape))
   return tf.strided_slice(

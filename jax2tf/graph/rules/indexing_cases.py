@@ -119,6 +119,10 @@ CASES += [
     _exact("slice_lax_strides", lambda x: lax.slice(x, (1, 0), (4, 5), (2, 2)), rand((4, 5))),
     _exact("slice_int_index", lambda x: x[1], rand((4, 5))),
     _exact("slice_ellipsis", lambda x: x[..., 1:3], rand((2, 3, 4))),
+    _exact("slice_scalar", lambda x: lax.slice(x, (), ()), A(dtype=F32)),
+    # The gradient of a pad of a scalar slices the scalar cotangent.
+    _exact("slice_scalar_pad_grad", jax.grad(lambda x: lax.pad(x, np.float32(0), [])),
+           A(dtype=F32)),
     _exact("slice_poly_tail", lambda x: x[:, 1:], rand((3, 4)), polymorphic_shapes=["(b, _)"]),
     _exact("slice_poly_symbolic_axis", lambda x: x[1:, ::2], rand((5, 4)),
            polymorphic_shapes=["(b, _)"]),

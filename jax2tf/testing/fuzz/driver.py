@@ -107,7 +107,7 @@ def _run_program(program, columns, runner, summary, out, count):
     small = next((m for m in minimized if fails(m)), None) or minimize.minimize(program, fails)
     minimized.append(small)
     detail = runner.run(small, column).detail or outcome.detail
-    gap = known_gaps.explain(small, column, detail)
+    gap = known_gaps.explain(small, column, detail, fails)
     finding = Finding(program.name, name, detail, small, gap)
     summary.findings.append(finding)
     summary.counts[name][KNOWN if gap else targets.MISMATCH] += 1

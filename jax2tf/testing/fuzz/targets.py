@@ -70,8 +70,13 @@ def tolerance(program: program_lib.Program, results) -> tuple | None:
   return (8 * rtol, 8 * rtol * scale)
 
 
-def _names_primitive(message: str, prims) -> bool:
-  return any(re.search(rf"\b{re.escape(p)}\b", message) for p in prims)
+def _names_what_is_refused(message: str, program: program_lib.Program) -> bool:
+  """Whether a refusal names a primitive of the program, or one of its inputs
+  (a deployment runtime refuses a signature dtype by the argument's name)."""
+  prims = program_lib.primitives(program)
+  return any(re.search(rf"\b{re.escape(p)}\b", message) for p in prims) or any(
+    f"'{name}'" in message for name in program.inputs
+  )
 
 
 class Runner:
@@ -93,7 +98,7 @@ class Runner:
       got = self._results(program, column)
     except NotImplementedError as e:
       # A refusal at conversion is no mismatch if it says which primitive.
-      if _names_primitive(str(e), program_lib.primitives(program)):
+      if _names_what_is_refused(str(e), program):
         return Outcome(REFUSED, _first_line(e))
       return Outcome(MISMATCH, f"refused without naming a primitive: {_first_line(e)}")
     except Exception as e:  # pylint: disable=broad-except

@@ -576,7 +576,9 @@ register(lax.xor_p, int32_lanes=True)(
 @register(lax.not_p, int32_lanes=True)
 def _not(ctx, x):
   if x.dtype == tf.bool:
-    return tf.logical_not(x)
+    # Not LogicalNot: TF's graph optimizer rewrites LogicalNot(Less(a, b)) to
+    # GreaterEqual(a, b), which is false where a or b is NaN.
+    return tf.equal(x, tf.constant(False))
   return int32_bits.invert(x) if _is_int32_lanes(ctx, x) else portable_bits.invert(x)
 
 

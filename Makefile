@@ -10,7 +10,7 @@ export TF_CPP_MIN_LOG_LEVEL ?= 2
 PY312 ?= $(shell ls -d $$(pyenv root 2>/dev/null)/versions/3.12.*/bin/python3.12 2>/dev/null | tail -n 1)
 VENV312 ?= .venv312
 
-.PHONY: chromium compat demo docs test test-all test-py312 test-all-py312 bench bench-quick install lint format clean
+.PHONY: chromium compat demo docs test test-all test-py312 test-all-py312 bench bench-quick fuzz install lint format clean
 
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -87,6 +87,12 @@ bench: $(VENV)/.installed
 
 bench-quick: $(VENV)/.installed
 	$(PY) -m benchmarks.run --quick
+
+# Differential fuzzing against jax.jit (docs/fuzzing.md): random lax programs in
+# every column; unexplained mismatches are written as cases under fuzz_out/.
+FUZZ_ARGS ?= --seed 0 --budget 600
+fuzz: $(VENV)/.installed
+	$(PY) -m jax2tf.testing.fuzz $(FUZZ_ARGS)
 
 # Generated pages: the primitive coverage page, from the case table, and the
 # error catalogue, from jax2tf/testing/bad_inputs.py.

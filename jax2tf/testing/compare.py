@@ -49,9 +49,12 @@ def assert_array_same(expected, actual, *, tol=None, exact=False, where: str = "
   rtol, atol = (0.0, 0.0) if exact else (tol or case_lib.default_tol(e.dtype))
   if e.dtype.kind == "c":
     # The tolerance scales with the complex magnitude, as for assert_allclose.
+    # Where the magnitude is NaN or infinite (the other part is), each part
+    # scales by its own magnitude, so a finite part is still compared.
     scale = np.abs(e.astype(np.complex128))
     for part, e_p, a_p in (("real", e.real, a.real), ("imaginary", e.imag, a.imag)):
-      _assert_floats(e_p, a_p, rtol, atol, exact, scale, f"{where} ({part} part)")
+      part_scale = np.where(np.isfinite(scale), scale, np.abs(e_p.astype(np.float64)))
+      _assert_floats(e_p, a_p, rtol, atol, exact, part_scale, f"{where} ({part} part)")
   else:
     _assert_floats(e, a, rtol, atol, exact, None, where)
 

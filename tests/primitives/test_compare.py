@@ -72,6 +72,15 @@ def test_complex_parts_are_checked_separately():
           np.array([complex(0, 1)], np.complex128))
 
 
+def test_complex_with_a_nan_part_compares_the_other_part():
+  # |nan + 0j| is NaN: the finite part still matches within tolerance.
+  _same(np.array([complex(np.nan, 0.0), complex(np.inf, 2.0)], np.complex64),
+        np.array([complex(np.nan, 0.0), complex(np.inf, 2.0)], np.complex64))
+  with pytest.raises(AssertionError, match="imaginary part.*values differ"):
+    _same(np.array([complex(np.nan, 2.0)], np.complex64),
+          np.array([complex(np.nan, 3.0)], np.complex64))
+
+
 def test_integers_and_bools_are_exact():
   _same(np.array([1, -2], np.int8), np.array([1, -2], np.int8), tol=(1.0, 1.0))
   with pytest.raises(AssertionError, match="values differ"):

@@ -65,9 +65,11 @@ def _batched_matmul(ctx, lhs, rhs, dims):
   a, transpose_a = _grouped_operand(ctx, lhs, lhs_shape, lhs_batch, lhs_free, lhs_contract)
   b, transpose_b = _grouped_operand(ctx, rhs, rhs_shape, rhs_batch, rhs_contract, rhs_free)
   res = tf.linalg.matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b)
-  out_shape = ctx.aval_out.shape
-  if len(out_shape) != len(lhs_batch) + 2:
-    res = tf.reshape(res, ctx.shape(out_shape))
+  # The MatMul gives [batch..., lhs free merged, rhs free merged]: the result's
+  # shape only when each side has one free dimension (the ranks can agree
+  # while the shapes do not: two free dimensions on one side, none on the other).
+  if len(lhs_free) != 1 or len(rhs_free) != 1:
+    res = tf.reshape(res, ctx.shape(ctx.aval_out.shape))
   return res
 
 

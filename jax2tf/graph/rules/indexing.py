@@ -17,6 +17,7 @@ import tensorflow as tf
 from jax import lax
 
 from jax2tf.graph import registry
+from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import tf_private
 from jax2tf.shapes import dim_eval
@@ -48,6 +49,10 @@ def _clamp(ctx, start, upper, valid=None):
 
 @register(lax.slice_p, int32_lanes=True)
 def _slice(ctx, operand, *, start_indices, limit_indices, strides):
+  if not start_indices:
+    # A scalar (the transpose of a pad of one, say): TF would read the empty
+    # begin list as float32 and refuse it.
+    return tf.identity(operand)
   if strides is None or all(_is_one(s) for s in strides):
     return tf.slice(operand, ctx.shape(start_indices), ctx.shape(ctx.aval_out.shape))
   return tf.strided_slice(
@@ -355,8 +360,13 @@ def _scatter_rule(kind):
       # TF.js alike; TensorScatterAdd has no TF.js kernel. The duplicates are
       # summed before they meet the operand, a rounding XLA's order may not
       # make.
-      summed = tf.scatter_nd(linear, flat_upd, tf.reshape(size + 1, [1]))
+      shape = tf.reshape(size + 1, [1])
+      summed = tf.scatter_nd(linear, flat_upd, shape)
       res = flat + summed if kind == "add" else flat - summed
+      if kind == "add" and (sem.is_float(dtype) or sem.is_complex(dtype)):
+        # -0.0 + 0.0 is +0.0: the positions no update reaches keep the operand.
+        ones = tf.ones_like(linear[:, 0])
+        res = tf.where(tf.scatter_nd(linear, ones, shape) > 0, res, flat)
     elif kind == "mul":
       # There is no multiplying scatter in TF; the product per position is
       # exact for integers, and rounds once per duplicate index otherwise.

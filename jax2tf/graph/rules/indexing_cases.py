@@ -86,6 +86,10 @@ CASES += [
          V(np.array([0, 1, 1, 3]), I32), V(np.array([4, 2, 2, 0]), I32), A(4)),
     _exact("scatter_set_out_of_bounds_dropped", lambda x, i, u: x.at[i].set(u, mode="drop"),
            A(5), V(np.array([1, 9, -20]), I32), A(3)),
+    # -0.0 where no update lands (or a dropped one) stays -0.0, as in JAX.
+    _exact("scatter_add_keeps_negative_zero", lambda x, i, u: x.at[i].add(u),
+           np.array([-0.0, -0.0, 1.0, -0.0], F32), np.array([5, 1, 2], I32),
+           np.array([1.0, 0.0, -0.0], F32)),
     _exact("scatter_max_nan", lambda x, i, u: x.at[i].max(u), A(4, specials=(np.nan,)),
            V(np.array([0, 1, 2]), I32), A(3, specials=(1.0, np.nan))),
     case("scatter_bool", lambda x, i: x.at[i].set(True), A(6, dtype=BOOL),
@@ -119,6 +123,10 @@ CASES += [
     _exact("slice_lax_strides", lambda x: lax.slice(x, (1, 0), (4, 5), (2, 2)), rand((4, 5))),
     _exact("slice_int_index", lambda x: x[1], rand((4, 5))),
     _exact("slice_ellipsis", lambda x: x[..., 1:3], rand((2, 3, 4))),
+    _exact("slice_scalar", lambda x: lax.slice(x, (), ()), A(dtype=F32)),
+    # The gradient of a pad of a scalar slices the scalar cotangent.
+    _exact("slice_scalar_pad_grad", jax.grad(lambda x: lax.pad(x, np.float32(0), [])),
+           A(dtype=F32)),
     _exact("slice_poly_tail", lambda x: x[:, 1:], rand((3, 4)), polymorphic_shapes=["(b, _)"]),
     _exact("slice_poly_symbolic_axis", lambda x: x[1:, ::2], rand((5, 4)),
            polymorphic_shapes=["(b, _)"]),
@@ -395,8 +403,8 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ('LiteRT fails to run it (RuntimeError: Only update, Add, Multiply, Maximum and Minimum operations a)',
      'Only\\s+update,\\s+Add,\\s+Multiply,\\s+Maximum\\s+and\\s+'): [
         'at_max_float32', 'at_max_int32', 'at_max_int64', 'at_max_nan', 'at_min', 'at_min_nan',
-        'scatter_max', 'scatter_max_int32', 'scatter_max_nan', 'scatter_min',
-        'scatter_min_int32'
+        'scatter_add_keeps_negative_zero', 'scatter_max', 'scatter_max_int32',
+        'scatter_max_nan', 'scatter_min', 'scatter_min_int32'
     ],
     ('LiteRT fails to run it (RuntimeError: gather_nd index out of bounds#ode number # (GATHER_#D) faile)',
      'gather_nd\\ index\\ out\\ of\\ boundsNode\\ number\\ \\d+\\ \\(GATHE'): [

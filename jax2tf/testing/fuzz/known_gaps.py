@@ -1,0 +1,174 @@
+"""Which mismatches are known: the case table's gaps, and the fuzzer's own.
+
+A (minimized) mismatch is known when a gap holds in its column, its message
+matches the gap's error, and its primitives fit the gap. For a gap of the
+case table, every primitive of the program must be one of the gapped case's
+(the gap is about what that case computes). The fuzzer's own gaps,
+`FUZZ_GAPS`, are for what no single case holds (XLA's algebraic rewrites of a
+combination, denormal inputs): each says how its primitives must fit.
+"""
+
+import dataclasses
+import functools
+import re
+
+import jax
+import ml_dtypes
+import numpy as np
+
+from jax2tf.testing import collect
+from jax2tf.testing.fuzz import program as program_lib
+from jax2tf.testing.fuzz import targets
+
+SUBSET, ANY, ALL = "subset", "any", "all"
+
+
+@dataclasses.dataclass(frozen=True)
+class KnownGap:
+  primitives: frozenset[str]
+  columns: frozenset[tuple[str, str]]
+  error: str  # a pattern the mismatch's message matches
+  why: str
+  source: str  # the case id, or "fuzz"
+  # How the program's primitives fit: SUBSET (all of them among the gap's),
+  # ANY (one of the gap's among them) or ALL (all of the gap's among them).
+  match: str = SUBSET
+  # Holds only where the inputs hold subnormal floats and the mismatch goes
+  # when they are flushed to zero.
+  denormals: bool = False
+
+
+def _columns(*columns: str) -> frozenset:
+  """Columns by name: a serialization ("native") or one column ("graph-eager")."""
+  return frozenset(
+    c for c in targets.TF_COLUMNS if c[0] in columns or targets.column_name(c) in columns
+  )
+
+
+_GRAPH_NO_XLA_COMPILE = ("graph-eager", "graph-graph", "graph_no_xla-eager", "graph_no_xla-graph")
+
+# Gaps only the fuzzer meets, each with its reason.
+FUZZ_GAPS = (
+  KnownGap(
+    frozenset(),
+    _columns(*_GRAPH_NO_XLA_COMPILE),
+    "NaN positions differ|infinities differ|signs of zero differ|values differ",
+    "JAX's XLA on CPU flushes subnormal floats to zero (log(-tiny) is -inf there); TF's own "
+    "kernels, which graph serialization runs outside jit_compile, keep them",
+    "fuzz",
+    match=ANY,
+    denormals=True,
+  ),
+  KnownGap(
+    frozenset({"mul", "convert_element_type"}),
+    _columns(*_GRAPH_NO_XLA_COMPILE),
+    "NaN positions differ",
+    "JAX's XLA rewrites x * convert(p) (p boolean) to select(p, x, 0), so inf * False is 0 "
+    "there (the gradient of reduce_min/max over NaN does so); TF's kernels multiply, giving "
+    "NaN as IEEE says. Under jit_compile TF's XLA rewrites it too",
+    "fuzz",
+    match=ALL,
+  ),
+  KnownGap(
+    frozenset({"add_any", "add", "pad"}),
+    _columns(*_GRAPH_NO_XLA_COMPILE),
+    "signs of zero differ",
+    "JAX's XLA folds x + 0 to x, keeping -0.0 (a gradient adds the zero cotangent of a pad or "
+    "an unused output); TF's kernels add, giving +0.0 as IEEE says (the case table records the "
+    "same for switch: control_flow.switch_*)",
+    "fuzz",
+    match=ANY,
+  ),
+  KnownGap(
+    frozenset({"abs"}),
+    _columns("native", "graph", "graph_no_xla"),
+    "NaN positions differ",
+    "abs of a complex number with one infinite and one NaN part: JAX 0.10's XLA gives NaN; "
+    "C99's cabs, TF's kernels and TF's XLA give inf, as JAX 0.12 does",
+    "fuzz",
+    match=ANY,
+  ),
+  KnownGap(
+    frozenset({"dot_general", "reduce_prod", "mul", "cumprod"}),
+    _columns("native", "graph", "graph_no_xla"),
+    r"\((real|imaginary) part\): (NaN positions|infinities) differ",
+    "complex products with infinite parts: JAX's XLA on CPU gives NaN where the naive "
+    "complex product of TF's kernels (and, for dots, of TF's XLA runtime) gives an infinity",
+    "fuzz",
+    match=ANY,
+  ),
+)
+
+
+@functools.cache
+def case_table_gaps() -> tuple[KnownGap, ...]:
+  """The case table's gaps in the TF columns, with the primitives of their cases."""
+  out = []
+  for c in collect.all_cases():
+    by_gap: dict = {}
+    for column in targets.TF_COLUMNS:
+      gap = c.gap(*column)
+      if gap is not None and c.refusal(column[0]) is None:
+        by_gap.setdefault(gap, set()).add(column)
+    if not by_gap:
+      continue
+    try:
+      with jax.enable_x64(c.x64):
+        prims = program_lib.jaxpr_primitives(jax.make_jaxpr(c.fun)(*c.make_args()).jaxpr)
+    except Exception:  # pylint: disable=broad-except
+      continue  # a case JAX cannot trace (its gap is about that) tells nothing here
+    for gap, cols in by_gap.items():
+      error = gap.error or "values differ beyond"
+      out.append(KnownGap(frozenset(prims), frozenset(cols), error, gap.why, c.id))
+  return tuple(out)
+
+
+def flushed(program: program_lib.Program) -> program_lib.Program | None:
+  """`program` with its subnormal inputs flushed to zeros of their sign, or
+  None where it has none."""
+  changed = False
+  args = []
+  for arg_set in program.args:
+    out = []
+    for a in arg_set:
+      if a.dtype.kind == "c":
+        f = (_flush(a.real) + 1j * _flush(a.imag)).astype(a.dtype)
+      elif a.dtype.kind in "fV" and a.dtype != np.bool_:
+        f = _flush(a)
+      else:
+        f = a
+      changed |= not np.array_equal(f.view(np.uint8), np.asarray(a).view(np.uint8))
+      out.append(f)
+    args.append(tuple(out))
+  return dataclasses.replace(program, args=tuple(args)) if changed else None
+
+
+def _flush(x):
+  wide = np.asarray(x).astype(np.float32)
+  tiny = float(ml_dtypes.finfo(x.dtype).smallest_normal)
+  sub = (wide != 0) & (np.abs(wide) < tiny)
+  return np.where(sub, np.copysign(0.0, wide), wide).astype(x.dtype)
+
+
+def explain(program: program_lib.Program, column, detail: str, still_fails=None) -> KnownGap | None:
+  """The known gap behind a mismatch of `program` in `column`, or None.
+
+  `still_fails(program)` reruns a program in the column: a gap about
+  subnormal inputs holds only where flushing them makes the mismatch go.
+  """
+  primitives = program_lib.primitives(program)
+  for gap in FUZZ_GAPS + case_table_gaps():
+    if tuple(column) not in gap.columns or not re.search(gap.error, detail):
+      continue
+    if gap.denormals:
+      without = flushed(program)
+      if without is None or still_fails is None or still_fails(without):
+        continue
+    fits = {
+      SUBSET: primitives <= gap.primitives,
+      ANY: not gap.primitives or bool(primitives & gap.primitives),
+      ALL: gap.primitives <= primitives,
+    }[gap.match]
+    if fits:
+      return gap
+  return None

@@ -1,0 +1,128 @@
+"""Shrinking a failing program while it still fails.
+
+`still_fails(program)` decides; the minimizer proposes smaller programs, in
+this order, keeping each that still fails: one concrete size instead of a
+polymorphic dimension, no gradient, a single output, an earlier value as the
+output, an equation replaced by an input holding the value JAX computes for it (so that a long chain shrinks
+to the one equation that goes wrong, on the operands it went wrong on), and
+inputs cut down along an axis.
+"""
+
+import dataclasses
+from collections.abc import Callable
+
+import numpy as np
+
+from jax2tf.testing.fuzz import program as program_lib
+from jax2tf.testing.fuzz import targets
+
+Program = program_lib.Program
+
+
+def minimize(
+  program: Program, still_fails: Callable[[Program], bool], max_tries: int = 120
+) -> Program:
+  tries = [0]
+
+  def accept(candidate: Program | None) -> bool:
+    if candidate is None or tries[0] >= max_tries or not candidate.is_valid():
+      return False
+    tries[0] += 1
+    return still_fails(candidate)
+
+  best = program
+  for candidate in _drop_polymorphism(best):
+    if accept(candidate):
+      best = candidate
+      break
+  if best.grad and accept(dataclasses.replace(best, grad=False)):
+    best = dataclasses.replace(best, grad=False)
+  if len(best.outputs) > 1:
+    for out in best.outputs:
+      candidate = program_lib.used(dataclasses.replace(best, outputs=(out,)))
+      if accept(candidate):
+        best = candidate
+        break
+  changed = True
+  while changed and tries[0] < max_tries:
+    changed = False
+    for eq in best.eqs:
+      # An earlier value as the output (the rest went wrong already), or
+      # the equation's value as an input (it went wrong later).
+      for propose in (_as_output, _as_input):
+        candidate = propose(best, eq)
+        if candidate is not None and accept(candidate):
+          best, changed = candidate, True
+          break
+      if changed:
+        break
+  changed = True
+  while changed and tries[0] < max_tries:
+    changed = False
+    for candidate in _cuts(best):
+      if accept(candidate):
+        best, changed = candidate, True
+        break
+  return best
+
+
+def _drop_polymorphism(p: Program):
+  if p.polymorphic_shapes is None:
+    return
+  for args in p.args:
+    yield dataclasses.replace(p, args=(args,), polymorphic_shapes=None)
+
+
+def _as_output(p: Program, eq: program_lib.Eq) -> Program | None:
+  if eq.out in p.outputs:
+    return None
+  return program_lib.used(dataclasses.replace(p, outputs=(eq.out,)))
+
+
+def _as_input(p: Program, eq: program_lib.Eq) -> Program | None:
+  """`p` with `eq` replaced by an input holding the value JAX computes for it."""
+  if eq.out in p.outputs:
+    return None
+  prefix = program_lib.used(dataclasses.replace(p, outputs=(eq.out,), grad=False))
+  try:
+    values = [r[0] for r in targets.expected(prefix)]
+  except Exception:  # pylint: disable=broad-except
+    return None
+  spec = None
+  if p.polymorphic_shapes is not None:
+    # The value keeps "b" only where its leading dimension followed it.
+    sizes = {np.shape(v)[0] if np.ndim(v) else None for v in values}
+    rest = ", ".join(str(d) for d in np.shape(values[0])[1:])
+    spec = f"b, {rest}" if len(sizes) == len(values) else None
+  eqs = tuple(e for e in p.eqs if e is not eq)
+  return program_lib.used(
+    dataclasses.replace(
+      p,
+      inputs=(*p.inputs, eq.out),
+      args=tuple((*args, v) for args, v in zip(p.args, values)),
+      eqs=eqs,
+      polymorphic_shapes=None
+      if p.polymorphic_shapes is None
+      else (*p.polymorphic_shapes, spec.rstrip(", ") if spec else None),
+    )
+  )
+
+
+def _cuts(p: Program):
+  """`p` with the inputs that share an axis's size cut to part of it."""
+  if p.polymorphic_shapes is not None:
+    return
+  args = p.args[0]
+  for axis in range(max((a.ndim for a in args), default=0)):
+    for n in sorted({a.shape[axis] for a in args if a.ndim > axis}, reverse=True):
+      if n <= 1:
+        continue
+      for part in (slice(0, n // 2), slice(n // 2, n), slice(0, 1), slice(n - 1, n)):
+        cut = []
+        for a in args:
+          if a.ndim > axis and a.shape[axis] == n:
+            index = [slice(None)] * a.ndim
+            index[axis] = part
+            a = a[tuple(index)]
+          cut.append(a)
+        yield dataclasses.replace(p, args=(tuple(cut),))

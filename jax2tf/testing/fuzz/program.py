@@ -1,0 +1,178 @@
+"""A fuzz program as data: inputs, equations as Python source, outputs.
+
+Each equation is one line of source (`v3 = lax.add(v1, x0)`), so that the
+same program is run, shrunk by the minimizer and written into a case file
+without a second representation. The source is compiled with the names of
+`NAMESPACE` in scope.
+"""
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+from jax import lax
+
+# What a program's source may name.
+NAMESPACE = {"jax": jax, "jnp": jnp, "lax": lax, "np": np, "ml_dtypes": ml_dtypes}
+
+
+@dataclasses.dataclass(frozen=True)
+class Eq:
+  """`out = expr`, where `expr` reads the names in `uses`."""
+
+  out: str
+  expr: str
+  uses: tuple[str, ...]
+  op: str  # the generator's name for the operation, for reports
+  exact: bool  # JAX's result is exact given exact operands (no rounding beyond IEEE)
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+  """A JAX function over concrete arguments.
+
+  args holds one tuple of arrays per concrete size of the polymorphic
+  dimension "b" (a single tuple when the program is not polymorphic).
+  With `grad`, the function is the gradient, with respect to every floating
+  input, of the sum of the floating outputs.
+  """
+
+  inputs: tuple[str, ...]
+  args: tuple[tuple[np.ndarray, ...], ...]
+  eqs: tuple[Eq, ...]
+  outputs: tuple[str, ...]
+  polymorphic_shapes: tuple[str | None, ...] | None = None
+  grad: bool = False
+  name: str = "fuzz"
+
+  @property
+  def exact(self) -> bool:
+    return all(e.exact for e in self.eqs) and not self.grad
+
+  def float_inputs(self) -> tuple[int, ...]:
+    return tuple(i for i, a in enumerate(self.args[0]) if _is_float(a.dtype))
+
+  def body_source(self, name: str) -> str:
+    lines = [f"def {name}({', '.join(self.inputs)}):"]
+    lines += [f"  {e.out} = {e.expr}" for e in self.eqs]
+    outs = ", ".join(self.outputs)
+    lines.append(f"  return ({outs},)" if len(self.outputs) == 1 else f"  return ({outs})")
+    return "\n".join(lines)
+
+  def source(self) -> str:
+    """`def <name>(...)`: the function the program computes."""
+    if not self.grad:
+      return self.body_source(self.name)
+    body = f"{self.name}_body"
+    argnums = self.float_inputs()
+    floats = [
+      f"jnp.sum(r[{i}].astype(jnp.float32))"
+      for i, o in enumerate(self.outputs)
+      if self.dtype_of(o) is not None and _is_float(self.dtype_of(o))
+    ]
+    params = ", ".join(self.inputs)
+    return "\n".join(
+      [
+        self.body_source(body),
+        "",
+        "",
+        f"def {self.name}({params}):",
+        # The sum of the floating outputs: the scalar jax.grad needs.
+        f"  loss = lambda *a: (lambda r: {' + '.join(floats)})({body}(*a))",
+        f"  return jax.grad(loss, argnums={argnums!r})({params})",
+      ]
+    )
+
+  def dtype_of(self, name: str):
+    """The dtype of a value, from JAX's abstract evaluation."""
+    return avals(self).get(name, (None, None))[1]
+
+  def fun(self):
+    return compile_source(self.source(), self.name)
+
+  def is_valid(self) -> bool:
+    """Whether the program is well typed and, with grad, differentiable."""
+    if self.grad and (not self.float_inputs() or not self._float_outputs()):
+      return False
+    try:
+      fun = self.fun()
+      for args in self.args:
+        jax.eval_shape(fun, *args)
+    except Exception:  # pylint: disable=broad-except
+      return False
+    return True
+
+  def _float_outputs(self):
+    return [o for o in self.outputs if (d := self.dtype_of(o)) is not None and _is_float(d)]
+
+
+def _is_float(dtype) -> bool:
+  return jnp.issubdtype(np.dtype(dtype), jnp.floating)
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_source(source: str, name: str):
+  scope = dict(NAMESPACE)
+  exec(compile(source, f"<fuzz program {name}>", "exec"), scope)  # noqa: S102
+  return scope[name]
+
+
+def avals(program: Program) -> dict:
+  """{name: (shape, dtype)} of every input and equation, at the first size."""
+  return _avals(program.body_source("_body"), program.args[0], program.inputs, program.eqs)
+
+
+def _avals(source, args, inputs, eqs) -> dict:
+  out = {n: (a.shape, a.dtype) for n, a in zip(inputs, args)}
+  if not eqs:
+    return out
+  # Every value of the body as an output, evaluated abstractly in one go.
+  names = [e.out for e in eqs]
+  lines = source.splitlines()[:-1] + [f"  return ({', '.join(names)},)"]
+  try:
+    results = jax.eval_shape(compile_source("\n".join(lines), "_body"), *args)
+  except Exception:  # pylint: disable=broad-except
+    return out
+  out.update({n: (r.shape, r.dtype) for n, r in zip(names, results)})
+  return out
+
+
+def used(program: Program) -> Program:
+  """The program without the equations and inputs no output depends on."""
+  live = set(program.outputs)
+  eqs = []
+  for e in reversed(program.eqs):
+    if e.out in live:
+      eqs.append(e)
+      live |= set(e.uses)
+  keep = [i for i, n in enumerate(program.inputs) if n in live]
+  return dataclasses.replace(
+    program,
+    inputs=tuple(program.inputs[i] for i in keep),
+    args=tuple(tuple(a[i] for i in keep) for a in program.args),
+    eqs=tuple(reversed(eqs)),
+    polymorphic_shapes=None
+    if program.polymorphic_shapes is None
+    else tuple(program.polymorphic_shapes[i] for i in keep),
+  )
+
+
+def primitives(program: Program) -> set[str]:
+  """The names of the JAX primitives the program's jaxpr holds, nested ones included."""
+  return jaxpr_primitives(jax.make_jaxpr(program.fun())(*program.args[0]).jaxpr)
+
+
+def jaxpr_primitives(jaxpr) -> set[str]:
+  """The primitive names of a jaxpr, with those of the jaxprs in its parameters."""
+  names = set()
+  for eqn in jaxpr.eqns:
+    names.add(eqn.primitive.name)
+    for p in eqn.params.values():
+      for sub in p if isinstance(p, (tuple, list)) else (p,):
+        inner = getattr(sub, "jaxpr", sub)
+        if hasattr(inner, "eqns"):
+          names |= jaxpr_primitives(inner)
+  return names

@@ -1,0 +1,167 @@
+"""Running a program in one column of the case table and judging the result.
+
+A column is a serialization of jax2tf.testing.case (its convert options) run
+in one TF mode (jax2tf.testing.tf_modes), or a deployment runtime (LiteRT,
+TF.js in Node) behind a flag. The reference is `jax.jit` of the program; the
+comparison is jax2tf.testing.compare, exact where the program is exact and
+within a dtype-aware tolerance elsewhere.
+"""
+
+import dataclasses
+import re
+
+import jax
+import numpy as np
+
+from jax2tf.testing import case as case_lib
+from jax2tf.testing import compare, tf_modes
+from jax2tf.testing.fuzz import program as program_lib
+
+PASS, REFUSED, MISMATCH = "pass", "refused", "mismatch"
+
+TF_COLUMNS = tuple(
+  (s, m) for s in ("native", "graph", "graph_no_xla") for m in case_lib.modes_of(s)
+)
+DEPLOYED = {"tflite": ("tflite", "litert"), "tfjs": ("tfjs", "node")}
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+  status: str
+  detail: str = ""
+
+
+def columns(tflite: bool = False, tfjs: bool = False) -> tuple:
+  extra = [DEPLOYED["tflite"]] if tflite else []
+  return TF_COLUMNS + tuple(extra + ([DEPLOYED["tfjs"]] if tfjs else []))
+
+
+def column_name(column) -> str:
+  return f"{column[0]}-{column[1]}"
+
+
+def expected(program: program_lib.Program) -> list:
+  """JAX's results, one per argument set."""
+  fun = jax.jit(program.fun())
+  return [jax.tree_util.tree_map(np.asarray, fun(*args)) for args in program.args]
+
+
+def tolerance(program: program_lib.Program, results) -> tuple | None:
+  """(rtol, atol) for the inexact parts of a program; None where it is exact.
+
+  Sums, dots and transcendentals round differently in XLA and TF kernels;
+  their error is relative to the magnitude of what was summed, so atol scales
+  with the largest finite result.
+  """
+  if program.exact:
+    return None
+  leaves = [np.asarray(x) for r in results for x in jax.tree_util.tree_leaves(r)]
+  rtol = max(
+    (case_lib.default_tol(x.dtype)[0] for x in leaves if compare.is_inexact(x.dtype)),
+    default=2e-5,
+  )
+  scale = 1.0
+  for x in leaves:
+    if compare.is_inexact(x.dtype) and x.size:
+      wide = np.abs(x.astype(np.complex64 if x.dtype.kind == "c" else np.float32))
+      finite = wide[np.isfinite(wide)]
+      if finite.size:
+        scale = max(scale, float(finite.max()))
+  return (8 * rtol, 8 * rtol * scale)
+
+
+def _names_what_is_refused(message: str, program: program_lib.Program) -> bool:
+  """Whether a refusal names a primitive of the program, or one of its inputs
+  (a deployment runtime refuses a signature dtype by the argument's name)."""
+  prims = program_lib.primitives(program)
+  return any(re.search(rf"\b{re.escape(p)}\b", message) for p in prims) or any(
+    f"'{name}'" in message for name in program.inputs
+  )
+
+
+class Runner:
+  """Runs programs in columns; the deployment runtimes start on first use."""
+
+  def __init__(self):
+    self._tfjs = None
+
+  def close(self):
+    if self._tfjs is not None:
+      self._tfjs.close()
+      self._tfjs = None
+
+  def run(self, program: program_lib.Program, column, want=None) -> Outcome:
+    """The outcome of `program` in `column`; `want` is JAX's result, if known."""
+    want = expected(program) if want is None else want
+    tol = tolerance(program, want)
+    try:
+      got = self._results(program, column)
+    except NotImplementedError as e:
+      # A refusal at conversion is no mismatch if it says which primitive.
+      if _names_what_is_refused(str(e), program):
+        return Outcome(REFUSED, _first_line(e))
+      return Outcome(MISMATCH, f"refused without naming a primitive: {_first_line(e)}")
+    except Exception as e:  # pylint: disable=broad-except
+      return Outcome(MISMATCH, f"{type(e).__name__}: {_first_line(e)}")
+    where = f"{program.name} [{column_name(column)}]"
+    for i, (w, g) in enumerate(zip(want, got)):
+      try:
+        compare.assert_same(w, g, tol=tol, exact=tol is None, where=f"{where} args#{i}")
+      except AssertionError as e:
+        return Outcome(MISMATCH, _first_line(e))
+    return Outcome(PASS)
+
+  def _results(self, program, column) -> list:
+    serialization, mode = column
+    ser = case_lib.serialization(serialization)
+    fun = program.fun()
+    # A positional wrapper, as in the case runner: tf.function reads the signature.
+    plain = lambda *xs: fun(*xs)  # noqa: E731
+    if mode == "litert":
+      from jax2tf import lite  # the LiteRT runtime loads only behind its flag
+
+      return [
+        lite.run(_to_tflite(plain, args, program.polymorphic_shapes, ser.options), *args)
+        for args in program.args
+      ]
+    if mode == "node":
+      import jax2tf
+
+      runner = self._tfjs_runner()
+      model = jax2tf.to_tfjs(plain, *program.args[0], polymorphic_shapes=program.polymorphic_shapes)
+      return [runner.run(model, *args) for args in program.args]
+    import tensorflow as tf
+
+    import jax2tf
+
+    f_tf = jax2tf.convert(plain, polymorphic_shapes=program.polymorphic_shapes, **ser.options)
+    if mode != "eager":
+      signature = (
+        None
+        if program.polymorphic_shapes is None
+        else tf_modes.tensor_specs(program.args[0], program.polymorphic_shapes)
+      )
+      f_tf = tf.function(
+        f_tf, autograph=False, input_signature=signature, jit_compile=(mode == "compiled")
+      )
+    return [tf_modes.to_numpy(f_tf(*[tf.constant(a) for a in args])) for args in program.args]
+
+  def _tfjs_runner(self):
+    if self._tfjs is None:
+      from jax2tf import tfjs
+
+      self._tfjs = tfjs.Runner("cpu")
+    return self._tfjs
+
+
+def _to_tflite(fun, args, polymorphic_shapes, options):
+  import jax2tf
+
+  return jax2tf.to_tflite(
+    fun, *args, polymorphic_shapes=polymorphic_shapes, verify=False, **options
+  )
+
+
+def _first_line(e) -> str:
+  text = str(e).strip()
+  return text.splitlines()[0][:300] if text else type(e).__name__

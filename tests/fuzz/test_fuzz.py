@@ -1,0 +1,171 @@
+"""The differential fuzzer (jax2tf.testing.fuzz): a short fixed-seed run, and its parts."""
+
+import dataclasses
+import importlib.util
+
+import jax
+import ml_dtypes
+import numpy as np
+import pytest
+from jax import export, lax
+
+from jax2tf.testing import compare
+from jax2tf.testing.fuzz import driver, generator, known_gaps, minimize, program, targets, writer
+from tests.primitives import runner as case_runner
+
+# The CI run: seed and count fixed, so the counts are the same on every machine.
+CI_SEED, CI_PROGRAMS = 0, 16
+
+
+def test_fixed_seed_has_no_unexplained_mismatches(tmp_path):
+  summary = driver.fuzz(CI_SEED, programs=CI_PROGRAMS, out=str(tmp_path), progress=None)
+  assert summary.programs == CI_PROGRAMS
+  for column, counter in summary.counts.items():
+    assert sum(counter.values()) == CI_PROGRAMS, (column, counter)
+  unexplained = [(f.program, f.column, f.detail, f.path) for f in summary.unexplained()]
+  assert not unexplained, f"unexplained mismatches (cases written to {tmp_path}): {unexplained}"
+  assert not list(tmp_path.iterdir())
+
+
+def _well_typed(p: program.Program):
+  assert p.is_valid(), p.source()
+  fun = p.fun()
+  for args in p.args:
+    out = jax.jit(fun)(*args)
+    shapes = jax.eval_shape(fun, *args)
+    assert jax.tree_util.tree_map(lambda x: (x.shape, x.dtype), out) == jax.tree_util.tree_map(
+      lambda x: (x.shape, x.dtype), shapes
+    )
+  if p.polymorphic_shapes is not None:
+    # Well typed for every size of "b", not only the two it runs at.
+    specs = export.symbolic_args_specs(list(p.args[0]), list(p.polymorphic_shapes))
+    jax.eval_shape(fun, *specs)
+
+
+@pytest.mark.parametrize("seed", [0, 7, 123])
+def test_generator_programs_are_well_typed_and_reproducible(seed):
+  kinds = set()
+  for index in range(25):
+    p = generator.generate(seed, index)
+    _well_typed(p)
+    again = generator.generate(seed, index)
+    assert again.source() == p.source()
+    for a, b in zip(jax.tree_util.tree_leaves(p.args), jax.tree_util.tree_leaves(again.args)):
+      compare.assert_same(a, b, exact=True)
+    kinds |= {"poly"} if p.polymorphic_shapes else set()
+    kinds |= {"grad"} if p.grad else set()
+    kinds |= {e.op for e in p.eqs}
+  assert len(kinds) > 15, kinds
+
+
+def _chain() -> program.Program:
+  rng = np.random.default_rng(0)
+  x0 = rng.uniform(-2, 2, (3, 4)).astype(np.float32)
+  x1 = rng.uniform(-2, 2, (3, 4)).astype(np.float32)
+  eqs = (
+    program.Eq("v0", "lax.sin(x0)", ("x0",), "sin", False),
+    program.Eq("v1", "lax.tanh(v0)", ("v0",), "tanh", False),
+    program.Eq("v2", "lax.mul(v1, x1)", ("v1", "x1"), "mul", True),
+    program.Eq("v3", "lax.reduce_sum(v2, (1,))", ("v2",), "reduce_sum", False),
+    program.Eq("v4", "lax.cos(x1)", ("x1",), "cos", False),
+  )
+  return program.Program(("x0", "x1"), ((x0, x1),), eqs, ("v3", "v4"), name="chain")
+
+
+class _WrongTanh:
+  """lax, but with a tanh that is off by one: a target that mis-computes one primitive."""
+
+  def __getattr__(self, name):
+    return (lambda x: lax.tanh(x) + 1) if name == "tanh" else getattr(lax, name)
+
+
+def _fails_on_fake_target(p: program.Program) -> bool:
+  scope = dict(program.NAMESPACE, lax=_WrongTanh())
+  exec(p.source(), scope)  # noqa: S102
+  want = targets.expected(p)
+  got = [jax.tree_util.tree_map(np.asarray, scope[p.name](*args)) for args in p.args]
+  try:
+    for w, g in zip(want, got):
+      compare.assert_same(w, g, tol=(1e-5, 1e-5))
+  except AssertionError:
+    return True
+  return False
+
+
+def test_minimizer_reduces_a_planted_mismatch_to_its_equation():
+  chain = _chain()
+  assert _fails_on_fake_target(chain)
+  small = minimize.minimize(chain, _fails_on_fake_target)
+  assert [e.op for e in small.eqs] == ["tanh"], small.source()
+  assert sum(a.size for a in small.args[0]) == 1, small.args
+  assert _fails_on_fake_target(small)
+  # The value tanh ran on is sin's, as JAX computed it in the chain.
+  sines = np.asarray(jax.jit(lax.sin)(chain.args[0][0])).ravel()
+  assert np.isin(small.args[0][0].ravel(), sines).all(), (small.args, sines)
+
+
+def test_case_writer_writes_a_case_the_case_runner_runs(tmp_path):
+  x = np.array([np.nan, -0.0, np.inf, 1.5, ml_dtypes.finfo(ml_dtypes.bfloat16).smallest_subnormal])
+  p = program.Program(
+    ("x0", "x1"),
+    ((x.astype(ml_dtypes.bfloat16), np.array([[1, -128], [127, 0]], np.int8)),),
+    (
+      program.Eq("v0", "lax.neg(x0)", ("x0",), "neg", True),
+      program.Eq("v1", "lax.rev(x1, (1,))", ("x1",), "rev", True),
+    ),
+    ("v0", "v1"),
+    name="written",
+  )
+  path = writer.write_case(
+    tmp_path, p, tol=None, seed=3, count=4, column="graph-eager", detail="a detail"
+  )
+  spec = importlib.util.spec_from_file_location("written_case", path)
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  (case,) = module.CASES
+  assert case.name == "written" and case.exact
+  for made, arg in zip(case.make_args(), p.args[0]):
+    compare.assert_same(arg, made, exact=True)
+  for column in [("native", "eager"), ("graph", "graph"), ("graph_no_xla", "compiled")]:
+    case_runner.run(case, *column)
+  assert "--seed 3 --programs 4" in path.read_text()
+
+
+def test_known_gaps_need_their_condition():
+  tiny = ml_dtypes.finfo(ml_dtypes.bfloat16).smallest_subnormal
+  log = program.Program(
+    ("x0",),
+    ((np.array([-tiny], ml_dtypes.bfloat16),),),
+    (program.Eq("v0", "lax.log(x0)", ("x0",), "log", False),),
+    ("v0",),
+  )
+  detail = "NaN positions differ in 1 of 1 elements"
+  runner = targets.Runner()
+
+  def fails(p, column=("graph", "eager")):
+    return runner.run(p, column).status == targets.MISMATCH
+
+  assert fails(log)
+  assert known_gaps.explain(log, ("graph", "eager"), detail, fails) is not None
+  assert known_gaps.explain(log, ("native", "eager"), detail, fails) is None
+  normal = dataclasses.replace(log, args=((np.array([-1.0], ml_dtypes.bfloat16),),))
+  assert known_gaps.explain(normal, ("graph", "eager"), detail, fails) is None
+  # A mismatch that stays when the subnormals are flushed is not theirs.
+  assert known_gaps.explain(log, ("graph", "eager"), detail, lambda p: True) is None
+
+
+def test_a_refusal_naming_the_primitive_is_no_mismatch():
+  class Refusing(targets.Runner):
+    def _results(self, p, column):
+      raise NotImplementedError("lax.sin: not supported with enable_xla=False; use native")
+
+  sin = program.Program(
+    ("x0",), ((np.ones(2, np.float32),),), (program.Eq("v0", "lax.sin(x0)", ("x0",), "sin", False),), ("v0",)
+  )
+  assert Refusing().run(sin, ("graph_no_xla", "eager")).status == targets.REFUSED
+
+  class Unclear(targets.Runner):
+    def _results(self, p, column):
+      raise NotImplementedError("something went wrong")
+
+  assert Unclear().run(sin, ("graph_no_xla", "eager")).status == targets.MISMATCH

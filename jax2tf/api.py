@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from jax2tf import closures, gradients, tf_dims
 from jax2tf.dtypes import jax_dtype
+from jax2tf.internals import tf_private
 from jax2tf.native import call_module, exporting, split
 from jax2tf.options import (
   DEFAULT_NATIVE_SERIALIZATION,
@@ -346,12 +347,11 @@ class _Lowered:
       options
     )
     self._checked_shapes: set = set()
-    # XlaCallModule refines the whole body before its own shape assertions
-    # run, so a body that cannot be refined hides the spec's message. A
-    # module with the same arguments and an empty body refines always; its
-    # assertions give JAX's message verbatim (TF's Assert ops would escape
-    # its quotes, and under XLA TF drops them). Built on the first call
-    # with unknown dimensions (None: graph serialization, TF Assert ops).
+    # Under XLA compilation TF drops the Assert ops above, and XlaCallModule
+    # refines the whole body before its own shape assertions run, so a body
+    # that cannot be refined hides the spec's message. A module with the
+    # same arguments and an empty body refines always; its assertions give
+    # the message. Built on first use inside an XLA context (None: not needed).
     self._lower_assertions: Callable | None = None
 
   @classmethod
@@ -392,19 +392,13 @@ class _Lowered:
     shapes = tuple(tuple(t.shape.as_list()) for t in tensors)
     if shapes in self._checked_shapes:
       return tensors
-    # A native module's own assertions give JAX's messages verbatim, where
-    # TF's Assert ops would escape their quotes; under XLA TF drops Asserts.
-    by_module = self._lower_assertions is not None
-    assertions = tf_dims.check_argument_shapes(
-      self.module.in_avals, self.module.in_tree, tensors, tf_asserts=not by_module
-    )
-    if assertions is None:  # static shapes, checked now
+    assertions = tf_dims.check_argument_shapes(self.module.in_avals, self.module.in_tree, tensors)
+    if not assertions:  # static shapes, checked now
       self._checked_shapes.add(shapes)
       return tensors
-    if by_module:
+    if self._lower_assertions is not None and _in_xla_context():
       module = self._lazy.get_or_make("assertions", self._lower_assertions)
-      # A control edge suffices: TF runs (and tf2xla compiles) in an order
-      # that respects it.
+      # A control edge suffices: tf2xla compiles in an order that respects it.
       assertions = assertions + self.backend.call(module, tensors)
     with tf.control_dependencies(assertions):
       return [tf.identity(t) for t in tensors]
@@ -443,6 +437,12 @@ class _Lowered:
 def _no_results(*args, **kwargs):
   del args, kwargs
   return np.int32(0)
+
+
+def _in_xla_context() -> bool:
+  # True while tracing under tf.function(jit_compile=True), also in nested
+  # tf.functions; TF keeps this in its (internal) control-flow utilities.
+  return tf_private.graph_or_parents_in_xla_context(tf.compat.v1.get_default_graph())
 
 
 def _add_conversion_note(e: Exception, name: str, specs, names):

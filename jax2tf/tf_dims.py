@@ -41,30 +41,21 @@ def is_polymorphic(avals) -> bool:
   return any(not dim_eval.is_constant(d) for a in avals for d in a.shape)
 
 
-def check_argument_shapes(
-  in_avals: Sequence, in_tree, args: Sequence[tf.Tensor], *, tf_asserts: bool = True
-) -> list | None:
+def check_argument_shapes(in_avals: Sequence, in_tree, args: Sequence[tf.Tensor]) -> list:
   """Checks the arguments against the specs: raises InvalidArgumentError now
-  when their shapes are static (and returns None), else returns TF assertion
-  ops, or [] when `tf_asserts` is False because the caller checks otherwise.
-
-  TF's Assert op prints its message C-escaped ('d' becomes \\'d\\'), so
-  JAX's exact messages come only from the static check here and from the
-  shape assertions of a native module."""
+  when their shapes are static, else returns TF assertion ops."""
   if not is_polymorphic(in_avals):
-    return None
+    return []
   _, constraints, synthetic = jax_private.solve_dim_vars(tuple(in_avals), in_tree)
   static_env = {}
   for name, arg_idx, dim_idx in synthetic:
     known = args[arg_idx].shape[dim_idx]
     if known is None:
-      if not tf_asserts:
-        return []
       tf_env = {n: tf.shape(args[a], out_type=tf.int32)[d] for n, a, d in synthetic}
       return _assertions(constraints, tf_env)
     static_env[name] = int(known)
   _check_statically(constraints, static_env)
-  return None
+  return []
 
 
 def bind_dimension_variables(

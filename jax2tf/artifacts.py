@@ -90,7 +90,8 @@ def _create_directory(path: str, write, overwrite: bool, links: bool) -> None:
   try:
     write(tmp)
     try:
-      os.rename(tmp, path)
+      with _locked(os.path.dirname(path)) if fcntl is not None else contextlib.nullcontext():
+        os.rename(tmp, path)
     except OSError:
       if not os.path.lexists(path):
         raise
@@ -120,7 +121,7 @@ def _publish_version(path: str, write) -> None:
   tmp = tempfile.mkdtemp(prefix=".tmp-", dir=store)
   try:
     write(tmp)
-    with _locked(store):
+    with _locked(os.path.dirname(path)):
       version = "v" + os.path.basename(tmp)[len(".tmp-") :]
       os.replace(tmp, os.path.join(store, version))
       try:
@@ -185,7 +186,9 @@ def _links_work(folder: str) -> bool:
 
 @contextlib.contextmanager
 def _locked(folder: str):
-  """An exclusive advisory lock on `folder`, between writers of one path."""
+  """An exclusive advisory lock on `folder` (the parent of the path written):
+  writers creating, linking or replacing a path there take turns, so none
+  finds the path missing while another swaps a plain directory for a link."""
   assert fcntl is not None
   fd = os.open(folder, os.O_RDONLY)
   try:

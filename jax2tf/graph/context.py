@@ -32,6 +32,9 @@ class RuleContext:
   avals_in: Sequence[Any]
   avals_out: Sequence[Any]
   env: LoweringEnv
+  # For a broadcast_in_dim: whether its users broadcast for it
+  # (implicit_broadcasts.py), so that its rule only aligns the axes.
+  broadcast_by_users: bool = False
 
   @property
   def enable_xla(self) -> bool:
@@ -62,6 +65,19 @@ class RuleContext:
   def shape(self, shape) -> list[int] | tf.Tensor:
     """A shape as a list of ints when static, else a 1-D int32 TF tensor."""
     return semantics.stack_dims([self.dim(d) for d in shape])
+
+  def reshape(self, x: tf.Tensor, shape) -> tf.Tensor:
+    """`tf.reshape(x, shape)` for a JAX shape. With one symbolic dimension and
+    no static zero, the target is a constant holding -1 there (TF infers the
+    same size from the element count): TFLite then sizes the result before
+    running, where a computed target would make it and everything after it a
+    dynamic tensor, sized again at each call and kept off XNNPack."""
+    symbolic = [i for i, d in enumerate(shape) if not dim_eval.is_constant(d)]
+    if len(symbolic) == 1 and all(
+      dim_eval.is_constant(d) and int(d) != 0 for i, d in enumerate(shape) if i != symbolic[0]
+    ):
+      return tf.reshape(x, [-1 if i == symbolic[0] else int(d) for i, d in enumerate(shape)])
+    return tf.reshape(x, self.shape(shape))
 
   def is_static(self, shape) -> bool:
     return all(dim_eval.is_constant(d) for d in shape)

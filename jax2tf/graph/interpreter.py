@@ -18,7 +18,7 @@ import jax
 import numpy as np
 import tensorflow as tf
 
-from jax2tf.graph import fusions, key_data, registry
+from jax2tf.graph import fusions, implicit_broadcasts, key_data, registry
 from jax2tf.graph.context import LoweringEnv, RuleContext
 
 
@@ -81,6 +81,7 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
     values[v] = a
   groups = fusions.plan(jaxpr)
   skipped = {i for i, f in groups.items() for i in f.members}
+  by_users = implicit_broadcasts.plan(jaxpr, skipped)
   for i, eqn in enumerate(jaxpr.eqns):
     if i in groups:
       fused = groups[i]
@@ -98,6 +99,7 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
       [v.aval for v in eqn.invars],
       [v.aval for v in eqn.outvars],
       _env_taking_uint32(env) if convert_lanes else env,
+      broadcast_by_users=i in by_users,
     )
     if not env.enable_xla and not _allows_no_xla(rule, ctx, eqn.params):
       raise registry.no_xla_error(eqn.primitive, eqn.params)

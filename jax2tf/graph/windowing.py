@@ -62,7 +62,7 @@ def pad_or_crop(ctx, x, shape, pads, value=0):
   if x.shape.rank is not None and any(
     s is not None and d is None for s, d in zip(static, x.shape.as_list())
   ):
-    x = tf.reshape(x, ctx.shape(shape))
+    x = ctx.reshape(x, shape)
   return x, shape
 
 
@@ -79,7 +79,7 @@ def dilate(ctx, x, shape, factors, value=0):
     pads[axis + 1] = [0, f - 1]
     y = tf.pad(y, pads, constant_values=_scalar(value, x.dtype))
     flat = shape[:axis] + [n * f] + shape[axis + 1 :]
-    y = tf.reshape(y, ctx.shape(flat))
+    y = ctx.reshape(y, flat)
     # Symbolic dimensions are >= 1, so only constants can be empty.
     new_n = max(n * f - f + 1, 0) if isinstance(n, int) else n * f - f + 1
     end = [ctx.dim(d) for d in flat]

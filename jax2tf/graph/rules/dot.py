@@ -50,7 +50,7 @@ def _grouped_operand(ctx, x, shape, batch, first, second):
       x = tf.transpose(x, order)
   merged = [shape[d] for d in batch] + [math.prod(shape[d] for d in g) for g in groups]
   if len(merged) != len(shape):
-    x = tf.reshape(x, ctx.shape(merged))
+    x = ctx.reshape(x, merged)
   return x, transposed
 
 
@@ -69,7 +69,7 @@ def _batched_matmul(ctx, lhs, rhs, dims):
   # shape only when each side has one free dimension (the ranks can agree
   # while the shapes do not: two free dimensions on one side, none on the other).
   if len(lhs_free) != 1 or len(rhs_free) != 1:
-    res = tf.reshape(res, ctx.shape(ctx.aval_out.shape))
+    res = ctx.reshape(res, ctx.aval_out.shape)
   return res
 
 

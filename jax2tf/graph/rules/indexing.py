@@ -114,7 +114,7 @@ def _iota_along(ctx, shape, axis, dtype=tf.int32):
   r = tf.range(ctx.dim(shape[axis]), dtype=dtype)
   inter = [1] * len(shape)
   inter[axis] = shape[axis]
-  return tf.reshape(r, ctx.shape(inter))
+  return ctx.reshape(r, inter)
 
 
 def _gather_starts(ctx, indices, dnums, slice_sizes, mode):
@@ -169,7 +169,7 @@ def _gather_ordinary(ctx, operand, starts, start_map, slice_sizes):
     shape = ctx.shape(batch_shape + grid)
     full = []
     for k, s in enumerate(starts):
-      s = tf.reshape(s, ctx.shape(batch_shape + [1] * len(grid)))
+      s = ctx.reshape(s, batch_shape + [1] * len(grid))
       s = s + _iota_along(ctx, [1] * nb + grid, nb + k)
       full.append(tf.broadcast_to(s, shape))
     idx = tf.stack(full, axis=-1)
@@ -264,7 +264,7 @@ def _gather(
     out_shape = ctx.aval_out.shape
     batch_shape = iter(ctx.avals_in[1].shape[:-1])
     mask_shape = [1 if p in dnums.offset_dims else next(batch_shape) for p in range(len(out_shape))]
-    mask = tf.reshape(valid, ctx.shape(mask_shape))
+    mask = ctx.reshape(valid, mask_shape)
     dtype = np.dtype(ctx.aval_out.dtype)
     fill = tf.constant(np.array(_fill_value(dtype, fill_value)).astype(dtype))
     res = tf.where(mask, res, fill)
@@ -388,7 +388,7 @@ def _scatter_rule(kind):
         nan = tf.logical_or(tf.greater(hit, 0), tf.math.is_nan(flat))
         res = tf.where(nan, tf.constant(np.nan, res.dtype), res)
     res = tf.slice(res, [0], tf.reshape(tf.cast(size, tf.int32), [1]))
-    return tf.reshape(res, ctx.shape(ctx.aval_out.shape))
+    return ctx.reshape(res, ctx.aval_out.shape)
 
   return rule
 

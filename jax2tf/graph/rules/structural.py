@@ -68,7 +68,7 @@ def _iota(ctx, *dyn, dtype, shape, dimension, sharding):
   if len(shape) > 1:
     inter = [1] * len(shape)
     inter[dimension] = shape[dimension]
-    res = tf.reshape(res, ctx.shape(inter))
+    res = ctx.reshape(res, inter)
     res = tf.broadcast_to(res, ctx.shape(shape))
   return res
 
@@ -88,8 +88,8 @@ def _broadcast_in_dim(ctx, operand, *dyn, shape, broadcast_dimensions, sharding)
   for i, d in enumerate(bdims):
     inter[d] = in_shape[i]
   if not _same_dims(inter, in_shape):
-    operand = tf.reshape(operand, ctx.shape(inter))
-  if not _same_dims(inter, shape):
+    operand = ctx.reshape(operand, inter)
+  if not _same_dims(inter, shape) and not ctx.broadcast_by_users:
     operand = tf.broadcast_to(operand, ctx.shape(shape))
   return operand
 
@@ -101,7 +101,7 @@ def _reshape(ctx, operand, *dyn, new_sizes, dimensions, sharding):
   # `dimensions` is the order in which the operand is read (e.g. order="F").
   if dimensions is not None and tuple(dimensions) != tuple(range(len(dimensions))):
     operand = tf.transpose(operand, list(dimensions))
-  return tf.reshape(operand, ctx.shape(new_sizes))
+  return ctx.reshape(operand, new_sizes)
 
 
 @register(lax.squeeze_p, int32_lanes=True)
@@ -177,7 +177,7 @@ def _interior_pad(ctx, operand, padding_value, axis, shape, interior):
   joined = tf.concat([expanded, fill], axis=axis + 1)
   flat_shape = list(shape)
   flat_shape[axis] = n * (1 + interior)
-  joined = tf.reshape(joined, ctx.shape(flat_shape))
+  joined = ctx.reshape(joined, flat_shape)
   # Symbolic dimensions are >= 1, so only a constant 0 needs the guard.
   new_n = 0 if dim_eval.is_constant(n) and int(n) == 0 else n + (n - 1) * interior
   size = list(shape)
@@ -194,9 +194,9 @@ def _tile(ctx, operand, *, reps):
   in_shape = ctx.avals_in[0].shape
   inter = [x for d in in_shape for x in (1, d)]
   big = [x for r, d in zip(reps, in_shape) for x in (r, ctx.dim(d))]
-  res = tf.reshape(operand, ctx.shape(inter))
+  res = ctx.reshape(operand, inter)
   res = tf.broadcast_to(res, sem.stack_dims(big))
-  return tf.reshape(res, ctx.shape(ctx.aval_out.shape))
+  return ctx.reshape(res, ctx.aval_out.shape)
 
 
 @register(lax.stack_p, int32_lanes=True)

@@ -359,6 +359,8 @@ def _svd(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm=None, 
       u, vt = (tf.zeros(ctx.shape(aval.shape), x.dtype) for aval in ctx.avals_out[1:])
     return [s, u, vt]
   if compute_uv:
+    if x.dtype.is_complex:
+      _refuse_under_jit_compile("svd", "Svd", " for complex matrices")
     s, u, v = tf.linalg.svd(x, full_matrices=full_matrices, compute_uv=True)
     vt = tf.linalg.adjoint(v)
   elif x.dtype.is_complex:
@@ -414,14 +416,15 @@ def _compiled_by_xla() -> bool:
   return tf_private.graph_or_parents_in_xla_context(tf.compat.v1.get_default_graph())
 
 
-def _eig_under_jit_compile_error() -> NotImplementedError:
-  return NotImplementedError(
-    "The JAX primitive 'eig' cannot be converted for tf.function(jit_compile=True): "
-    "its TF op (Eig) has no XLA kernel, and XLA has no eigensolver for "
-    "non-symmetric matrices (native serialization lowers eig on CPU to a LAPACK "
-    "custom call, which TensorFlow cannot run either). Call the converted "
-    "function from a tf.function without jit_compile, or compute eig outside "
-    "the compiled function"
+def _refuse_under_jit_compile(primitive: str, tf_op: str, why: str = "") -> None:
+  """Refuses, while tracing, a rule whose TF op has no XLA kernel when the
+  graph is traced for XLA: TF would fail only when it compiles the graph."""
+  if not _compiled_by_xla():
+    return
+  raise NotImplementedError(
+    f"The JAX primitive '{primitive}' cannot be converted for tf.function(jit_compile=True): "
+    f"its TF op ({tf_op}) has no XLA kernel{why}. Call the converted function from a "
+    f"tf.function without jit_compile, or compute {primitive} outside the compiled function"
   )
 
 
@@ -440,8 +443,12 @@ def _eig(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors, **par
       "eigvals do not ask for them)",
     )
   _require_lapack_dtype(ctx, params, x)
-  if _compiled_by_xla():
-    raise _eig_under_jit_compile_error()
+  _refuse_under_jit_compile(
+    "eig",
+    "Eig",
+    ", and XLA has no eigensolver for non-symmetric matrices (native serialization lowers "
+    "eig on CPU to a LAPACK custom call, which TensorFlow cannot run either)",
+  )
   x, ok = _finite_or_identity(x)
   if compute_right_eigenvectors:
     w, v = tf.linalg.eig(x)
@@ -512,7 +519,10 @@ def _tridiagonal_solve(ctx, dl, d, du, b, *, perturb_singular=False, **params):
   params = dict(perturb_singular=perturb_singular, **params)
   _require_lapack_dtype(ctx, params, b)
   if perturb_singular:
-    # TF's kernel perturbs tiny pivots like JAX's CPU kernel (no XLA kernel).
+    # TF's kernel perturbs tiny pivots like JAX's CPU kernel.
+    _refuse_under_jit_compile(
+      "tridiagonal_solve", "TridiagonalSolve", " for partial pivoting (perturb_singular=True)"
+    )
     return tf.linalg.tridiagonal_solve(
       tf.stack([du, d, dl], axis=-2),
       b,

@@ -474,13 +474,13 @@ CASES += [
          tol=(1e-12, 1e-12), slow=True),
 ]
 
-# TF has no XLA kernel for Eig, complex Svd or a pivoting tridiagonal solve
-# with perturbed pivots: those run in eager and graph mode; under
-# jit_compile=True eig is refused while tracing, the other two fail in TF's
-# XLA compilation.
-def _no_xla_kernel(op):
-  return gaps(f"TF has no XLA kernel for {op}; run the graph without jit_compile", ["graph"],
-              ["compiled"], error=op)
+# TF has no XLA kernel for Eig, complex Svd with singular vectors or a
+# tridiagonal solve that perturbs singular pivots: those run in eager and graph
+# mode, and under jit_compile=True are refused while tracing.
+def _no_xla_kernel(primitive, tf_op):
+  return gaps(f"refused while tracing under jit_compile=True: TF's {tf_op} has no XLA kernel; "
+              "run the graph without jit_compile", ["graph"], ["compiled"],
+              error=rf"'{primitive}' cannot be converted for tf\.function\(jit_compile=True\)")
 
 
 CASES += [
@@ -491,10 +491,10 @@ CASES += [
     case("eigvals_diagonal", jnp.linalg.eigvals, np.diag(np.arange(1., 5.)).astype(np.float32),
          tol=LA_TOL, slow=True, refuse=_EIG_LAPACK_ONLY, gaps=_NO_XLA_KERNEL_FOR_EIG),
     case("svd_c64", svd_invariants(False), rand((4, 3), C64), tol=LA_TOL, slow=True,
-         gaps=_no_xla_kernel("Svd")),
+         gaps=_no_xla_kernel("svd", "Svd of complex matrices")),
     case("tridiagonal_solve_perturb_singular", lambda dl, d, du, b: lax.linalg.tridiagonal_solve(
         dl, d, du, b, perturb_singular=True), *tridiagonal(5), tol=LA_TOL,
-         gaps={**_no_xla_kernel("Tridiagonal"),
+         gaps={**_no_xla_kernel("tridiagonal_solve", "TridiagonalSolve with perturb_singular"),
                **gaps("JAX's lowering for export supports perturb_singular=True on no "
                       "platform", ["native"], error="perturb_singular=True is not supported")}),
 ]

@@ -58,6 +58,26 @@ def test_generator_programs_are_well_typed_and_reproducible(seed):
   assert len(kinds) > 15, kinds
 
 
+def test_an_input_with_b_past_its_leading_axis_gets_a_spec():
+  p = generator.generate(4, 24)  # x2 joins a (1, b, 1) value
+  assert p.polymorphic_shapes[-1] == "1, b, 1", p.polymorphic_shapes
+  _well_typed(p)
+
+
+def test_a_program_typed_only_at_its_concrete_sizes_is_not_valid():
+  x0 = np.zeros((1, 3, 1), np.float32)
+  x1 = np.zeros((3, 1), np.float32)
+  eqs = (
+    program.Eq("v0", "lax.broadcast_in_dim(x1, (1, x1.shape[0], 1), (1, 2))", ("x1",),
+               "broadcast_in_dim", True),
+    program.Eq("v1", "lax.add(x0, v0)", ("x0", "v0"), "add", True),
+  )
+  p = program.Program(("x0", "x1"), ((x0, x1),), eqs, ("v1",), name="static_beside_b")
+  # At b = 3 the shapes agree; as symbols a static 3 meets "b".
+  assert not dataclasses.replace(p, polymorphic_shapes=(None, "b, 1")).is_valid()
+  assert dataclasses.replace(p, polymorphic_shapes=("1, b, 1", "b, 1")).is_valid()
+
+
 def _chain() -> program.Program:
   rng = np.random.default_rng(0)
   x0 = rng.uniform(-2, 2, (3, 4)).astype(np.float32)

@@ -76,9 +76,9 @@ class Builder:
   def new_input(self, shape, dtype) -> str:
     name = f"x{len(self.inputs)}"
     self.inputs.append(name)
-    symbolic = self.poly and bool(shape) and not isinstance(shape[0], int)
-    # Only inputs whose leading dimension is "b" get a polymorphic spec.
-    self.specs.append(", ".join(["b", *(str(d) for d in shape[1:])]) if symbolic else None)
+    # An input with "b" in its shape (leading or not) gets a polymorphic spec.
+    symbolic = self.poly and any(not isinstance(d, int) for d in shape)
+    self.specs.append(", ".join(str(d) for d in shape) if symbolic else None)
     self.arg_shapes.append(tuple(shape))
     self.arg_dtypes.append(np.dtype(dtype))
     self.env[name] = (tuple(shape), np.dtype(dtype))

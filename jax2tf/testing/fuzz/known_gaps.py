@@ -80,6 +80,18 @@ FUZZ_GAPS = (
     match=ANY,
   ),
   KnownGap(
+    frozenset({"sin", "cos", "tan"}),
+    _columns("graph-compiled", "graph_no_xla-compiled"),
+    "values differ",
+    "16-bit floats under jit_compile: graph serialization computes some 16-bit ops in float32 "
+    "and rounds back, and TF's XLA drops a rounding between two such casts (it allows excess "
+    "precision): bf16 2.09375 squared stays 4.384 where JAX rounds it to 4.375, and expm1 "
+    "gives 79 where JAX gives 78.5; sin and cos of large arguments turn such a step into any "
+    "value",
+    "fuzz",
+    match=ANY,
+  ),
+  KnownGap(
     frozenset({"abs"}),
     _columns("native", "graph", "graph_no_xla"),
     "NaN positions differ",

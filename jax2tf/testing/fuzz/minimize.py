@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from jax2tf.testing.fuzz import generator, targets
 from jax2tf.testing.fuzz import program as program_lib
-from jax2tf.testing.fuzz import targets
 
 Program = program_lib.Program
 
@@ -90,10 +90,17 @@ def _as_input(p: Program, eq: program_lib.Eq) -> Program | None:
     return None
   spec = None
   if p.polymorphic_shapes is not None:
-    # The value keeps "b" only where its leading dimension followed it.
-    sizes = {np.shape(v)[0] if np.ndim(v) else None for v in values}
-    rest = ", ".join(str(d) for d in np.shape(values[0])[1:])
-    spec = f"b, {rest}" if len(sizes) == len(values) else None
+    # "b" on the axes whose size follows it; a size that changes otherwise
+    # (2 * b, say) has no spec here.
+    dims = []
+    for sizes in zip(*(np.shape(v) for v in values)):
+      if len(set(sizes)) == 1:
+        dims.append(str(sizes[0]))
+      elif sizes == tuple(generator.POLY_SIZES):
+        dims.append("b")
+      else:
+        return None
+    spec = ", ".join(dims) if "b" in dims else None
   eqs = tuple(e for e in p.eqs if e is not eq)
   return program_lib.used(
     dataclasses.replace(
@@ -101,9 +108,7 @@ def _as_input(p: Program, eq: program_lib.Eq) -> Program | None:
       inputs=(*p.inputs, eq.out),
       args=tuple((*args, v) for args, v in zip(p.args, values)),
       eqs=eqs,
-      polymorphic_shapes=None
-      if p.polymorphic_shapes is None
-      else (*p.polymorphic_shapes, spec.rstrip(", ") if spec else None),
+      polymorphic_shapes=None if p.polymorphic_shapes is None else (*p.polymorphic_shapes, spec),
     )
   )
 

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
-from jax import lax
+from jax import export, lax
 
 # What a program's source may name.
 NAMESPACE = {"jax": jax, "jnp": jnp, "lax": lax, "np": np, "ml_dtypes": ml_dtypes}
@@ -101,6 +101,10 @@ class Program:
       fun = self.fun()
       for args in self.args:
         jax.eval_shape(fun, *args)
+      if self.polymorphic_shapes is not None:
+        # Shapes that agree at each concrete size may still not agree as
+        # symbols (a static 3 beside "b"): the converters trace symbolically.
+        jax.eval_shape(fun, *export.symbolic_args_specs(self.args[0], self.polymorphic_shapes))
     except Exception:  # pylint: disable=broad-except
       return False
     return True

@@ -35,10 +35,8 @@ MISSES = {
   # The set's ResNet-50 is untrained; its logits over 16 random images.
   ("resnet50", "dynamic_int8"): "misses the criterion (top-1 agreement 87.5%)",
   ("resnet50", "int8"): "misses the criterion (top-1 agreement 81.2%)",
-}
-CRASHES = {
-  # The int8 model converts; LiteRT's interpreter then dies running it.
-  ("transformer_lm", "int8"): "LiteRT's interpreter crashes running the int8 model",
+  # Softmax, LayerNorm and GELU on int8 activations calibrated on 16 samples.
+  ("transformer_lm", "int8"): "misses the criterion (top-1 agreement 55.5%)",
 }
 BATCH = 16
 
@@ -92,9 +90,6 @@ def main(argv) -> int:
   print("|---|---|---|---|---|---|")
   for name in names:
     for q in QUANTIZATIONS:
-      if (name, q) in CRASHES:
-        print(f"| {name} | {q} | - | - | - | {CRASHES[(name, q)]} |", flush=True)
-        continue
       model = convert(name, q)
       metric, value, ok = accuracy(name, model)
       crit = "-" if ok is None else ("met" if ok else "MISSED")

@@ -8,6 +8,7 @@ figure reported is the median per-call time over the samples.
 
 import dataclasses
 import math
+import random
 import statistics
 import sys
 import time
@@ -64,10 +65,13 @@ def round_robin(alternatives: dict, cfg: Settings) -> dict:
   loops = {n: _calls_per_sample(c, cfg.sample_s) for n, c in alternatives.items()}
   samples = {n: [] for n in alternatives}
   names = list(alternatives)
-  for i in range(cfg.samples):
-    # Rotating the order keeps an alternative from always following the same
-    # neighbour (whose caches and allocations it would inherit).
-    for n in names[i % len(names):] + names[:i % len(names)]:
+  order = random.Random(0)
+  for _ in range(cfg.samples):
+    # A new order each round keeps an alternative from always following the
+    # same neighbour (whose caches, allocations and still-spinning worker
+    # threads it would inherit); rotating would keep the cyclic order.
+    order.shuffle(names)
+    for n in names:
       call, k = alternatives[n], loops[n]
       t0 = time.perf_counter()
       for _ in range(k):

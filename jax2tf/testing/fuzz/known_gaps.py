@@ -51,10 +51,11 @@ _GRAPH_NO_XLA_COMPILE = ("graph-eager", "graph-graph", "graph_no_xla-eager", "gr
 FUZZ_GAPS = (
   KnownGap(
     frozenset(),
-    _columns(*_GRAPH_NO_XLA_COMPILE),
+    _columns(*_GRAPH_NO_XLA_COMPILE) | frozenset(targets.DEPLOYED.values()),
     "NaN positions differ|infinities differ|signs of zero differ|values differ",
     "JAX's XLA on CPU flushes subnormal floats to zero (log(-tiny) is -inf there); TF's own "
-    "kernels, which graph serialization runs outside jit_compile, keep them",
+    "kernels, which graph serialization runs outside jit_compile, LiteRT's and TF.js's keep "
+    "them",
     "fuzz",
     match=ANY,
     denormals=True,
@@ -92,6 +93,15 @@ FUZZ_GAPS = (
     match=ANY,
   ),
   KnownGap(
+    frozenset(),
+    frozenset({targets.DEPLOYED["tflite"]}),
+    "Invalid tensor size",
+    "LiteRT's interpreter refuses an input or output with no elements (the case table pins "
+    "the same: conv.conv_empty_output, control_flow.scan_zero_length)",
+    "fuzz",
+    match=ANY,
+  ),
+  KnownGap(
     frozenset({"abs"}),
     _columns("native", "graph", "graph_no_xla"),
     "NaN positions differ",
@@ -114,11 +124,12 @@ FUZZ_GAPS = (
 
 @functools.cache
 def case_table_gaps() -> tuple[KnownGap, ...]:
-  """The case table's gaps in the TF columns, with the primitives of their cases."""
+  """The case table's gaps in the fuzzer's columns (TF's, LiteRT's, TF.js's),
+  with the primitives of their cases."""
   out = []
   for c in collect.all_cases():
     by_gap: dict = {}
-    for column in targets.TF_COLUMNS:
+    for column in targets.columns(tflite=True, tfjs=True):
       gap = c.gap(*column)
       if gap is not None and c.refusal(column[0]) is None:
         by_gap.setdefault(gap, set()).add(column)
@@ -149,10 +160,14 @@ def flushed(program: program_lib.Program) -> program_lib.Program | None:
         f = _flush(a)
       else:
         f = a
-      changed |= not np.array_equal(f.view(np.uint8), np.asarray(a).view(np.uint8))
+      changed |= _bits(f) != _bits(a)
       out.append(f)
     args.append(tuple(out))
   return dataclasses.replace(program, args=tuple(args)) if changed else None
+
+
+def _bits(x) -> bytes:
+  return np.ascontiguousarray(x).tobytes()
 
 
 def _flush(x):

@@ -13,6 +13,7 @@ import re
 import jax
 import numpy as np
 
+from jax2tf.lite.signature import output_name
 from jax2tf.testing import case as case_lib
 from jax2tf.testing import compare, tf_modes
 from jax2tf.testing.fuzz import program as program_lib
@@ -72,10 +73,12 @@ def tolerance(program: program_lib.Program, results) -> tuple | None:
 
 def _names_what_is_refused(message: str, program: program_lib.Program) -> bool:
   """Whether a refusal names a primitive of the program, or one of its inputs
-  (a deployment runtime refuses a signature dtype by the argument's name)."""
+  or outputs (a deployment runtime refuses a signature dtype by the name of
+  the argument or result: 'x0', 'output_0')."""
   prims = program_lib.primitives(program)
+  names = [*program.inputs, *(output_name(i) for i in range(len(program.outputs)))]
   return any(re.search(rf"\b{re.escape(p)}\b", message) for p in prims) or any(
-    f"'{name}'" in message for name in program.inputs
+    f"'{name}'" in message for name in names
   )
 
 

@@ -77,6 +77,10 @@ def _iota(ctx, *dyn, dtype, shape, dimension, sharding):
 def _broadcast_in_dim(ctx, operand, *dyn, shape, broadcast_dimensions, sharding):
   del sharding
   _no_dynamic_shapes(ctx.primitive, dyn)
+  if any(dim_eval.is_constant(d) and int(d) == 0 for d in shape):
+    # Nothing to repeat; TF.js's BroadcastTo returns its input for a target
+    # with no elements.
+    return tf.zeros(ctx.shape(shape), operand.dtype)
   in_shape = tuple(ctx.avals_in[0].shape)
   bdims = list(broadcast_dimensions)
   order = sorted(range(len(bdims)), key=lambda i: bdims[i])
@@ -149,7 +153,9 @@ def _pad(ctx, operand, padding_value, *, padding_config):
         f"the interior padding {interior} of axis {axis} is symbolic; TF's ops take "
         "interior padding only as a constant",
       )
-    if int(interior) > 0:
+    # An empty axis stays empty (and TF.js concatenates no empty tensors).
+    empty = dim_eval.is_constant(shape[axis]) and int(shape[axis]) == 0
+    if int(interior) > 0 and not empty:
       operand, shape[axis] = _interior_pad(ctx, operand, padding_value, axis, shape, int(interior))
   lows = [ctx.dim(lo) for lo, _, _ in padding_config]
   highs = [ctx.dim(hi) for _, hi, _ in padding_config]
@@ -178,8 +184,7 @@ def _interior_pad(ctx, operand, padding_value, axis, shape, interior):
   flat_shape = list(shape)
   flat_shape[axis] = n * (1 + interior)
   joined = ctx.reshape(joined, flat_shape)
-  # Symbolic dimensions are >= 1, so only a constant 0 needs the guard.
-  new_n = 0 if dim_eval.is_constant(n) and int(n) == 0 else n + (n - 1) * interior
+  new_n = n + (n - 1) * interior  # n >= 1: the caller skips empty axes
   size = list(shape)
   size[axis] = new_n
   return tf.slice(joined, [0] * len(shape), ctx.shape(size)), new_n

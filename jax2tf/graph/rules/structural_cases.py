@@ -86,6 +86,7 @@ CASES += [
            graph_ops=["BroadcastTo"]),
     _exact("broadcast_col", lambda x: jnp.broadcast_to(x, (3, 4)), rand((3, 1))),
     _exact("broadcast_scalar", lambda x: jnp.broadcast_to(x, (2, 3)), rand(())),
+    _exact("broadcast_to_empty", lambda x: jnp.broadcast_to(x, (0, 3)), rand((3,))),
     _exact("broadcast_in_dim_middle", lambda x: lax.broadcast_in_dim(x, (2, 3, 4), (1,)),
            rand((3,))),
     _exact("expand_dims_jnp", lambda x: jnp.expand_dims(x, (0, 2)), rand((3, 4))),
@@ -142,6 +143,8 @@ CASES += [
     _exact("pad_interior", _pad([(0, 0, 2), (1, 0, 1)]), rand((3, 4))),
     _exact("pad_all_kinds", _pad([(-2, -1, 1), (-1, 2, 3)]), rand((3, 4))),
     _exact("pad_interior_empty", _pad([(1, 1, 2)]), rand((0,))),
+    # The gradient of an empty strided slice: an empty operand padded at one end.
+    _exact("pad_interior_empty_low", _pad([(1, 0, 2), (0, 0, 0)]), rand((0, 2))),
     _exact("pad_value_arg", lambda x, v: lax.pad(x, v, [(1, -1, 1)]), rand((4,)), rand(())),
     _exact("jnp_pad_edge", lambda x: jnp.pad(x, ((1, 2), (2, 1)), mode="edge"), rand((3, 4))),
     _exact("pad_poly", _pad([(1, 2, 0), (-1, 1, 0)]), rand((3, 4)),
@@ -189,8 +192,8 @@ for _op, _fn in DTYPE_FUNS.items():
 # column; a fix shows up as a failing case to take out of here.
 _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('broadcast_in_dim', 'BroadcastTo'): [
-        'broadcast_bfloat16', 'broadcast_complex128', 'broadcast_float16',
-        'broadcast_float64', 'broadcast_uint16', 'broadcast_uint64'
+        'broadcast_bfloat16', 'broadcast_complex128', 'broadcast_float16', 'broadcast_float64',
+        'broadcast_uint16', 'broadcast_uint64'
     ],
     ('concatenate', 'ConcatV2'): [
         'concat_bfloat16', 'concat_complex128', 'concat_complex64', 'concat_float16',
@@ -208,15 +211,15 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'rev_int8', 'rev_uint16', 'rev_uint32', 'rev_uint64'
     ],
     ('split', 'SplitV'): [
-        'split_bfloat16', 'split_bool', 'split_complex128', 'split_complex64',
-        'split_float16', 'split_float64', 'split_uint16', 'split_uint32', 'split_uint64'
+        'split_bfloat16', 'split_bool', 'split_complex128', 'split_complex64', 'split_float16',
+        'split_float64', 'split_uint16', 'split_uint32', 'split_uint64'
     ],
     ('tile', 'BroadcastTo'): [
         'tile_uint16'
     ],
     ('tile', 'Tile'): [
-        'tile_bfloat16', 'tile_complex128', 'tile_complex64', 'tile_float16',
-        'tile_float64', 'tile_int16', 'tile_int8', 'tile_uint32', 'tile_uint64'
+        'tile_bfloat16', 'tile_complex128', 'tile_complex64', 'tile_float16', 'tile_float64',
+        'tile_int16', 'tile_int8', 'tile_uint32', 'tile_uint64'
     ],
     ('transpose', 'Transpose'): [
         'transpose_bfloat16', 'transpose_complex128', 'transpose_complex64',
@@ -228,6 +231,10 @@ _TFLITE_GAPS = {  # (why, error): cases
     ('LiteRT fails to run it (RuntimeError: #on-contiguous `axes` not supported#ode number # (REVERSE_V#)',
      'Non\\-contiguous\\ `axes`\\ not\\ supportedNode\\ number\\ \\d+\\ \\('): [
         'rev'
+    ],
+    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
+     'Invalid\\s+tensor\\s+size\\.'): [
+        'broadcast_to_empty'
     ],
 }
 CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
@@ -244,6 +251,10 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
      'Non\\-contiguous\\ `axes`\\ not\\ supportedNode\\ number\\ \\d+\\ \\('): [
         'rev'
     ],
+    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
+     'Invalid\\s+tensor\\s+size\\.'): [
+        'broadcast_to_empty'
+    ],
     ("LiteRT's interpreter crashes running it (pinned in a child process)",
      'crashes LiteRT'): [
         'pad_poly'
@@ -254,9 +265,9 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('the converter has no builtin lowering for tfl.broadcast_to',
      "TF's TFLite converter failed"): [
-        'broadcast_bfloat16', 'broadcast_complex128', 'broadcast_float16',
-        'broadcast_float64', 'broadcast_uint16', 'broadcast_uint64', 'tile_bfloat16',
-        'tile_complex128', 'tile_float16', 'tile_float64', 'tile_uint16', 'tile_uint64'
+        'broadcast_bfloat16', 'broadcast_complex128', 'broadcast_float16', 'broadcast_float64',
+        'broadcast_uint16', 'broadcast_uint64', 'tile_bfloat16', 'tile_complex128',
+        'tile_float16', 'tile_float64', 'tile_uint16', 'tile_uint64'
     ],
     ('the converter has no builtin lowering for tfl.concatenation',
      "TF's TFLite converter failed"): [
@@ -530,9 +541,5 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
 }
 _TFJS_GAPS = {  # (why, error): cases
-    ('TF.js fails to run it (TFJSRuntimeError: TypeError: vals.subarray is not a function)',
-     'TypeError:\\s+vals\\.subarray\\s+is\\s+not\\s+a\\s+functi'): [
-        'pad_interior_empty'
-    ],
 }
 CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)

@@ -49,7 +49,9 @@ def _grouped_operand(ctx, x, shape, batch, first, second):
     if order != identity:
       x = tf.transpose(x, order)
   merged = [shape[d] for d in batch] + [math.prod(shape[d] for d in g) for g in groups]
-  if len(merged) != len(shape):
+  # Equal ranks do not mean equal shapes: (2, 1) read as [no free dims, two
+  # merged] is (1, 2).
+  if tuple(merged) != tuple(shape):
     x = ctx.reshape(x, merged)
   return x, transposed
 

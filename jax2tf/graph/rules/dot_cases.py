@@ -103,6 +103,10 @@ CASES += [
          rand((2,), seed=1), tol=(1e-5, 1e-6)),
     case("contract_3d_vec_f32", dot((((0,), (0,)), ((), ()))), rand((2,)),
          rand((2, 3, 4), seed=1), tol=(1e-5, 1e-6)),
+    # No contraction, two free dimensions on one side: a matrix read as
+    # [nothing, both merged] keeps its rank but not its shape (the
+    # gradient of a dot contracting a vector with a 3-D operand).
+    case("outer_matrix_vec_f32", dot((((), ()), ((), ()))), rand((2, 1)), rand((1,), seed=1)),
     case("multi_contract_f32", dot((((1, 3), (2, 0)), ((2,), (1,)))),
          rand((2, 3, 4, 5)), rand((5, 4, 3, 6), seed=1), tol=(1e-5, 1e-6),
          graph_ops=["Transpose", "BatchMatMulV2"]),

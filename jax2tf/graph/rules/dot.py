@@ -87,14 +87,49 @@ def _dot_general(
   lhs, rhs = tf.cast(lhs, dt), tf.cast(rhs, dt)
   lhs_rank, rhs_rank = len(ctx.avals_in[0].shape), len(ctx.avals_in[1].shape)
   flags = _matmul_flags(lhs_rank, rhs_rank, lhs_contract, rhs_contract, lhs_batch, rhs_batch)
-  if flags is not None:
+  dims = tuple(tuple(d) for d in (lhs_contract, rhs_contract, lhs_batch, rhs_batch))
+  if _contracts_one_element(ctx, lhs_contract):
+    res = _products(ctx, lhs, rhs, dims)
+  elif flags is not None:
     res = tf.linalg.matmul(lhs, rhs, transpose_a=flags[0], transpose_b=flags[1])
   elif lhs_rank + rhs_rank == 0:
     res = tf.multiply(lhs, rhs)
   else:
-    dims = (lhs_contract, rhs_contract, lhs_batch, rhs_batch)
-    res = _batched_matmul(ctx, lhs, rhs, tuple(tuple(d) for d in dims))
+    res = _batched_matmul(ctx, lhs, rhs, dims)
   return sem.cast_result(res, out_dtype)
+
+
+def _contracts_one_element(ctx, lhs_contract) -> bool:
+  shape = ctx.avals_in[0].shape
+  return all(isinstance(shape[d], int) and shape[d] == 1 for d in lhs_contract)
+
+
+def _products(ctx, lhs, rhs, dims):
+  """A dot_general that sums one product per result element (an outer product,
+  or contracted dimensions of size 1) as that product: XLA does so, keeping
+  -0.0 and inf * 0 = NaN, where a MatMul would add the product to +0.0."""
+  lhs_contract, rhs_contract, lhs_batch, rhs_batch = dims
+  lhs_shape, rhs_shape = ctx.avals_in[0].shape, ctx.avals_in[1].shape
+  lhs_free = [d for d in range(len(lhs_shape)) if d not in (*lhs_contract, *lhs_batch)]
+  rhs_free = [d for d in range(len(rhs_shape)) if d not in (*rhs_contract, *rhs_batch)]
+
+  def laid_out(x, order, out_shape):
+    if order != list(range(len(order))):
+      x = tf.transpose(x, order)
+    return ctx.reshape(x, out_shape)
+
+  batch = [lhs_shape[d] for d in lhs_batch]
+  a = laid_out(
+    lhs,
+    [*lhs_batch, *lhs_free, *lhs_contract],
+    batch + [lhs_shape[d] for d in lhs_free] + [1] * len(rhs_free),
+  )
+  b = laid_out(
+    rhs,
+    [*rhs_batch, *rhs_contract, *rhs_free],
+    batch + [1] * len(lhs_free) + [rhs_shape[d] for d in rhs_free],
+  )
+  return tf.multiply(a, b)
 
 
 # lax.ragged_dot: rows of `lhs` fall into consecutive groups of the given

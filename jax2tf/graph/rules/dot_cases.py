@@ -193,7 +193,7 @@ _TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
 }
 _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ('LiteRT fails to run it (RuntimeError: tflite/kernels/fully_connected.cc:# input->dims->data[input-)',
-     'tflite/kernels/fully_connected\\.cc:\\d+\\ input\\->dims\\-'): [
+     'tflite/kernels/fully_connected\\.cc:\\d+\\s+in'): [
         'einsum'
     ],
     ("LiteRT's kernels differ from XLA's: values differ",

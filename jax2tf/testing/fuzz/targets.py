@@ -123,6 +123,11 @@ class Runner:
     if mode == "litert":
       from jax2tf import lite  # the LiteRT runtime loads only behind its flag
 
+      if any(np.size(a) == 0 for args in program.args for a in args):
+        # LiteRT refuses such tensors ("Invalid tensor size.") or, for some
+        # kernels (REVERSE_V2), crashes the process: not run.
+        raise ValueError("Invalid tensor size. (an input with no elements; not run on LiteRT)")
+
       return [
         lite.run(_to_tflite(plain, args, program.polymorphic_shapes, ser.options), *args)
         for args in program.args

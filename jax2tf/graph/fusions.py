@@ -29,7 +29,8 @@ class Fused:
   lower: Callable[..., tf.Tensor]  # lower(*input tensors) -> the output
 
 
-def _is_var(v) -> bool:
+def is_var(v) -> bool:
+  """Whether a jaxpr operand is a variable (not a literal)."""
   return hasattr(v, "count") or not hasattr(v, "val")
 
 
@@ -42,18 +43,18 @@ class _Graph:
     self.uses: collections.Counter = collections.Counter()
     for i, eqn in enumerate(jaxpr.eqns):
       for v in eqn.invars:
-        if _is_var(v):
+        if is_var(v):
           self.uses[v] += 1
       for v in eqn.outvars:
         self.producer[v] = i
     for v in jaxpr.outvars:
-      if _is_var(v):
+      if is_var(v):
         self.uses[v] += 1
 
   def made_by(self, v, name: str, uses: int = 1):
     """The index of the equation named `name` producing `v`, if `v` is used
     exactly `uses` times; else None."""
-    if not _is_var(v) or self.uses[v] != uses:
+    if not is_var(v) or self.uses[v] != uses:
       return None
     i = self.producer.get(v)
     if i is None or self.eqns[i].primitive.name != name:
@@ -62,7 +63,7 @@ class _Graph:
 
 
 def _literal(v, value) -> bool:
-  if _is_var(v):
+  if is_var(v):
     return False
   return np.asarray(v.val).shape == () and np.asarray(v.val) == value
 

@@ -16,6 +16,8 @@ through `RuleContext.broadcast_by_users`.
 
 import collections
 
+from jax2tf.graph.fusions import is_var
+
 # Elementwise primitives whose rules give TF's broadcasting result for
 # operands of equal rank, some of them size-1 where the result is not.
 _BROADCASTING_USERS = frozenset(
@@ -26,10 +28,6 @@ _BROADCASTING_USERS = frozenset(
 _MAX_RANK = 4
 
 
-def _is_var(v) -> bool:
-  return hasattr(v, "count") or not hasattr(v, "val")
-
-
 def plan(jaxpr, fused: frozenset | set = frozenset()) -> set[int]:
   """Indices of the `broadcast_in_dim` equations of `jaxpr` that may leave
   their broadcasting to their users. `fused`: indices of equations lowered in
@@ -37,9 +35,9 @@ def plan(jaxpr, fused: frozenset | set = frozenset()) -> set[int]:
   users: dict = collections.defaultdict(list)
   for i, eqn in enumerate(jaxpr.eqns):
     for v in eqn.invars:
-      if _is_var(v):
+      if is_var(v):
         users[v].append(i)
-  outputs = {v for v in jaxpr.outvars if _is_var(v)}
+  outputs = {v for v in jaxpr.outvars if is_var(v)}
   candidates: dict = {}  # variable -> index of the broadcast producing it
   for i, eqn in enumerate(jaxpr.eqns):
     if eqn.primitive.name != "broadcast_in_dim" or i in fused or len(eqn.invars) != 1:
@@ -63,9 +61,9 @@ def plan(jaxpr, fused: frozenset | set = frozenset()) -> set[int]:
     for j in sorted({j for v in candidates for j in users[v]}):
       eqn = jaxpr.eqns[j]
       shape = eqn.outvars[0].aval.shape
-      full = any(_is_var(v) and v not in candidates and v.aval.shape == shape for v in eqn.invars)
+      full = any(is_var(v) and v not in candidates and v.aval.shape == shape for v in eqn.invars)
       if not full:
-        first = next(v for v in eqn.invars if _is_var(v) and v in candidates)
+        first = next(v for v in eqn.invars if is_var(v) and v in candidates)
         del candidates[first]
         changed = True
   return set(candidates.values())

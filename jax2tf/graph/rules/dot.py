@@ -92,8 +92,6 @@ def _dot_general(
     res = _products(ctx, lhs, rhs, dims)
   elif flags is not None:
     res = tf.linalg.matmul(lhs, rhs, transpose_a=flags[0], transpose_b=flags[1])
-  elif lhs_rank + rhs_rank == 0:
-    res = tf.multiply(lhs, rhs)
   else:
     res = _batched_matmul(ctx, lhs, rhs, dims)
   return sem.cast_result(res, out_dtype)

@@ -396,7 +396,7 @@ class _Lowered:
     if not assertions:  # static shapes, checked now
       self._checked_shapes.add(shapes)
       return tensors
-    if self._lower_assertions is not None and _in_xla_context():
+    if self._lower_assertions is not None and tf_private.tracing_for_xla():
       module = self._lazy.get_or_make("assertions", self._lower_assertions)
       # A control edge suffices: tf2xla compiles in an order that respects it.
       assertions = assertions + self.backend.call(module, tensors)
@@ -437,12 +437,6 @@ class _Lowered:
 def _no_results(*args, **kwargs):
   del args, kwargs
   return np.int32(0)
-
-
-def _in_xla_context() -> bool:
-  # True while tracing under tf.function(jit_compile=True), also in nested
-  # tf.functions; TF keeps this in its (internal) control-flow utilities.
-  return tf_private.graph_or_parents_in_xla_context(tf.compat.v1.get_default_graph())
 
 
 def _add_conversion_note(e: Exception, name: str, specs, names):

@@ -59,6 +59,16 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
 }
 
 
+def tracing_for_xla() -> bool:
+  """Whether the graph being built is traced under tf.function(jit_compile=True),
+  also from a tf.function nested in one. TF marks that tracing with an XLA
+  control-flow context; a graph traced without jit_compile and compiled later
+  (a SavedModel loaded into a jit_compile function) is not seen here."""
+  import tensorflow as tf
+
+  return __getattr__("graph_or_parents_in_xla_context")(tf.compat.v1.get_default_graph())
+
+
 def __getattr__(name: str) -> Any:
   return internals.lazy_getattr(globals(), REGISTRY, name, _owner)
 

@@ -56,14 +56,19 @@ def _grouped_operand(ctx, x, shape, batch, first, second):
   return x, transposed
 
 
+def _free_dims(shape, contract, batch) -> list[int]:
+  """The dimensions of an operand that are neither contracted nor batch."""
+  return [d for d in range(len(shape)) if d not in (*contract, *batch)]
+
+
 def _batched_matmul(ctx, lhs, rhs, dims):
   """Any dot_general as one MatMul/BatchMatMul between Transposes and
   Reshapes: the ops every runtime has fast kernels for (TF.js's wasm backend
   has no Einsum)."""
   lhs_contract, rhs_contract, lhs_batch, rhs_batch = dims
   lhs_shape, rhs_shape = ctx.avals_in[0].shape, ctx.avals_in[1].shape
-  lhs_free = [d for d in range(len(lhs_shape)) if d not in (*lhs_contract, *lhs_batch)]
-  rhs_free = [d for d in range(len(rhs_shape)) if d not in (*rhs_contract, *rhs_batch)]
+  lhs_free = _free_dims(lhs_shape, lhs_contract, lhs_batch)
+  rhs_free = _free_dims(rhs_shape, rhs_contract, rhs_batch)
   a, transpose_a = _grouped_operand(ctx, lhs, lhs_shape, lhs_batch, lhs_free, lhs_contract)
   b, transpose_b = _grouped_operand(ctx, rhs, rhs_shape, rhs_batch, rhs_contract, rhs_free)
   res = tf.linalg.matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b)
@@ -108,8 +113,8 @@ def _products(ctx, lhs, rhs, dims):
   -0.0 and inf * 0 = NaN, where a MatMul would add the product to +0.0."""
   lhs_contract, rhs_contract, lhs_batch, rhs_batch = dims
   lhs_shape, rhs_shape = ctx.avals_in[0].shape, ctx.avals_in[1].shape
-  lhs_free = [d for d in range(len(lhs_shape)) if d not in (*lhs_contract, *lhs_batch)]
-  rhs_free = [d for d in range(len(rhs_shape)) if d not in (*rhs_contract, *rhs_batch)]
+  lhs_free = _free_dims(lhs_shape, lhs_contract, lhs_batch)
+  rhs_free = _free_dims(rhs_shape, rhs_contract, rhs_batch)
 
   def laid_out(x, order, out_shape):
     if order != list(range(len(order))):

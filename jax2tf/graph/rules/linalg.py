@@ -408,18 +408,10 @@ def _eigh(ctx, x, *, lower, sort_eigenvalues, subset_by_index, algorithm=None, *
   return [_nan_unless(ok, v), _nan_unless(ok, w)]
 
 
-def _compiled_by_xla() -> bool:
-  """Whether the graph being built is traced under tf.function(jit_compile=True),
-  also from a tf.function nested in one. TF marks that tracing with an XLA
-  control-flow context; a graph traced without jit_compile and compiled later
-  (a SavedModel loaded into a jit_compile function) is not seen here."""
-  return tf_private.graph_or_parents_in_xla_context(tf.compat.v1.get_default_graph())
-
-
 def _refuse_under_jit_compile(primitive: str, tf_op: str, why: str = "") -> None:
   """Refuses, while tracing, a rule whose TF op has no XLA kernel when the
   graph is traced for XLA: TF would fail only when it compiles the graph."""
-  if not _compiled_by_xla():
+  if not tf_private.tracing_for_xla():
     return
   raise NotImplementedError(
     f"The JAX primitive '{primitive}' cannot be converted for tf.function(jit_compile=True): "

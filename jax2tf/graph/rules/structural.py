@@ -77,7 +77,7 @@ def _iota(ctx, *dyn, dtype, shape, dimension, sharding):
 def _broadcast_in_dim(ctx, operand, *dyn, shape, broadcast_dimensions, sharding):
   del sharding
   _no_dynamic_shapes(ctx.primitive, dyn)
-  if any(dim_eval.is_constant(d) and int(d) == 0 for d in shape):
+  if any(_is_zero(d) for d in shape):
     # Nothing to repeat; TF.js's BroadcastTo returns its input for a target
     # with no elements.
     return tf.zeros(ctx.shape(shape), operand.dtype)
@@ -154,8 +154,7 @@ def _pad(ctx, operand, padding_value, *, padding_config):
         "interior padding only as a constant",
       )
     # An empty axis stays empty (and TF.js concatenates no empty tensors).
-    empty = dim_eval.is_constant(shape[axis]) and int(shape[axis]) == 0
-    if int(interior) > 0 and not empty:
+    if int(interior) > 0 and not _is_zero(shape[axis]):
       operand, shape[axis] = _interior_pad(ctx, operand, padding_value, axis, shape, int(interior))
   lows = [ctx.dim(lo) for lo, _, _ in padding_config]
   highs = [ctx.dim(hi) for _, hi, _ in padding_config]

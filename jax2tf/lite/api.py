@@ -11,7 +11,7 @@ import numpy as np
 
 from jax2tf import artifacts, provenance
 from jax2tf.graph import semantics as sem
-from jax2tf.lite import converter, runtime, signature
+from jax2tf.lite import converter, rewrite, runtime, signature
 from jax2tf.options import require_bool
 
 logger = logging.getLogger("jax2tf.lite")
@@ -203,6 +203,11 @@ def _one_route(
       quantize=quantize,
       representative_dataset=representative_dataset,
     )
+  if route == "native":
+    # The converter leaves a polymorphic module's shapes to run-time
+    # arithmetic, which keeps LiteRT from planning (and XNNPack from running)
+    # everything after it, and its bias, ReLU and pool fusions undone.
+    content = rewrite.simplify(content)
   max_error = None
   if verify:
     args = _example_inputs(specs, traced.inputs)

@@ -12,6 +12,7 @@ from jax import lax
 import jax2tf
 from jax2tf import lite
 from jax2tf.lite import inspect as lite_inspect
+from tests.lite.litert_plan import operators_left_unsized
 
 
 def mlp(params, images, scale):
@@ -232,29 +233,6 @@ def test_same_conv_and_average_pool_are_single_ops():
   assert ops == {"CONV_2D": 1, "AVERAGE_POOL_2D": 1}, ops
 
 
-def _operators_left_unsized(model, batch: int) -> list[str]:
-  """The operators whose results LiteRT cannot size when it plans a batch:
-  dynamic tensors, sized again at every call (and kept off XNNPack), as is
-  everything the interpreter runs after the first of them."""
-  from ai_edge_litert import interpreter  # pylint: disable=import-outside-toplevel
-
-  runner = interpreter.Interpreter(
-    model_content=bytes(model),
-    experimental_op_resolver_type=interpreter.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
-  )
-  for detail in runner.get_input_details():
-    runner.resize_tensor_input(detail["index"], [batch, *detail["shape"][1:]])
-  runner.allocate_tensors()
-  tensors = {t["index"]: t for t in runner.get_tensor_details()}
-  unsized = []
-  for op in runner._get_ops_details():  # pylint: disable=protected-access
-    for i in op["outputs"]:
-      t = tensors[i]
-      if any(s == -1 and d != batch and d % batch for s, d in zip(t["shape_signature"], t["shape"])):
-        unsized.append(f"{op['op_name']} -> {t['name']}")
-  return unsized
-
-
 def test_a_polymorphic_batch_leaves_no_tensor_unsized():
   # An attention mask's broadcasts, a mean kept as (b, 3, 1), a reshape that
   # merges the batch: each would take a computed shape if lowered literally.
@@ -269,7 +247,7 @@ def test_a_polymorphic_batch_leaves_no_tensor_unsized():
     return rng.normal(size=(batch, 3, 5)).astype(np.float32), rng.random((batch, 5)) > 0.3
 
   model = jax2tf.to_tflite(f, *inputs(2), polymorphic_shapes=["(b, 3, 5)", "(b, 5)"])
-  assert _operators_left_unsized(model, 7) == []
+  assert operators_left_unsized(model, 7) == []
   for batch in (1, 7):
     x, keep = inputs(batch)
     (got,) = lite.run(model, x, keep)

@@ -1,0 +1,525 @@
+"""Rewrites of a converted flatbuffer that let LiteRT plan and fuse it.
+
+TF's converter legalizes a StableHLO module with a polymorphic batch into
+shape arithmetic computed at run time (`SHAPE` -> ... -> `RESHAPE` /
+`BROADCAST_TO`). LiteRT marks each such result a dynamic tensor and, from the
+first one on, re-prepares every operator at each call and keeps it off
+XNNPack; the same dynamic shapes stop the converter's own fusions (bias and
+activation into FULLY_CONNECTED and convolutions, `reduce_window` sums into
+average pools). These passes undo that on the flatbuffer, using the shape
+signatures the converter wrote; they change no number the model computes
+beyond the rounding of folded weights, biases and pools:
+
+- a reshape whose target has at most one unknown dimension gets a constant
+  target (`-1` there); a reshape or broadcast that keeps its operand's shape
+  is dropped;
+- an elementwise op reads the sources of its broadcast operands when its own
+  broadcasting of them gives its result shape (SELECT of one shape becomes
+  SELECT_V2, which broadcasts);
+- a comparison of broadcast constants (a mask from iotas) is folded, with the
+  casts and expand_dims after it, into a constant its users broadcast;
+- constants added, subtracted or multiplied per channel after a matmul or
+  convolution (its bias, an inference batch norm) go into its weights and
+  bias where that cannot turn a finite result infinite or lose a NaN;
+  `max(x, 0)` after one becomes its fused ReLU;
+- a windowed sum without padding divided by the window's size becomes an
+  average pool;
+- operators whose results nothing reads, subgraphs nothing calls, tensors
+  nothing uses and buffers no tensor holds are removed.
+
+The passes rely on what a module from JAX guarantees: operands broadcast to
+one shape agree on each symbolic dimension (an unknown dimension of a
+broadcast's operand is the result's, never a 1 to stretch). The passes
+append tensors and never renumber them; at the end the unused ones are
+dropped and the rest renumbered, in signatures too.
+"""
+
+import numpy as np
+from tensorflow.lite.python import schema_py_generated as schema
+
+from jax2tf.lite import flatbuffer
+from jax2tf.lite.flatbuffer import NUMPY_TYPES, Graph, ints
+
+Op = schema.BuiltinOperator
+Options = schema.BuiltinOptions
+Activation = schema.ActivationFunctionType
+TensorType = schema.TensorType
+
+# Elementwise ops whose TFLite kernels broadcast their operands (numpy rules),
+# up to rank 4 in every kernel.
+_BROADCASTING = frozenset(
+  {
+    Op.ADD,
+    Op.SUB,
+    Op.MUL,
+    Op.DIV,
+    Op.MAXIMUM,
+    Op.MINIMUM,
+    Op.SQUARED_DIFFERENCE,
+    Op.POW,
+    Op.FLOOR_DIV,
+    Op.FLOOR_MOD,
+    Op.LESS,
+    Op.LESS_EQUAL,
+    Op.GREATER,
+    Op.GREATER_EQUAL,
+    Op.EQUAL,
+    Op.NOT_EQUAL,
+    Op.LOGICAL_AND,
+    Op.LOGICAL_OR,
+    Op.SELECT_V2,
+  }
+)
+_MAX_BROADCAST_RANK = 4
+
+# Ops whose bias input (index 2) and fused activation a following ADD /
+# MAXIMUM can move into.
+_BIASED = {Op.FULLY_CONNECTED: 0, Op.CONV_2D: 0, Op.DEPTHWISE_CONV_2D: 3}
+_FUSES_ACTIVATION = frozenset(_BIASED) | {Op.ADD}
+
+# Ops with effects beyond their outputs, kept even when nothing reads them.
+_STATEFUL = frozenset(
+  {
+    Op.CALL_ONCE,
+    Op.VAR_HANDLE,
+    Op.READ_VARIABLE,
+    Op.ASSIGN_VARIABLE,
+    Op.CUSTOM,
+    Op.WHILE,
+    Op.IF,
+    Op.CALL,
+    Op.STABLEHLO_WHILE,
+    Op.STABLEHLO_CASE,
+    Op.STABLEHLO_CUSTOM_CALL,
+    Op.RANDOM_STANDARD_NORMAL,
+    Op.RANDOM_UNIFORM,
+    Op.MULTINOMIAL,
+    Op.HASHTABLE,
+    Op.HASHTABLE_FIND,
+    Op.HASHTABLE_IMPORT,
+    Op.HASHTABLE_SIZE,
+  }
+)
+
+# Ops folded on constants: exact in numpy as in LiteRT.
+_FOLDABLE = {
+  Op.LESS: np.less,
+  Op.LESS_EQUAL: np.less_equal,
+  Op.GREATER: np.greater,
+  Op.GREATER_EQUAL: np.greater_equal,
+  Op.EQUAL: np.equal,
+  Op.NOT_EQUAL: np.not_equal,
+  Op.LOGICAL_AND: np.logical_and,
+  Op.LOGICAL_OR: np.logical_or,
+}
+
+
+def _constant_reshape_targets(g: Graph) -> None:
+  producers = g.producers()
+  for op in g.ops:
+    if g.code(op) != Op.RESHAPE or len(op.inputs) < 2 or op.inputs[1] not in producers:
+      continue
+    target = g.signature(op.outputs[0])
+    if not target or target.count(-1) > 1 or 0 in target:
+      continue
+    op.inputs[1] = g.add_constant(np.array(target, np.int32), g.tensor(op.inputs[1]).name)
+    if isinstance(op.builtinOptions, schema.ReshapeOptionsT):
+      op.builtinOptions.newShape = list(target)
+    g.changed = True
+
+
+def _drop_identities(g: Graph) -> None:
+  """Reshapes and broadcasts to their operand's own shape."""
+  doomed = []
+  for op in g.ops:
+    if g.code(op) not in (Op.RESHAPE, Op.BROADCAST_TO):
+      continue
+    source, result = op.inputs[0], op.outputs[0]
+    shape = g.signature(source)
+    if g.is_output(result) or shape != g.signature(result) or shape.count(-1) > 1 or 0 in shape:
+      continue
+    if g.tensor(source).type != g.tensor(result).type:
+      continue
+    g.replace_uses(result, source)
+    doomed.append(op)
+  g.remove(doomed)
+
+
+def _broadcasting_selects(g: Graph) -> None:
+  # SELECT of operands of one shape is SELECT_V2 (which also broadcasts);
+  # SELECT's other meaning, a rank-1 condition picking rows, needs the
+  # shapes to differ.
+  for op in g.ops:
+    if g.code(op) != Op.SELECT:
+      continue
+    shape = g.signature(op.outputs[0])
+    if all(g.signature(i) == shape for i in op.inputs):
+      op.opcodeIndex = g.opcode_index(Op.SELECT_V2)
+      op.builtinOptionsType = Options.SelectV2Options
+      op.builtinOptions = schema.SelectV2OptionsT()
+      g.changed = True
+
+
+def _broadcast_signatures(shapes) -> list[int] | None:
+  """The numpy broadcast of shape signatures, None where it is not known.
+
+  An unknown dimension (-1) meets only 1 or another unknown one: in a module
+  from JAX, operands broadcast to one shape agree on each symbolic dimension.
+  """
+  rank = max(len(s) for s in shapes)
+  out = []
+  for axis in range(rank):
+    dims = {s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0} - {1}
+    if len(dims) > 1:
+      return None
+    out.append(dims.pop() if dims else 1)
+  return out
+
+
+def _broadcast_sources(g: Graph, producers, op) -> list[int]:
+  """`op`'s operands, each broadcast one replaced by the broadcast's source."""
+  return [
+    producers[i].inputs[0] if i in producers and g.code(producers[i]) == Op.BROADCAST_TO else i
+    for i in op.inputs
+  ]
+
+
+def _leave_broadcasts_to_users(g: Graph) -> None:
+  """An elementwise op reads the sources of its broadcast operands when the
+  op's own broadcasting of them gives its result shape."""
+  producers = g.producers()
+  for op in g.ops:
+    if g.code(op) not in _BROADCASTING:
+      continue
+    sources = _broadcast_sources(g, producers, op)
+    shape = g.signature(op.outputs[0])
+    if sources == op.inputs or len(shape) > _MAX_BROADCAST_RANK:
+      continue
+    if _broadcast_signatures([g.signature(i) for i in sources]) == shape:
+      op.inputs = sources
+      g.changed = True
+
+
+def _fold_constant_broadcasts(g: Graph) -> None:
+  """A comparison of broadcast constants (a mask built from iotas) is a
+  constant; it and the casts and expand_dims after it are folded, each left
+  at its static shape, so that the ops reading the mask broadcast it."""
+  producers = g.producers()
+  readers = g.readers()
+  for op in g.ops:
+    if g.code(op) not in _FOLDABLE or -1 not in g.signature(op.outputs[0]):
+      continue
+    sources = _broadcast_sources(g, producers, op)
+    values = [g.constant(i) for i in sources]
+    if any(v is None for v in values):
+      continue
+    plan: list = []
+    if _plan_constant(g, readers, op.outputs[0], _FOLDABLE[g.code(op)](*values), plan):
+      for reader, position, value in plan:
+        reader.inputs[position] = g.add_constant(value, g.tensor(op.outputs[0]).name)
+      g.changed = True
+
+
+def _plan_constant(g: Graph, readers, tensor: int, value: np.ndarray, plan: list) -> bool:
+  """Whether every reader of `tensor` (which holds `value` broadcast to its
+  shape) can take `value` instead; the substitutions go into `plan`."""
+  shape = g.signature(tensor)
+  if g.is_output(tensor) or value.ndim > len(shape):
+    return False
+  value = value.reshape((1,) * (len(shape) - value.ndim) + value.shape)
+  for reader in readers.get(tensor, []):
+    code = g.code(reader)
+    others = [g.constant(i) for i in reader.inputs if i != tensor]
+    if code in _FOLDABLE and all(v is not None for v in others):
+      operands = [value if i == tensor else g.constant(i) for i in reader.inputs]
+      if not _plan_constant(g, readers, reader.outputs[0], _FOLDABLE[code](*operands), plan):
+        return False
+    elif code in _BROADCASTING:
+      position = reader.inputs.index(tensor)
+      others = [g.signature(i) for i in reader.inputs if i != tensor]
+      result = g.signature(reader.outputs[0])
+      if (
+        _broadcast_signatures(others + [list(value.shape)]) != result
+        or len(result) > _MAX_BROADCAST_RANK
+      ):
+        return False
+      plan.append((reader, position, value))
+    elif code == Op.BROADCAST_TO and reader.inputs[0] == tensor:
+      if not _plan_constant(g, readers, reader.outputs[0], value, plan):
+        return False
+    elif code == Op.EXPAND_DIMS and g.constant(reader.inputs[1]) is not None:
+      axis = int(g.constant(reader.inputs[1]).ravel()[0])
+      if not _plan_constant(g, readers, reader.outputs[0], np.expand_dims(value, axis), plan):
+        return False
+    elif code == Op.CAST and value.dtype.kind in "bi":
+      target = NUMPY_TYPES.get(g.tensor(reader.outputs[0]).type)
+      if target is None or not _plan_constant(
+        g, readers, reader.outputs[0], value.astype(target), plan
+      ):
+        return False
+    else:
+      return False
+  return True
+
+
+def _only_reader(g: Graph, readers, tensor: int):
+  users = readers.get(tensor, [])
+  if len(users) != 1 or g.is_output(tensor):
+    return None
+  return users[0]
+
+
+def _options_activation(op) -> int | None:
+  return getattr(op.builtinOptions, "fusedActivationFunction", None)
+
+
+def _per_channel(g: Graph, op, tensor: int, channels: int, block: list[int]):
+  """The constant operand of `op` beside `tensor`, as one value per channel,
+  or None. The channels are `tensor`'s trailing `block` of dimensions (the
+  last one, or those a reshape split it into); the constant may vary only
+  along them."""
+  others = [i for i in op.inputs if i != tensor]
+  value = g.constant(others[0]) if len(others) == 1 and len(op.inputs) == 2 else None
+  if value is None or value.dtype != np.float32:
+    return None
+  if value.ndim > len(block):
+    if set(value.shape[: -len(block)]) - {1}:
+      return None
+    value = value.reshape(value.shape[-len(block) :])
+  try:
+    return np.broadcast_to(value, block).reshape([channels]).astype(np.float32)
+  except ValueError:
+    return None
+
+
+def _channel_split(g: Graph, reshape, channels: int) -> list[int] | None:
+  """The dimensions a reshape splits the last (channel) dimension into,
+  keeping the others, or None for any other reshape."""
+  source, target = g.signature(reshape.inputs[0]), g.signature(reshape.outputs[0])
+  keep = len(source) - 1
+  block = target[keep:]
+  if target[:keep] != source[:keep] or source[:keep].count(-1) > 1 or source[-1:] != [channels]:
+    return None
+  if not block or min(block) < 1 or int(np.prod(block)) != channels:
+    return None
+  return block
+
+
+def _fold_affine(g: Graph) -> None:
+  """Constants added, subtracted or multiplied per output channel after a
+  matmul or convolution (its bias, an inference batch norm), also across a
+  reshape that splits the channels (attention heads), go into its weights and
+  bias, as TF's converter does for TF graphs."""
+  for op in g.ops:
+    code = g.code(op)
+    if code not in _BIASED or any(g.tensor(i).type != TensorType.FLOAT32 for i in op.inputs[:2]):
+      continue
+    weights = g.constant(op.inputs[1])
+    if weights is None:
+      continue
+    channel_axis = _BIASED[code]
+    channels = weights.shape[channel_axis]
+    has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0
+    bias = g.constant(op.inputs[2]) if has_bias else np.zeros([channels], np.float32)
+    if bias is None:
+      continue
+    folded = False
+    while _options_activation(op) == Activation.NONE:
+      readers = g.readers()
+      reshape = _only_reader(g, readers, op.outputs[0])
+      block = [channels]
+      if reshape is not None and g.code(reshape) == Op.RESHAPE:
+        block = _channel_split(g, reshape, channels) or []
+        tensor = reshape.outputs[0]
+      else:
+        reshape, tensor = None, op.outputs[0]
+      affine = _only_reader(g, readers, tensor) if block else None
+      if affine is None or g.code(affine) not in (Op.ADD, Op.SUB, Op.MUL):
+        break
+      value = _per_channel(g, affine, tensor, channels, block)
+      if value is None or g.signature(affine.outputs[0]) != g.signature(tensor):
+        break
+      if g.code(affine) == Op.SUB and affine.inputs[0] != tensor:
+        break
+      if g.code(affine) == Op.MUL:
+        if not (np.isfinite(value).all() and value.all()):
+          break  # x * 0 and x * inf keep NaN and inf that scaled weights lose
+        shape = [1] * weights.ndim
+        shape[channel_axis] = channels
+        with np.errstate(over="ignore"):
+          scaled, scaled_bias = weights * value.reshape(shape), bias * value
+        if not (np.isfinite(scaled).all() and np.isfinite(scaled_bias).all()):
+          break  # weights that overflow would turn finite products into inf
+        weights, bias = scaled, scaled_bias
+      else:
+        bias = bias + value if g.code(affine) == Op.ADD else bias - value
+      (reshape or op).outputs = list(affine.outputs)
+      op.builtinOptions.fusedActivationFunction = _options_activation(affine) or Activation.NONE
+      g.remove([affine])
+      folded = True
+    if folded:
+      name = g.tensor(op.inputs[1]).name or b"weights"
+      op.inputs = [
+        op.inputs[0],
+        g.add_constant(weights, name),
+        g.add_constant(bias, name + b"/bias"),
+      ]
+
+
+def _fully_connected_keep_dims(g: Graph) -> None:
+  """A reshape merging the leading dimensions into one before a
+  FULLY_CONNECTED, whose result is only reshaped, is left to the op itself
+  (keep_num_dims), as Keras's Dense layers are converted."""
+  producers = g.producers()
+  readers = g.readers()
+  for op in g.ops:
+    if g.code(op) != Op.FULLY_CONNECTED or op.builtinOptions is None:
+      continue
+    merge = producers.get(op.inputs[0])
+    if merge is None or g.code(merge) != Op.RESHAPE:
+      continue
+    source, merged = g.signature(merge.inputs[0]), g.signature(op.inputs[0])
+    if len(merged) != 2 or len(source) < 3 or source[-1] != merged[-1] or source.count(-1) > 1:
+      continue
+    result = op.outputs[0]
+    users = readers.get(result, [])
+    if (
+      not users
+      or g.is_output(result)
+      or any(g.code(u) != Op.RESHAPE or u.inputs[0] != result for u in users)
+    ):
+      continue
+    op.inputs[0] = merge.inputs[0]
+    op.builtinOptions.keepNumDims = True
+    out = g.tensor(result)
+    out.shapeSignature = source[:-1] + [g.signature(result)[-1]]
+    out.shape = [max(d, 1) for d in out.shapeSignature]
+    g.changed = True
+
+
+def _fuse_relu(g: Graph) -> None:
+  readers = g.readers()
+  producers = g.producers()
+  doomed = []
+  for op in g.ops:
+    if g.code(op) != Op.MAXIMUM:
+      continue
+    for x, zero in (op.inputs, op.inputs[::-1]):
+      value = g.constant(zero)
+      source = producers.get(x)
+      if value is None or value.dtype != np.float32 or value.size != 1 or value.any():
+        continue
+      if source is None or g.code(source) not in _FUSES_ACTIVATION:
+        continue
+      if _options_activation(source) != Activation.NONE:
+        continue
+      if _only_reader(g, readers, x) is not op or g.signature(op.outputs[0]) != g.signature(x):
+        continue
+      source.builtinOptions.fusedActivationFunction = Activation.RELU
+      source.outputs = list(op.outputs)
+      doomed.append(op)
+      break
+  g.remove(doomed)
+
+
+def _is_sum_body(model, index: int) -> bool:
+  body = Graph(model, index)
+  return len(body.ops) == 1 and body.code(body.ops[0]) == Op.ADD
+
+
+def _average_pools(g: Graph) -> None:
+  readers = g.readers()
+  doomed = []
+  for op in g.ops:
+    if g.code(op) != Op.STABLEHLO_REDUCE_WINDOW:
+      continue
+    w = op.builtinOptions2
+    if not isinstance(w, schema.StablehloReduceWindowOptionsT):
+      continue
+    window = ints(w.windowDimensions)
+    ones = [1] * len(window)
+    strides = ints(w.windowStrides) or ones
+    if len(window) != 4 or window[0] != 1 or window[3] != 1 or strides[0] != 1 or strides[3] != 1:
+      continue
+    if (ints(w.baseDilations) or ones) != ones or (ints(w.windowDilations) or ones) != ones:
+      continue
+    if any(ints(w.padding)):
+      continue
+    x, init = op.inputs[:2]
+    if g.tensor(x).type != TensorType.FLOAT32 or len(op.inputs) != 2:
+      continue
+    init_value = g.constant(init)
+    if init_value is None or init_value.size != 1 or init_value.any():
+      continue
+    if not _is_sum_body(g.model, w.bodySubgraphIndex):
+      continue
+    div = _only_reader(g, readers, op.outputs[0])
+    if div is None or g.code(div) != Op.DIV or div.inputs[0] != op.outputs[0]:
+      continue
+    count = g.constant(div.inputs[1])
+    if count is None or count.size != 1 or float(count.ravel()[0]) != window[1] * window[2]:
+      continue
+    if _options_activation(div) not in (None, Activation.NONE):
+      continue
+    op.opcodeIndex = g.opcode_index(Op.AVERAGE_POOL_2D)
+    op.inputs = [x]
+    op.outputs = list(div.outputs)
+    op.builtinOptions2Type, op.builtinOptions2 = 0, None
+    op.builtinOptionsType = Options.Pool2DOptions
+    op.builtinOptions = schema.Pool2DOptionsT(
+      padding=schema.Padding.VALID,
+      strideW=strides[2],
+      strideH=strides[1],
+      filterWidth=window[2],
+      filterHeight=window[1],
+      fusedActivationFunction=Activation.NONE,
+    )
+    doomed.append(div)
+    g.changed = True
+  g.remove(doomed)
+
+
+def _remove_unread(g: Graph) -> None:
+  while True:
+    readers = g.readers()
+    doomed = [
+      op
+      for op in g.ops
+      if g.code(op) not in _STATEFUL and not any(i in readers or g.is_output(i) for i in op.outputs)
+    ]
+    if not doomed:
+      return
+    g.remove(doomed)
+
+
+_PASSES = (
+  _constant_reshape_targets,
+  _drop_identities,
+  _broadcasting_selects,
+  _leave_broadcasts_to_users,
+  _fold_constant_broadcasts,
+  _leave_broadcasts_to_users,
+  _remove_unread,
+  _drop_identities,
+  _average_pools,
+  _fully_connected_keep_dims,
+  _drop_identities,
+  _fold_affine,
+  _fuse_relu,
+  _remove_unread,
+)
+
+
+def simplify(content: bytes) -> bytes:
+  """The flatbuffer with the rewrites above applied (the same bytes when none
+  applies)."""
+  model = flatbuffer.load(content)
+  if not flatbuffer.rewritable(model):
+    return content
+  graphs = [Graph(model, n) for n in range(len(model.subgraphs))]
+  for g in graphs:
+    for rewrite in _PASSES:
+      rewrite(g)
+  if not any(g.changed for g in graphs):
+    return content
+  return flatbuffer.dump(model, len(content))

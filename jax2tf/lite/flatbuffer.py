@@ -89,6 +89,14 @@ class Graph:
           out.setdefault(i, []).append(op)
     return out
 
+  def only_reader(self, readers, tensor: int):
+    """The one op reading `tensor` (given `readers()`), or None when several
+    do or the subgraph returns it."""
+    users = readers.get(tensor, [])
+    if len(users) != 1 or self.is_output(tensor):
+      return None
+    return users[0]
+
   def is_output(self, i: int) -> bool:
     return i in self.subgraph.outputs
 

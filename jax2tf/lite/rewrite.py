@@ -23,7 +23,8 @@ beyond the rounding of folded weights, biases and pools:
   bias where that cannot turn a finite result infinite or lose a NaN;
   `max(x, 0)` after one becomes its fused ReLU;
 - a windowed sum without padding divided by the window's size becomes an
-  average pool;
+  average pool; softmax and tanh-GELU become SOFTMAX and GELU
+  (activations.py);
 - operators whose results nothing reads, subgraphs nothing calls, tensors
   nothing uses and buffers no tensor holds are removed.
 
@@ -37,7 +38,7 @@ dropped and the rest renumbered, in signatures too.
 import numpy as np
 from tensorflow.lite.python import schema_py_generated as schema
 
-from jax2tf.lite import flatbuffer
+from jax2tf.lite import activations, flatbuffer
 from jax2tf.lite.flatbuffer import NUMPY_TYPES, Graph, ints
 
 Op = schema.BuiltinOperator
@@ -262,13 +263,6 @@ def _plan_constant(g: Graph, readers, tensor: int, value: np.ndarray, plan: list
   return True
 
 
-def _only_reader(g: Graph, readers, tensor: int):
-  users = readers.get(tensor, [])
-  if len(users) != 1 or g.is_output(tensor):
-    return None
-  return users[0]
-
-
 def _options_activation(op) -> int | None:
   return getattr(op.builtinOptions, "fusedActivationFunction", None)
 
@@ -326,14 +320,14 @@ def _fold_affine(g: Graph) -> None:
     folded = False
     while _options_activation(op) == Activation.NONE:
       readers = g.readers()
-      reshape = _only_reader(g, readers, op.outputs[0])
+      reshape = g.only_reader(readers, op.outputs[0])
       block = [channels]
       if reshape is not None and g.code(reshape) == Op.RESHAPE:
         block = _channel_split(g, reshape, channels) or []
         tensor = reshape.outputs[0]
       else:
         reshape, tensor = None, op.outputs[0]
-      affine = _only_reader(g, readers, tensor) if block else None
+      affine = g.only_reader(readers, tensor) if block else None
       if affine is None or g.code(affine) not in (Op.ADD, Op.SUB, Op.MUL):
         break
       value = _per_channel(g, affine, tensor, channels, block)
@@ -413,7 +407,7 @@ def _fuse_relu(g: Graph) -> None:
         continue
       if _options_activation(source) != Activation.NONE:
         continue
-      if _only_reader(g, readers, x) is not op or g.signature(op.outputs[0]) != g.signature(x):
+      if g.only_reader(readers, x) is not op or g.signature(op.outputs[0]) != g.signature(x):
         continue
       source.builtinOptions.fusedActivationFunction = Activation.RELU
       source.outputs = list(op.outputs)
@@ -453,7 +447,7 @@ def _average_pools(g: Graph) -> None:
       continue
     if not _is_sum_body(g.model, w.bodySubgraphIndex):
       continue
-    div = _only_reader(g, readers, op.outputs[0])
+    div = g.only_reader(readers, op.outputs[0])
     if div is None or g.code(div) != Op.DIV or div.inputs[0] != op.outputs[0]:
       continue
     count = g.constant(div.inputs[1])
@@ -506,6 +500,8 @@ _PASSES = (
   _drop_identities,
   _fold_affine,
   _fuse_relu,
+  activations.fuse_softmax,
+  activations.fuse_gelu,
   _remove_unread,
 )
 

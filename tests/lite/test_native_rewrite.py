@@ -120,3 +120,14 @@ def test_a_causal_mask_becomes_a_constant_the_select_broadcasts():
 def test_a_model_without_those_patterns_comes_back_unchanged():
   model = jax2tf.to_tflite(lambda x: jnp.tanh(x) @ _normal(3, 3), _normal(2, 3), route="graph")
   assert rewrite.simplify(bytes(model)) == bytes(model)
+
+
+@pytest.mark.parametrize("fun, op", [(jax.nn.softmax, "SOFTMAX"), (jax.nn.gelu, "GELU")])
+def test_softmax_and_gelu_are_single_ops_with_jax_specials(fun, op):
+  model = _native(fun, _normal(2, 4), "(b, 4)")
+  assert lite_inspect.op_counts(model) == {op: 1}
+  assert operators_left_unsized(model, 6) == []
+  x = _normal(6, 4)
+  # Rows holding NaN, +inf, -inf, all -inf (JAX: NaN, NaN, a zero, NaN).
+  x[1, 0], x[2, 1], x[3, 2], x[4] = np.nan, np.inf, -np.inf, -np.inf
+  _assert_like_jax(model, fun, x)

@@ -1,0 +1,145 @@
+"""Softmax and GELU as the single LiteRT ops TF's converter fuses them into
+from TF graphs but not from a polymorphic StableHLO module.
+
+From JAX's module with a dynamic batch the converter leaves `jax.nn.softmax`
+as REDUCE_MAX -> MAXIMUM(-inf) -> SUB -> EXP -> SUM -> DIV and the tanh form
+of `jax.nn.gelu` as nine elementwise ops. LiteRT's SOFTMAX and GELU compute
+JAX's values on these inputs, NaN and infinities included (a row holding NaN
+or +inf is all NaN, as in JAX; the unfused chain's MAXIMUM drops the NaN).
+"""
+
+import numpy as np
+from tensorflow.lite.python import schema_py_generated as schema
+
+from jax2tf.lite.flatbuffer import Graph
+
+Op = schema.BuiltinOperator
+
+_GELU_CUBIC = np.float32(0.044715)
+_GELU_SCALE = np.float32(np.sqrt(2 / np.pi))
+
+
+def _scalar(g: Graph, i: int):
+  value = g.constant(i)
+  if value is None or value.size != 1 or value.dtype != np.float32:
+    return None
+  return value.ravel()[0]
+
+
+def _unary_chain(g: Graph, readers, tensor: int, code: int, constant):
+  """The op that alone reads `tensor` if it is `code` with the scalar
+  `constant` as its other operand, else None."""
+  op = g.only_reader(readers, tensor)
+  if op is None or g.code(op) != code or len(op.inputs) != 2:
+    return None
+  other = op.inputs[1] if op.inputs[0] == tensor else op.inputs[0]
+  return op if _scalar(g, other) == constant else None
+
+
+def _last_axis(g: Graph, reduce, rank: int) -> bool:
+  axes = g.constant(reduce.inputs[1])
+  return axes is not None and axes.size == 1 and int(axes.ravel()[0]) % rank == rank - 1
+
+
+def _keep_last_axis(g: Graph, readers, reduce, rank: int):
+  """The tensor holding `reduce`'s result with the reduced axis kept (its
+  own, or that of the EXPAND_DIMS alone reading it), or None."""
+  result = reduce.outputs[0]
+  if getattr(reduce.builtinOptions, "keepDims", False):
+    return result
+  expand = g.only_reader(readers, result)
+  if expand is None or g.code(expand) != Op.EXPAND_DIMS:
+    return None
+  axis = g.constant(expand.inputs[1])
+  if axis is None or axis.size != 1 or int(axis.ravel()[0]) % rank != rank - 1:
+    return None
+  return expand.outputs[0]
+
+
+def fuse_softmax(g: Graph) -> None:
+  readers = g.readers()
+  for top in list(g.ops):
+    if g.code(top) != Op.REDUCE_MAX:
+      continue
+    x = top.inputs[0]
+    rank = len(g.signature(x))
+    if rank == 0 or g.tensor(x).type != schema.TensorType.FLOAT32 or not _last_axis(g, top, rank):
+      continue
+    # JAX's max starts from -inf: a MAXIMUM with it may follow (-inf, or
+    # the lowest float32, as the converter writes infinite constants); either
+    # leaves a row of -inf all NaN, as SOFTMAX does.
+    floor = _unary_chain(g, readers, top.outputs[0], Op.MAXIMUM, -np.inf) or _unary_chain(
+      g, readers, top.outputs[0], Op.MAXIMUM, np.finfo(np.float32).min
+    )
+    peak = _keep_last_axis(g, readers, floor or top, rank)
+    sub = g.only_reader(readers, peak) if peak is not None else None
+    if sub is None or g.code(sub) != Op.SUB or sub.inputs != [x, peak]:
+      continue
+    exp = g.only_reader(readers, sub.outputs[0])
+    if exp is None or g.code(exp) != Op.EXP:
+      continue
+    users = readers.get(exp.outputs[0], [])
+    total = next((u for u in users if g.code(u) == Op.SUM), None)
+    div = next((u for u in users if g.code(u) == Op.DIV), None)
+    if len(users) != 2 or total is None or div is None or not _last_axis(g, total, rank):
+      continue
+    if div.inputs != [exp.outputs[0], _keep_last_axis(g, readers, total, rank)]:
+      continue
+    div.opcodeIndex = g.opcode_index(Op.SOFTMAX)
+    div.inputs = [x]
+    div.builtinOptionsType = schema.BuiltinOptions.SoftmaxOptions
+    div.builtinOptions = schema.SoftmaxOptionsT(beta=1.0)
+    g.changed = True  # the chain before it is left to the removal of unread ops
+
+
+def fuse_gelu(g: Graph) -> None:
+  """x * (0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x*x*x)))), in any
+  operand order, is GELU(approximate=True)."""
+  readers = g.readers()
+  producers = g.producers()
+
+  def made_by(tensor: int, code: int, *operands):
+    op = producers.get(tensor)
+    if op is None or g.code(op) != code or g.only_reader(readers, tensor) is None:
+      return None
+    return op if sorted(op.inputs) == sorted(operands) or not operands else None
+
+  for tanh in list(g.ops):
+    if g.code(tanh) != Op.TANH or g.tensor(tanh.inputs[0]).type != schema.TensorType.FLOAT32:
+      continue
+    scaled = made_by(tanh.inputs[0], Op.MUL)
+    if scaled is None or _GELU_SCALE not in [_scalar(g, i) for i in scaled.inputs]:
+      continue
+    inner = made_by(next((i for i in scaled.inputs if _scalar(g, i) != _GELU_SCALE), -1), Op.ADD)
+    if inner is None:
+      continue
+    matched = None
+    for x, cubic in (inner.inputs, inner.inputs[::-1]):
+      times = made_by(cubic, Op.MUL)
+      if times is None or _GELU_CUBIC not in [_scalar(g, i) for i in times.inputs]:
+        continue
+      cube = made_by(next((i for i in times.inputs if _scalar(g, i) != _GELU_CUBIC), -1), Op.MUL)
+      square = cube and next((i for i in cube.inputs if i != x), None)
+      if (
+        cube is not None
+        and square is not None
+        and made_by(square, Op.MUL, x, x)
+        and x in cube.inputs
+      ):
+        matched = x
+    if matched is None:
+      continue
+    plus_one = _unary_chain(g, readers, tanh.outputs[0], Op.ADD, 1.0)
+    half = plus_one and _unary_chain(g, readers, plus_one.outputs[0], Op.MUL, 0.5)
+    final = half and g.only_reader(readers, half.outputs[0])
+    if (
+      not final
+      or g.code(final) != Op.MUL
+      or sorted(final.inputs) != sorted([matched, half.outputs[0]])
+    ):
+      continue
+    final.opcodeIndex = g.opcode_index(Op.GELU)
+    final.inputs = [matched]
+    final.builtinOptionsType = schema.BuiltinOptions.GeluOptions
+    final.builtinOptions = schema.GeluOptionsT(approximate=True)
+    g.changed = True

@@ -203,11 +203,11 @@ def _one_route(
       quantize=quantize,
       representative_dataset=representative_dataset,
     )
-  if route == "native":
-    # The converter leaves a polymorphic module's shapes to run-time
-    # arithmetic, which keeps LiteRT from planning (and XNNPack from running)
-    # everything after it, and its bias, ReLU and pool fusions undone.
-    content = rewrite.simplify(content)
+  # Native: the converter leaves a polymorphic module's shapes to run-time
+  # arithmetic, which keeps LiteRT from planning (and XNNPack from running)
+  # everything after it, and its bias, ReLU and pool fusions undone. Graph:
+  # the ABS after each ReLU can often go or move past a pool.
+  content = rewrite.simplify(content, route)
   max_error = None
   if verify:
     args = _example_inputs(specs, traced.inputs)

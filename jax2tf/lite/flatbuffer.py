@@ -129,6 +129,16 @@ class Graph:
     self.subgraph.tensors.append(t)
     return len(self.subgraph.tensors) - 1
 
+  def add_tensor_like(self, i: int) -> int:
+    """A new tensor of tensor `i`'s type, shape and signature."""
+    like = self.tensor(i)
+    t = schema.TensorT()
+    t.shape, t.type, t.name = list(like.shape), like.type, (like.name or b"") + b"/moved"
+    t.shapeSignature = None if like.shapeSignature is None else list(like.shapeSignature)
+    t.quantization = like.quantization
+    self.subgraph.tensors.append(t)
+    return len(self.subgraph.tensors) - 1
+
   def opcode_index(self, code: int) -> int:
     for n, c in enumerate(self.model.operatorCodes):
       if max(c.builtinCode, c.deprecatedBuiltinCode) == code:

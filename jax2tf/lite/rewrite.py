@@ -38,7 +38,7 @@ dropped and the rest renumbered, in signatures too.
 import numpy as np
 from tensorflow.lite.python import schema_py_generated as schema
 
-from jax2tf.lite import activations, flatbuffer
+from jax2tf.lite import activations, flatbuffer, signed_zeros
 from jax2tf.lite.flatbuffer import NUMPY_TYPES, Graph, ints
 
 Op = schema.BuiltinOperator
@@ -506,15 +506,25 @@ _PASSES = (
 )
 
 
-def simplify(content: bytes) -> bytes:
-  """The flatbuffer with the rewrites above applied (the same bytes when none
-  applies)."""
+# The graph route's flatbuffers come from TF ops written for LiteRT: only
+# the passes that keep its semantics bit for bit apply.
+_GRAPH_PASSES = (
+  signed_zeros.abs_after_pools,
+  signed_zeros.drop_abs_before_biased_ops,
+  _remove_unread,
+)
+PASSES = {"native": _PASSES, "graph": _GRAPH_PASSES}
+
+
+def simplify(content: bytes, route: str = "native") -> bytes:
+  """The flatbuffer `to_tflite` converted on `route`, with that route's
+  rewrites applied (the same bytes when none applies)."""
   model = flatbuffer.load(content)
   if not flatbuffer.rewritable(model):
     return content
   graphs = [Graph(model, n) for n in range(len(model.subgraphs))]
   for g in graphs:
-    for rewrite in _PASSES:
+    for rewrite in PASSES[route]:
       rewrite(g)
   if not any(g.changed for g in graphs):
     return content

@@ -1,0 +1,73 @@
+"""The graph route's ABS after a ReLU (XLA's relu(-0.0) is +0.0) moves past
+pools and goes where a biased matmul or convolution reads the value; JAX's
+zeros keep their signs (jax2tf/lite/signed_zeros.py)."""
+
+import jax
+import numpy as np
+import pytest
+from jax import lax
+
+import jax2tf
+from jax2tf import lite
+from jax2tf.lite import inspect as lite_inspect
+
+_NHWC = ("NHWC", "HWIO", "NHWC")
+
+
+def _conv(x, w):
+  return lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=_NHWC)
+
+
+def _graph(fun, x):
+  return jax2tf.to_tflite(fun, x, polymorphic_shapes=["(b, 6, 6, 2)"], route="graph")
+
+
+def _inputs(batch):
+  rng = np.random.default_rng(batch)
+  x = rng.normal(size=(batch, 6, 6, 2)).astype(np.float32)
+  x[0] = 0.0  # every product -0.0 with negative weights: the ReLU sees -0.0
+  return x
+
+
+def _assert_same_with_zero_signs(model, fun, x):
+  (got,) = lite.run(model, x)
+  want = np.asarray(jax.jit(fun)(x))
+  np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+  zeros = want == 0
+  np.testing.assert_array_equal(np.signbit(got[zeros]), np.signbit(want[zeros]))
+
+
+def _op_names(model):
+  from ai_edge_litert import interpreter  # pylint: disable=import-outside-toplevel
+
+  runner = interpreter.Interpreter(model_content=bytes(model))
+  return [op["op_name"] for op in runner._get_ops_details()]  # pylint: disable=protected-access
+
+
+def test_the_abs_moves_after_a_pool():
+  w = -np.abs(np.random.default_rng(0).normal(size=(3, 3, 2, 4))).astype(np.float32)
+
+  def f(x):
+    y = jax.nn.relu(_conv(x, w))
+    return lax.reduce_window(y, 0.0, lax.add, (1, 2, 2, 1), (1, 2, 2, 1), "VALID") / 4.0
+
+  model = _graph(f, _inputs(2))
+  assert _op_names(model) == ["CONV_2D", "AVERAGE_POOL_2D", "ABS"]
+  for batch in (1, 3):
+    _assert_same_with_zero_signs(model, f, _inputs(batch))
+
+
+@pytest.mark.parametrize("bias_has_a_zero", [False, True])
+def test_the_abs_goes_before_a_convolution_with_a_bias_free_of_zeros(bias_has_a_zero):
+  rng = np.random.default_rng(1)
+  w1 = -np.abs(rng.normal(size=(3, 3, 2, 4))).astype(np.float32)
+  w2 = rng.normal(size=(3, 3, 4, 3)).astype(np.float32)
+  b2 = np.array([0.5, 0.0 if bias_has_a_zero else -0.25, 1.0], np.float32)
+
+  def f(x):
+    return _conv(jax.nn.relu(_conv(x, w1)), w2) + b2
+
+  model = _graph(f, _inputs(2))
+  assert lite_inspect.op_counts(model).get("ABS", 0) == (1 if bias_has_a_zero else 0)
+  for batch in (1, 3):
+    _assert_same_with_zero_signs(model, f, _inputs(batch))

@@ -21,6 +21,20 @@ NUMPY_TYPES = {
 }
 
 
+# The matmul and convolutions with a bias input (index 2) and a fused
+# activation -> the axis of their weights that holds the output channels.
+WEIGHT_CHANNEL_AXIS = {
+  schema.BuiltinOperator.FULLY_CONNECTED: 0,
+  schema.BuiltinOperator.CONV_2D: 0,
+  schema.BuiltinOperator.DEPTHWISE_CONV_2D: 3,
+}
+
+
+def fused_activation(op) -> int | None:
+  """The op's fused activation function, None for ops without one."""
+  return getattr(op.builtinOptions, "fusedActivationFunction", None)
+
+
 class _AlignedBuffer(schema.BufferT):
   """A buffer whose bytes start 16-byte aligned, as the converter writes them
   (kernels read weights in place)."""

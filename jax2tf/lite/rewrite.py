@@ -39,7 +39,7 @@ import numpy as np
 from tensorflow.lite.python import schema_py_generated as schema
 
 from jax2tf.lite import activations, flatbuffer, signed_zeros
-from jax2tf.lite.flatbuffer import NUMPY_TYPES, Graph, ints
+from jax2tf.lite.flatbuffer import NUMPY_TYPES, WEIGHT_CHANNEL_AXIS, Graph, fused_activation, ints
 
 Op = schema.BuiltinOperator
 Options = schema.BuiltinOptions
@@ -73,10 +73,8 @@ _BROADCASTING = frozenset(
 )
 _MAX_BROADCAST_RANK = 4
 
-# Ops whose bias input (index 2) and fused activation a following ADD /
-# MAXIMUM can move into.
-_BIASED = {Op.FULLY_CONNECTED: 0, Op.CONV_2D: 0, Op.DEPTHWISE_CONV_2D: 3}
-_FUSES_ACTIVATION = frozenset(_BIASED) | {Op.ADD}
+# Ops whose fused activation a following MAXIMUM can move into.
+_FUSES_ACTIVATION = frozenset(WEIGHT_CHANNEL_AXIS) | {Op.ADD}
 
 # Ops with effects beyond their outputs, kept even when nothing reads them.
 _STATEFUL = frozenset(
@@ -263,10 +261,6 @@ def _plan_constant(g: Graph, readers, tensor: int, value: np.ndarray, plan: list
   return True
 
 
-def _options_activation(op) -> int | None:
-  return getattr(op.builtinOptions, "fusedActivationFunction", None)
-
-
 def _per_channel(g: Graph, op, tensor: int, channels: int, block: list[int]):
   """The constant operand of `op` beside `tensor`, as one value per channel,
   or None. The channels are `tensor`'s trailing `block` of dimensions (the
@@ -306,19 +300,21 @@ def _fold_affine(g: Graph) -> None:
   bias, as TF's converter does for TF graphs."""
   for op in g.ops:
     code = g.code(op)
-    if code not in _BIASED or any(g.tensor(i).type != TensorType.FLOAT32 for i in op.inputs[:2]):
+    if code not in WEIGHT_CHANNEL_AXIS or any(
+      g.tensor(i).type != TensorType.FLOAT32 for i in op.inputs[:2]
+    ):
       continue
     weights = g.constant(op.inputs[1])
     if weights is None:
       continue
-    channel_axis = _BIASED[code]
+    channel_axis = WEIGHT_CHANNEL_AXIS[code]
     channels = weights.shape[channel_axis]
     has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0
     bias = g.constant(op.inputs[2]) if has_bias else np.zeros([channels], np.float32)
     if bias is None:
       continue
     folded = False
-    while _options_activation(op) == Activation.NONE:
+    while fused_activation(op) == Activation.NONE:
       readers = g.readers()
       reshape = g.only_reader(readers, op.outputs[0])
       block = [channels]
@@ -348,7 +344,7 @@ def _fold_affine(g: Graph) -> None:
       else:
         bias = bias + value if g.code(affine) == Op.ADD else bias - value
       (reshape or op).outputs = list(affine.outputs)
-      op.builtinOptions.fusedActivationFunction = _options_activation(affine) or Activation.NONE
+      op.builtinOptions.fusedActivationFunction = fused_activation(affine) or Activation.NONE
       g.remove([affine])
       folded = True
     if folded:
@@ -405,7 +401,7 @@ def _fuse_relu(g: Graph) -> None:
         continue
       if source is None or g.code(source) not in _FUSES_ACTIVATION:
         continue
-      if _options_activation(source) != Activation.NONE:
+      if fused_activation(source) != Activation.NONE:
         continue
       if g.only_reader(readers, x) is not op or g.signature(op.outputs[0]) != g.signature(x):
         continue
@@ -453,7 +449,7 @@ def _average_pools(g: Graph) -> None:
     count = g.constant(div.inputs[1])
     if count is None or count.size != 1 or float(count.ravel()[0]) != window[1] * window[2]:
       continue
-    if _options_activation(div) not in (None, Activation.NONE):
+    if fused_activation(div) not in (None, Activation.NONE):
       continue
     op.opcodeIndex = g.opcode_index(Op.AVERAGE_POOL_2D)
     op.inputs = [x]

@@ -14,18 +14,13 @@ changes nothing but the sign of a zero, and that sign is lost anyway when:
 import numpy as np
 from tensorflow.lite.python import schema_py_generated as schema
 
-from jax2tf.lite.flatbuffer import Graph
+from jax2tf.lite.flatbuffer import WEIGHT_CHANNEL_AXIS, Graph, fused_activation
 
 Op = schema.BuiltinOperator
 Activation = schema.ActivationFunctionType
 
 _RECTIFYING = frozenset({Activation.RELU, Activation.RELU6})
 _POOLS = frozenset({Op.AVERAGE_POOL_2D, Op.MAX_POOL_2D})
-_BIASED = frozenset({Op.FULLY_CONNECTED, Op.CONV_2D, Op.DEPTHWISE_CONV_2D})
-
-
-def _activation(op):
-  return getattr(op.builtinOptions, "fusedActivationFunction", None)
 
 
 def _rectified(g: Graph, producers, tensor: int) -> bool:
@@ -34,17 +29,17 @@ def _rectified(g: Graph, producers, tensor: int) -> bool:
   op = producers.get(tensor)
   if op is None or g.tensor(tensor).type != schema.TensorType.FLOAT32:
     return False
-  if g.code(op) in (Op.RELU, Op.RELU6) or _activation(op) in _RECTIFYING:
+  if g.code(op) in (Op.RELU, Op.RELU6) or fused_activation(op) in _RECTIFYING:
     return True
   return (
     g.code(op) in _POOLS
-    and _activation(op) == Activation.NONE
+    and fused_activation(op) == Activation.NONE
     and _rectified(g, producers, op.inputs[0])
   )
 
 
 def _reads_only_as_biased_input(g: Graph, op, tensor: int) -> bool:
-  if g.code(op) not in _BIASED or op.inputs[0] != tensor or tensor in op.inputs[1:]:
+  if g.code(op) not in WEIGHT_CHANNEL_AXIS or op.inputs[0] != tensor or tensor in op.inputs[1:]:
     return False
   bias = g.constant(op.inputs[2]) if len(op.inputs) > 2 else None
   return bias is not None and bool(np.all(bias != 0))
@@ -57,7 +52,7 @@ def abs_after_pools(g: Graph) -> None:
     if g.code(abs_op) != Op.ABS or not _rectified(g, producers, abs_op.inputs[0]):
       continue
     pool = g.only_reader(readers, abs_op.outputs[0])
-    if pool is None or g.code(pool) not in _POOLS or _activation(pool) != Activation.NONE:
+    if pool is None or g.code(pool) not in _POOLS or fused_activation(pool) != Activation.NONE:
       continue
     pooled = g.add_tensor_like(pool.outputs[0])
     pool.inputs, pool.outputs, abs_op.inputs, abs_op.outputs = (

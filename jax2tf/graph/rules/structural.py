@@ -145,6 +145,9 @@ def _split(ctx, operand, *, sizes, axis):
 @register(lax.pad_p, int32_lanes=True)
 def _pad(ctx, operand, padding_value, *, padding_config):
   shape = list(ctx.avals_in[0].shape)
+  if any(_is_zero(d) for d in shape):
+    # Only padding is left (and TF.js's kernels mishandle empty operands).
+    return tf.fill(ctx.shape(ctx.aval_out.shape), padding_value)
   for axis, (_, _, interior) in enumerate(padding_config):
     if not dim_eval.is_constant(interior):
       raise registry.unsupported_params_error(
@@ -153,8 +156,7 @@ def _pad(ctx, operand, padding_value, *, padding_config):
         f"the interior padding {interior} of axis {axis} is symbolic; TF's ops take "
         "interior padding only as a constant",
       )
-    # An empty axis stays empty (and TF.js concatenates no empty tensors).
-    if int(interior) > 0 and not _is_zero(shape[axis]):
+    if int(interior) > 0:
       operand, shape[axis] = _interior_pad(ctx, operand, padding_value, axis, shape, int(interior))
   lows = [ctx.dim(lo) for lo, _, _ in padding_config]
   highs = [ctx.dim(hi) for _, hi, _ in padding_config]
@@ -183,7 +185,7 @@ def _interior_pad(ctx, operand, padding_value, axis, shape, interior):
   flat_shape = list(shape)
   flat_shape[axis] = n * (1 + interior)
   joined = ctx.reshape(joined, flat_shape)
-  new_n = n + (n - 1) * interior  # n >= 1: the caller skips empty axes
+  new_n = n + (n - 1) * interior  # n >= 1: the caller handles empty operands
   size = list(shape)
   size[axis] = new_n
   return tf.slice(joined, [0] * len(shape), ctx.shape(size)), new_n

@@ -145,6 +145,9 @@ CASES += [
     _exact("pad_interior_empty", _pad([(1, 1, 2)]), rand((0,))),
     # The gradient of an empty strided slice: an empty operand padded at one end.
     _exact("pad_interior_empty_low", _pad([(1, 0, 2), (0, 0, 0)]), rand((0, 2))),
+    # An operand empty along another axis than the interior-padded one.
+    _exact("pad_interior_empty_other_axis", _pad([(1, 0, 0), (1, 1, 0), (0, 0, 1)]),
+           rand((1, 0, 1), dtype=I32)),
     _exact("pad_value_arg", lambda x, v: lax.pad(x, v, [(1, -1, 1)]), rand((4,)), rand(())),
     _exact("jnp_pad_edge", lambda x: jnp.pad(x, ((1, 2), (2, 1)), mode="edge"), rand((3, 4))),
     _exact("pad_poly", _pad([(1, 2, 0), (-1, 1, 0)]), rand((3, 4)),

@@ -35,7 +35,23 @@ def primitive_of_node(node, primitive_names) -> str | None:
   """The innermost name scope of `node` that is one of `primitive_names`; else
   (ops that an inner jaxpr of a rule emits, such as the PRNG's) the innermost
   scope that names something, or None for an op outside any scope."""
-  scopes = [re.sub(r"_\d+$", "", scope) for scope in node.name.split("/")[:-1]]
+  return primitive_of_name(node.name, primitive_names)
+
+
+def primitives_of_op_names(names: Iterable[str], primitive_names) -> list[str]:
+  """The JAX primitives (among `primitive_names`) whose TF ops have these
+  full names, in order of first appearance."""
+  found: list[str] = []
+  for name in names:
+    primitive = primitive_of_name(name, primitive_names)
+    if primitive is not None and primitive in primitive_names and primitive not in found:
+      found.append(primitive)
+  return found
+
+
+def primitive_of_name(name: str, primitive_names) -> str | None:
+  """`primitive_of_node` for a TF op's full name."""
+  scopes = [re.sub(r"_\d+$", "", scope) for scope in name.split("/")[:-1]]
   named = [s for s in scopes if s in primitive_names] or [
     s for s in scopes if s and not s.startswith(("jax2tf", "while", "cond", "PartitionedCall"))
   ]

@@ -43,6 +43,16 @@ def refused_ops(message: str) -> list[str]:
   return ops
 
 
+# The converter's error data locate an op by its TF name: name: "scope/Op@function".
+_LOCATED_OP = re.compile(r'name: "([^"@]+)@')
+
+
+def _located_op_names(error: Exception) -> list[str]:
+  """The TF op names the converter's structured error data locate (it gives
+  them for ops it cannot lower, such as a TFLite op without the dtype)."""
+  return [n for data in getattr(error, "errors", ()) for n in _LOCATED_OP.findall(str(data))]
+
+
 def explain(error: Exception, traced: Traced, specs, route: str, allow_flex: bool) -> str:
   """The converter's refusal as a message about the JAX function."""
   message = str(error)
@@ -68,8 +78,12 @@ def explain(error: Exception, traced: Traced, specs, route: str, allow_flex: boo
         text = line[line.index("error:") + len("error:") :].strip()
         if text and text not in errors:
           errors.append(text)
+    located = provenance.primitives_of_op_names(_located_op_names(error), set(applied))
     detail = "\n  ".join(errors[:6]) or "\n  ".join(message.strip().splitlines()[-6:])
-    what = f"TF's TFLite converter failed:\n  {detail}"
+    on = ""
+    if located:
+      on = f" on the TF ops emitted for the JAX primitive {provenance.describe(located, applied)}"
+    what = f"TF's TFLite converter failed{on}:\n  {detail}"
   remedies = ["route='native'" if route == "graph" else "route='graph'"]
   if not allow_flex:
     remedies.append("allow_flex=True (the app then needs the Flex delegate)")

@@ -102,6 +102,19 @@ def test_refusal_names_primitive_tf_op_line_and_remedies():
   assert "allow_flex=True" in message and "route='native'" in message, message
 
 
+def test_refusal_of_an_op_dtype_names_the_primitive():
+  # TFLite's SLICE has no int16 kernel: the converter names only its own op,
+  # whose location leads back to the primitive.
+  def f(x):
+    return lax.cummin(x, 1, reverse=True)  # the line the error must point at
+
+  with pytest.raises(lite.TFLiteConversionError) as info:
+    jax2tf.to_tflite(f, np.zeros((1, 2), np.int16), route="graph")
+  message = str(info.value)
+  assert "JAX primitive cummin (at test_to_tflite.py:" in message, message
+  assert "i16" in message and "route='native'" in message, message
+
+
 def test_auto_route_falls_back_to_native_and_says_so():
   # TF's Igamma has no TFLite kernel; JAX's own decomposition of igamma in
   # the StableHLO module legalizes to builtins.

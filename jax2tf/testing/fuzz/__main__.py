@@ -1,4 +1,4 @@
-"""python -m jax2tf.testing.fuzz --seed 0 (--budget SECONDS | --programs N) [--tflite] [--tfjs]"""
+"""python -m jax2tf.testing.fuzz --seed 0 [--start I] (--budget SECONDS | --programs N) [--tflite] [--tfjs]"""
 
 import argparse
 import sys
@@ -14,7 +14,12 @@ def main(argv=None) -> int:
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--budget", type=float, help="seconds to run (programs stop starting)")
   parser.add_argument(
-    "--programs", type=int, help="programs to run: the counts then depend on the seed only"
+    "--programs",
+    type=int,
+    help="programs to run: the counts then depend on the seed (and start) only",
+  )
+  parser.add_argument(
+    "--start", type=int, default=0, help="the first program's index (to run a part of the stream)"
   )
   parser.add_argument("--out", default="fuzz_out", help="where unexplained mismatches are written")
   parser.add_argument("--tflite", action="store_true", help="also run on LiteRT (to_tflite)")
@@ -26,6 +31,7 @@ def main(argv=None) -> int:
     args.seed,
     programs=args.programs,
     budget=args.budget,
+    start=args.start,
     out=args.out,
     tflite=args.tflite,
     tfjs=args.tfjs,

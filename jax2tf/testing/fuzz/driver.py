@@ -59,6 +59,7 @@ def fuzz(
   *,
   programs: int | None = None,
   budget: float | None = None,
+  start: int = 0,
   out: str | None = "fuzz_out",
   tflite: bool = False,
   tfjs: bool = False,
@@ -66,24 +67,24 @@ def fuzz(
   progress: Callable[[str], None] | None = print,
   runner: targets.Runner | None = None,
 ) -> Summary:
-  """Runs programs 0, 1, ... of `seed`'s stream until `programs` or `budget` seconds."""
+  """Runs programs `start`, `start` + 1, ... of `seed`'s stream until
+  `programs` of them ran or `budget` seconds passed."""
   assert programs is not None or budget is not None, "give a program count or a time budget"
   runner = runner or targets.Runner()
   columns = targets.columns(tflite, tfjs)
   summary = Summary(seed)
   for c in columns:
     summary.counts[targets.column_name(c)] = collections.Counter()
-  start = time.monotonic()
-  index = 0
+  began = time.monotonic()
   try:
-    while (programs is None or index < programs) and (
-      budget is None or time.monotonic() - start < budget
+    while (programs is None or summary.programs < programs) and (
+      budget is None or time.monotonic() - began < budget
     ):
+      index = start + summary.programs
       program = generator.generate(seed, index, settings or generator.Settings())
-      index += 1
       _run_program(program, columns, runner, summary, out, index)
-      summary.programs = index
-      summary.seconds = time.monotonic() - start
+      summary.programs += 1
+      summary.seconds = time.monotonic() - began
       if progress:
         progress(summary.line())
   finally:
@@ -91,7 +92,7 @@ def fuzz(
   return summary
 
 
-def _run_program(program, columns, runner, summary, out, count):
+def _run_program(program, columns, runner, summary, out, index):
   want = targets.expected(program)
   minimized: list = []  # programs minimized for earlier columns, reused where they fail too
   for column in columns:
@@ -101,13 +102,18 @@ def _run_program(program, columns, runner, summary, out, count):
       summary.counts[name][outcome.status] += 1
       continue
 
-    def fails(p, column=column):
-      return runner.run(p, column).status == targets.MISMATCH
+    def rerun(p, column=column) -> str | None:
+      """The mismatch's detail where `p` still mismatches in the column."""
+      again = runner.run(p, column)
+      return (again.detail or "mismatch") if again.status == targets.MISMATCH else None
+
+    def fails(p) -> bool:
+      return rerun(p) is not None
 
     small = next((m for m in minimized if fails(m)), None) or minimize.minimize(program, fails)
     minimized.append(small)
     detail = runner.run(small, column).detail or outcome.detail
-    gap = known_gaps.explain(small, column, detail, fails)
+    gap = known_gaps.explain(small, column, detail, rerun)
     finding = Finding(program.name, name, detail, small, gap)
     summary.findings.append(finding)
     summary.counts[name][KNOWN if gap else targets.MISMATCH] += 1
@@ -115,6 +121,6 @@ def _run_program(program, columns, runner, summary, out, count):
       tol = targets.tolerance(small, targets.expected(small))
       finding.path = str(
         writer.write_case(
-          out, small, tol=tol, seed=summary.seed, count=count, column=name, detail=detail
+          out, small, tol=tol, seed=summary.seed, index=index, column=name, detail=detail
         )
       )

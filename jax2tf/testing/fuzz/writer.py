@@ -14,7 +14,7 @@ from jax2tf.testing.fuzz import program as program_lib
 
 _HEADER = '''"""Found by the jax2tf differential fuzzer: {what}.
 
-Reproduce: python -m jax2tf.testing.fuzz --seed {seed} --programs {count}
+Reproduce: python -m jax2tf.testing.fuzz --seed {seed} --start {index} --programs 1
 Column: {column}
 {detail}
 """
@@ -80,7 +80,7 @@ def write_case(
   *,
   tol,
   seed: int,
-  count: int,
+  index: int,
   column: str,
   detail: str,
 ) -> pathlib.Path:
@@ -90,7 +90,7 @@ def write_case(
   header = _HEADER.format(
     what=f"program {program.name}",
     seed=seed,
-    count=count,
+    index=index,
     column=column,
     detail=detail.replace('"""', "'''").replace("\\", "\\\\"),
   )

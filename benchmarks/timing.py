@@ -13,8 +13,6 @@ import statistics
 import sys
 import time
 
-import jax
-
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
@@ -44,6 +42,8 @@ def sync_tf(out):
 
 
 def sync_jax(out):
+  import jax  # here, so that a timing process without JAX (litert_timer) never loads it
+
   return jax.block_until_ready(out)
 
 

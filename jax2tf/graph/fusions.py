@@ -1,10 +1,12 @@
 """Groups of equations lowered as one TF op, where JAX's program has the
 structure of an op TF (and TFLite, TF.js) computes as a whole.
 
-`jax.nn.softmax` reaches the jaxpr as nine equations (a max reduction made
+`jax.nn.softmax` (and `log_softmax`) reaches the jaxpr as nine equations (a max reduction made
 NaN- and signed-zero-aware, a subtraction, exp, a sum, a division, and the
 broadcasts between them). One by one they become some twenty TF ops; as a
-whole they are TF's Softmax, which TFLite runs as one SOFTMAX kernel. A
+whole they are TF's Softmax (LogSoftmax), which TFLite runs as one SOFTMAX
+(LOG_SOFTMAX) kernel, and which its int8 quantization gives a fixed output
+range instead of one calibrated range per intermediate value. A
 group is fused only when its intermediate values are used nowhere else, so
 nothing outside it can tell the difference.
 
@@ -68,22 +70,11 @@ def _literal(v, value) -> bool:
   return np.asarray(v.val).shape == () and np.asarray(v.val) == value
 
 
-def _softmax_ending_at(g: _Graph, end: int) -> Fused | None:
-  """jax.nn.softmax(x) over x's last axis, ending with `div(e, sum)`."""
-  div = g.eqns[end]
-  e, denominator = div.invars
-  exp_i = g.made_by(e, "exp", uses=2)
-  bsum_i = g.made_by(denominator, "broadcast_in_dim")
-  if exp_i is None or bsum_i is None:
-    return None
-  sum_i = g.made_by(g.eqns[bsum_i].invars[0], "reduce_sum")
-  if sum_i is None or g.eqns[sum_i].invars[0] is not e:
-    return None
-  sub_i = g.made_by(g.eqns[exp_i].invars[0], "sub")
-  if sub_i is None:
-    return None
+def _shifted_by_max(g: _Graph, sub_i: int, members: list):
+  """`x` where equation `sub_i` is `x - stop_gradient(max(reduce_max(x), -inf))`
+  broadcast back over x's last axis, as jax.nn.softmax and log_softmax shift
+  their input (adding the equations to `members`); else None."""
   x, shift = g.eqns[sub_i].invars
-  members = [end, exp_i, bsum_i, sum_i, sub_i]
   i = g.made_by(shift, "stop_gradient")
   if i is not None:
     members.append(i)
@@ -104,19 +95,44 @@ def _softmax_ending_at(g: _Graph, end: int) -> Fused | None:
   if max_i is None or g.eqns[max_i].invars[0] is not x:
     return None
   members.append(max_i)
+  if not _over_last_axis(g, x, reductions=(max_i,), broadcasts=(bmax_i,)):
+    return None
+  return x
+
+
+def _over_last_axis(g: _Graph, x, reductions, broadcasts) -> bool:
+  """Whether the reductions are over float32 `x`'s last axis and the
+  broadcasts put their results back along it."""
   rank = len(x.aval.shape)
-  last = (rank - 1,)
-  if (
-    rank == 0
-    or np.dtype(x.aval.dtype) != np.float32
-    or tuple(g.eqns[max_i].params["axes"]) != last
-    or tuple(g.eqns[sum_i].params["axes"]) != last
-    or any(
-      tuple(g.eqns[j].params["broadcast_dimensions"]) != tuple(range(rank - 1))
-      or g.eqns[j].outvars[0].aval.shape[-1] != 1
-      for j in (bmax_i, bsum_i)
+  return (
+    rank > 0
+    and np.dtype(x.aval.dtype) == np.float32
+    and all(tuple(g.eqns[j].params["axes"]) == (rank - 1,) for j in reductions)
+    and all(
+      tuple(g.eqns[j].params["broadcast_dimensions"]) == tuple(range(rank - 1))
+      and g.eqns[j].outvars[0].aval.shape[-1] == 1
+      for j in broadcasts
     )
-  ):
+  )
+
+
+def _softmax_ending_at(g: _Graph, end: int) -> Fused | None:
+  """jax.nn.softmax(x) over x's last axis, ending with `div(e, sum)`."""
+  div = g.eqns[end]
+  e, denominator = div.invars
+  exp_i = g.made_by(e, "exp", uses=2)
+  bsum_i = g.made_by(denominator, "broadcast_in_dim")
+  if exp_i is None or bsum_i is None:
+    return None
+  sum_i = g.made_by(g.eqns[bsum_i].invars[0], "reduce_sum")
+  if sum_i is None or g.eqns[sum_i].invars[0] is not e:
+    return None
+  sub_i = g.made_by(g.eqns[exp_i].invars[0], "sub")
+  if sub_i is None:
+    return None
+  members = [end, exp_i, bsum_i, sum_i, sub_i]
+  x = _shifted_by_max(g, sub_i, members)
+  if x is None or not _over_last_axis(g, x, reductions=(sum_i,), broadcasts=(bsum_i,)):
     return None
   return Fused("softmax", (x,), frozenset(members), _softmax)
 
@@ -130,8 +146,37 @@ def _softmax(x: tf.Tensor) -> tf.Tensor:
   return s + tf.zeros([], s.dtype) * tf.reduce_sum(s, axis=-1, keepdims=True)
 
 
+def _log_softmax_ending_at(g: _Graph, end: int) -> Fused | None:
+  """jax.nn.log_softmax(x) over x's last axis, ending with
+  `sub(shifted, log(sum(exp(shifted))))`."""
+  shifted, log_sum = g.eqns[end].invars
+  sub_i = g.made_by(shifted, "sub", uses=2)
+  log_i = g.made_by(log_sum, "log")
+  if sub_i is None or log_i is None:
+    return None
+  bsum_i = g.made_by(g.eqns[log_i].invars[0], "broadcast_in_dim")
+  if bsum_i is None:
+    return None
+  sum_i = g.made_by(g.eqns[bsum_i].invars[0], "reduce_sum")
+  if sum_i is None:
+    return None
+  exp_i = g.made_by(g.eqns[sum_i].invars[0], "exp")
+  if exp_i is None or g.eqns[exp_i].invars[0] is not shifted:
+    return None
+  members = [end, sub_i, log_i, bsum_i, sum_i, exp_i]
+  x = _shifted_by_max(g, sub_i, members)
+  if x is None or not _over_last_axis(g, x, reductions=(sum_i,), broadcasts=(bsum_i,)):
+    return None
+  return Fused("log_softmax", (x,), frozenset(members), _log_softmax)
+
+
+def _log_softmax(x: tf.Tensor) -> tf.Tensor:
+  return tf.nn.log_softmax(x, axis=-1)
+
+
 _PATTERNS: Sequence[tuple[str, Callable[[_Graph, int], Fused | None]]] = (
   ("div", _softmax_ending_at),
+  ("sub", _log_softmax_ending_at),
 )
 
 

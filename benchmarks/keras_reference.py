@@ -1,7 +1,9 @@
-"""The model set's MLP, CNN, ResNet-50 and Transformer LM in Keras 3, Flax weights copied.
+"""The model set's MLP, actor-critic, CNN, ResNet-50 and Transformer LM in Keras 3,
+Flax weights copied.
 
-The reference for the TFLite benchmark: the same network as a Keras user would
-write it, converted by TF's own TFLite converter. `build(name)` returns the
+The reference for the TFLite benchmarks (latency and size; quantized accuracy):
+the same network as a Keras user would write it, converted by TF's own TFLite
+converter. `build(name)` returns the
 Keras model after checking that it computes what the Flax model computes.
 """
 
@@ -24,6 +26,24 @@ def _mlp(params):
   model = keras.Sequential(layers)
   for i in range(3):
     model.get_layer(f"Dense_{i}").set_weights([p[f"Dense_{i}"]["kernel"], p[f"Dense_{i}"]["bias"]])
+  return model
+
+
+def _actor_critic(params):
+  from benchmarks.models import actor_critic as ac  # pylint: disable=import-outside-toplevel
+
+  keras = _keras()
+  p = params["params"]
+  obs = keras.Input((ac.OBS,))
+  h = obs
+  for name in ("torso_0", "torso_1"):
+    h = keras.layers.Dense(ac.HIDDEN, activation="tanh", name=name)(h)
+  log_probs = keras.layers.Dense(ac.ACTIONS, activation="log_softmax", name="policy")(h)
+  value = keras.layers.Flatten()(keras.layers.Dense(1, name="value")(h))
+  value = keras.layers.Reshape(())(value)
+  model = keras.Model(obs, [log_probs, value])
+  for name in ("torso_0", "torso_1", "policy", "value"):
+    model.get_layer(name).set_weights([p[name]["kernel"], p[name]["bias"]])
   return model
 
 
@@ -181,6 +201,7 @@ def _transformer_lm(params):
 
 BUILDERS = {
   "mlp": _mlp,
+  "actor_critic": _actor_critic,
   "cnn": _cnn,
   "resnet50": _resnet50,
   "transformer_lm": _transformer_lm,
@@ -194,19 +215,36 @@ def build(name: str, params, inputs, rtol: float = 1e-5, atol: float = 1e-5):
   from benchmarks import models  # pylint: disable=import-outside-toplevel
 
   model = BUILDERS[name](params)
-  want = np.asarray(jax.jit(models.get(name).fn)(params, *inputs))
-  got = np.asarray(model(*inputs))
-  np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"keras {name}")
+  want = jax.tree_util.tree_leaves(jax.jit(models.get(name).fn)(params, *inputs))
+  got = jax.tree_util.tree_leaves(model(*inputs))
+  assert len(got) == len(want), f"keras {name}: {len(got)} outputs, Flax has {len(want)}"
+  for g, w in zip(got, want):
+    np.testing.assert_allclose(
+      np.asarray(g), np.asarray(w), rtol=rtol, atol=atol, err_msg=f"keras {name}"
+    )
   return model
 
 
-def to_tflite(model) -> bytes:
+def to_tflite(model, quantize: str | None = None, calibration=None) -> bytes:
   """TF's TFLite converter on the Keras model, the way Keras 3 documents it:
-  `model.export` to a SavedModel, then `TFLiteConverter.from_saved_model`."""
+  `model.export` to a SavedModel, then `TFLiteConverter.from_saved_model`;
+  quantized as `jax2tf.to_tflite(quantize=...)` does, calibrating "int8" on
+  `calibration` (a list of samples, each a tuple of the model's inputs)."""
   import tempfile  # pylint: disable=import-outside-toplevel
 
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
+  from jax2tf.lite import converter  # pylint: disable=import-outside-toplevel
+
+  def samples():
+    for sample in calibration:
+      yield [tf.constant(x) for x in sample]
+
   with tempfile.TemporaryDirectory() as tmp:
     model.export(tmp, format="tf_saved_model", verbose=False)
-    return tf.lite.TFLiteConverter.from_saved_model(tmp).convert()
+    tflite = tf.lite.TFLiteConverter.from_saved_model(tmp)
+    if quantize is not None:
+      converter.configure(
+        tflite, quantize=quantize, calibration=samples if quantize == "int8" else None
+      )
+    return tflite.convert()

@@ -132,17 +132,10 @@ def _calibration_tensor(value, spec, n: int) -> tf.Tensor:
   return tf.constant(value.astype(spec.dtype, copy=False))
 
 
-def convert_traced(
-  traced: Traced,
-  specs,
-  *,
-  route: str,
-  allow_flex: bool,
-  quantize: str | None,
-  representative_dataset=None,
-) -> bytes:
-  concrete = traced.function.get_concrete_function()
-  converter = tf.lite.TFLiteConverter.from_concrete_functions([concrete], traced.module)
+def configure(converter, *, quantize: str | None, allow_flex: bool = False, calibration=None):
+  """Sets a `tf.lite.TFLiteConverter`'s ops and quantization as `to_tflite`
+  does (also for references converted beside it, such as a Keras twin).
+  `calibration`: the converter's representative dataset, for "int8"."""
   ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
   if quantize == "int8":
     ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8, tf.lite.OpsSet.TFLITE_BUILTINS]
@@ -154,7 +147,28 @@ def convert_traced(
   if quantize == "float16":
     converter.target_spec.supported_types = [tf.float16]
   if quantize == "int8":
-    converter.representative_dataset = _representative(representative_dataset, traced.inputs)
+    converter.representative_dataset = calibration
+
+
+def convert_traced(
+  traced: Traced,
+  specs,
+  *,
+  route: str,
+  allow_flex: bool,
+  quantize: str | None,
+  representative_dataset=None,
+) -> bytes:
+  concrete = traced.function.get_concrete_function()
+  converter = tf.lite.TFLiteConverter.from_concrete_functions([concrete], traced.module)
+  configure(
+    converter,
+    quantize=quantize,
+    allow_flex=allow_flex,
+    calibration=_representative(representative_dataset, traced.inputs)
+    if quantize == "int8"
+    else None,
+  )
   try:
     with warnings.catch_warnings():
       # The converter warns about its own deprecated internals on every call,

@@ -1,11 +1,12 @@
-"""Softmax and GELU as the single LiteRT ops TF's converter fuses them into
-from TF graphs but not from a polymorphic StableHLO module.
+"""Softmax, log-softmax and GELU as the single LiteRT ops TF's converter
+fuses them into from TF graphs but not from a polymorphic StableHLO module.
 
 From JAX's module with a dynamic batch the converter leaves `jax.nn.softmax`
-as REDUCE_MAX -> MAXIMUM(-inf) -> SUB -> EXP -> SUM -> DIV and the tanh form
-of `jax.nn.gelu` as nine elementwise ops. LiteRT's SOFTMAX and GELU compute
-JAX's values on these inputs, NaN and infinities included (a row holding NaN
-or +inf is all NaN, as in JAX; the unfused chain's MAXIMUM drops the NaN).
+as REDUCE_MAX -> MAXIMUM(-inf) -> SUB -> EXP -> SUM -> DIV (`log_softmax`
+ends SUM -> LOG -> SUB instead) and the tanh form of `jax.nn.gelu` as nine
+elementwise ops. LiteRT's SOFTMAX, LOG_SOFTMAX and GELU compute JAX's values
+on these inputs, NaN and infinities included (a row holding NaN or +inf is
+all NaN, as in JAX; the unfused chain's MAXIMUM and SUM drop the NaN).
 """
 
 import numpy as np
@@ -43,12 +44,17 @@ def _last_axis(g: Graph, reduce, rank: int) -> bool:
 
 def _keep_last_axis(g: Graph, readers, reduce, rank: int):
   """The tensor holding `reduce`'s result with the reduced axis kept (its
-  own, or that of the EXPAND_DIMS alone reading it), or None."""
+  own, or that of the EXPAND_DIMS or RESHAPE alone reading it), or None."""
   result = reduce.outputs[0]
   if getattr(reduce.builtinOptions, "keepDims", False):
     return result
   expand = g.only_reader(readers, result)
-  if expand is None or g.code(expand) != Op.EXPAND_DIMS:
+  if expand is None:
+    return None
+  if g.code(expand) == Op.RESHAPE:  # with static shapes: [.., n] -> [.., n, 1]
+    same = list(g.signature(expand.outputs[0])) == list(g.signature(result)) + [1]
+    return expand.outputs[0] if same else None
+  if g.code(expand) != Op.EXPAND_DIMS:
     return None
   axis = g.constant(expand.inputs[1])
   if axis is None or axis.size != 1 or int(axis.ravel()[0]) % rank != rank - 1:
@@ -56,25 +62,45 @@ def _keep_last_axis(g: Graph, readers, reduce, rank: int):
   return expand.outputs[0]
 
 
+def _shifted_rows(g: Graph, readers):
+  """(x, sub, rank of x) for each `sub = x - max(x, last axis)` broadcast
+  back along the axis, as jax.nn.softmax and log_softmax shift their input."""
+  for top in list(g.ops):
+    if g.code(top) == Op.REDUCE_MAX and (found := _shifted_by(g, readers, top)) is not None:
+      yield found
+
+
+def _shifted_by(g: Graph, readers, top):
+  x = top.inputs[0]
+  rank = len(g.signature(x))
+  if rank == 0 or g.tensor(x).type != schema.TensorType.FLOAT32 or not _last_axis(g, top, rank):
+    return None
+  # JAX's max starts from -inf: a MAXIMUM with it may follow (-inf, or
+  # the lowest float32, as the converter writes infinite constants); either
+  # leaves a row of -inf all NaN, as SOFTMAX and LOG_SOFTMAX do.
+  floor = _unary_chain(g, readers, top.outputs[0], Op.MAXIMUM, -np.inf) or _unary_chain(
+    g, readers, top.outputs[0], Op.MAXIMUM, np.finfo(np.float32).min
+  )
+  peak = _keep_last_axis(g, readers, floor or top, rank)
+  sub = next((u for u in readers.get(peak, [])), None) if peak is not None else None
+  if sub is None or len(readers[peak]) != 1 or g.code(sub) != Op.SUB or sub.inputs != [x, peak]:
+    return None
+  return x, sub, rank
+
+
+def _become(g: Graph, op, code: int, x: int, options_type: int, options) -> None:
+  """Turns `op` into the single op `code` on `x` (the chain before it is
+  left to the removal of unread ops)."""
+  op.opcodeIndex = g.opcode_index(code)
+  op.inputs = [x]
+  op.builtinOptionsType = options_type
+  op.builtinOptions = options
+  g.changed = True
+
+
 def fuse_softmax(g: Graph) -> None:
   readers = g.readers()
-  for top in list(g.ops):
-    if g.code(top) != Op.REDUCE_MAX:
-      continue
-    x = top.inputs[0]
-    rank = len(g.signature(x))
-    if rank == 0 or g.tensor(x).type != schema.TensorType.FLOAT32 or not _last_axis(g, top, rank):
-      continue
-    # JAX's max starts from -inf: a MAXIMUM with it may follow (-inf, or
-    # the lowest float32, as the converter writes infinite constants); either
-    # leaves a row of -inf all NaN, as SOFTMAX does.
-    floor = _unary_chain(g, readers, top.outputs[0], Op.MAXIMUM, -np.inf) or _unary_chain(
-      g, readers, top.outputs[0], Op.MAXIMUM, np.finfo(np.float32).min
-    )
-    peak = _keep_last_axis(g, readers, floor or top, rank)
-    sub = g.only_reader(readers, peak) if peak is not None else None
-    if sub is None or g.code(sub) != Op.SUB or sub.inputs != [x, peak]:
-      continue
+  for x, sub, rank in _shifted_rows(g, readers):
     exp = g.only_reader(readers, sub.outputs[0])
     if exp is None or g.code(exp) != Op.EXP:
       continue
@@ -85,11 +111,35 @@ def fuse_softmax(g: Graph) -> None:
       continue
     if div.inputs != [exp.outputs[0], _keep_last_axis(g, readers, total, rank)]:
       continue
-    div.opcodeIndex = g.opcode_index(Op.SOFTMAX)
-    div.inputs = [x]
-    div.builtinOptionsType = schema.BuiltinOptions.SoftmaxOptions
-    div.builtinOptions = schema.SoftmaxOptionsT(beta=1.0)
-    g.changed = True  # the chain before it is left to the removal of unread ops
+    _become(
+      g, div, Op.SOFTMAX, x, schema.BuiltinOptions.SoftmaxOptions, schema.SoftmaxOptionsT(beta=1.0)
+    )
+
+
+def fuse_log_softmax(g: Graph) -> None:
+  """x - max - log(sum(exp(x - max))) over the last axis is LOG_SOFTMAX."""
+  readers = g.readers()
+  for x, sub, rank in _shifted_rows(g, readers):
+    users = readers.get(sub.outputs[0], [])
+    exp = next((u for u in users if g.code(u) == Op.EXP), None)
+    final = next((u for u in users if g.code(u) == Op.SUB), None)
+    if len(users) != 2 or exp is None or final is None:
+      continue
+    total = g.only_reader(readers, exp.outputs[0])
+    if total is None or g.code(total) != Op.SUM or not _last_axis(g, total, rank):
+      continue
+    kept = _keep_last_axis(g, readers, total, rank)
+    log = g.only_reader(readers, kept) if kept is not None else None
+    if log is None or g.code(log) != Op.LOG or final.inputs != [sub.outputs[0], log.outputs[0]]:
+      continue
+    _become(
+      g,
+      final,
+      Op.LOG_SOFTMAX,
+      x,
+      schema.BuiltinOptions.LogSoftmaxOptions,
+      schema.LogSoftmaxOptionsT(),
+    )
 
 
 def fuse_gelu(g: Graph) -> None:
@@ -138,8 +188,11 @@ def fuse_gelu(g: Graph) -> None:
       or sorted(final.inputs) != sorted([matched, half.outputs[0]])
     ):
       continue
-    final.opcodeIndex = g.opcode_index(Op.GELU)
-    final.inputs = [matched]
-    final.builtinOptionsType = schema.BuiltinOptions.GeluOptions
-    final.builtinOptions = schema.GeluOptionsT(approximate=True)
-    g.changed = True
+    _become(
+      g,
+      final,
+      Op.GELU,
+      matched,
+      schema.BuiltinOptions.GeluOptions,
+      schema.GeluOptionsT(approximate=True),
+    )

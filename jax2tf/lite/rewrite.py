@@ -23,8 +23,8 @@ beyond the rounding of folded weights, biases and pools:
   bias where that cannot turn a finite result infinite or lose a NaN;
   `max(x, 0)` after one becomes its fused ReLU;
 - a windowed sum without padding divided by the window's size becomes an
-  average pool; softmax and tanh-GELU become SOFTMAX and GELU
-  (activations.py);
+  average pool; softmax, log-softmax and tanh-GELU become SOFTMAX,
+  LOG_SOFTMAX and GELU (activations.py);
 - operators whose results nothing reads, subgraphs nothing calls, tensors
   nothing uses and buffers no tensor holds are removed.
 
@@ -497,6 +497,7 @@ _PASSES = (
   _fold_affine,
   _fuse_relu,
   activations.fuse_softmax,
+  activations.fuse_log_softmax,
   activations.fuse_gelu,
   _remove_unread,
 )

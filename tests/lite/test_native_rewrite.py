@@ -122,7 +122,10 @@ def test_a_model_without_those_patterns_comes_back_unchanged():
   assert rewrite.simplify(bytes(model)) == bytes(model)
 
 
-@pytest.mark.parametrize("fun, op", [(jax.nn.softmax, "SOFTMAX"), (jax.nn.gelu, "GELU")])
+@pytest.mark.parametrize(
+  "fun, op",
+  [(jax.nn.softmax, "SOFTMAX"), (jax.nn.log_softmax, "LOG_SOFTMAX"), (jax.nn.gelu, "GELU")],
+)
 def test_softmax_and_gelu_are_single_ops_with_jax_specials(fun, op):
   model = _native(fun, _normal(2, 4), "(b, 4)")
   assert lite_inspect.op_counts(model) == {op: 1}

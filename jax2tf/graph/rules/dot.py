@@ -93,13 +93,21 @@ def _dot_general(
   lhs_rank, rhs_rank = len(ctx.avals_in[0].shape), len(ctx.avals_in[1].shape)
   flags = _matmul_flags(lhs_rank, rhs_rank, lhs_contract, rhs_contract, lhs_batch, rhs_batch)
   dims = tuple(tuple(d) for d in (lhs_contract, rhs_contract, lhs_batch, rhs_batch))
-  if _contracts_one_element(ctx, lhs_contract):
+  if any(_is_empty(aval) for aval in ctx.avals_in):
+    # Sums of no products, or no result at all. (TF's graph optimizer can
+    # crash the process, dividing by zero, on matmuls of empty operands.)
+    res = tf.zeros(ctx.shape(ctx.aval_out.shape), dt)
+  elif _contracts_one_element(ctx, lhs_contract):
     res = _products(ctx, lhs, rhs, dims)
   elif flags is not None:
     res = tf.linalg.matmul(lhs, rhs, transpose_a=flags[0], transpose_b=flags[1])
   else:
     res = _batched_matmul(ctx, lhs, rhs, dims)
   return sem.cast_result(res, out_dtype)
+
+
+def _is_empty(aval) -> bool:
+  return any(isinstance(d, int) and d == 0 for d in aval.shape)
 
 
 def _contracts_one_element(ctx, lhs_contract) -> bool:

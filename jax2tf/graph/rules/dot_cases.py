@@ -67,6 +67,12 @@ CASES.add("scaled_dot_batch_bf16", lambda a, b, sa, sb: lax.scaled_dot(
     a, b, lhs_scale=sa, rhs_scale=sb),
           A(2, 3, 8, dtype=BF16), A(2, 8, 4, dtype=BF16), A(2, 3, 4, dtype=BF16),
           A(2, 4, 4, dtype=BF16), tol=(2e-2, 2e-2))
+# Empty operands: sums of no products are 0. TF's graph optimizer divided by
+# zero (and the process died) on the matmuls of this gradient.
+CASES.add("dot_empty_contraction_grad", jax.grad(
+    lambda a, b: jnp.sum(lax.dot_general(a, b, (((0,), (0,)), ((), ())))), argnums=(0, 1)),
+          A(0), A(0, 3))
+CASES.add("dot_empty_contraction", lambda a, b: a @ b, A(2, 0), A(0, 3))
 CASES[:] = fast_representatives(CASES, ["dot_float16"])
 
 
@@ -177,6 +183,10 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
 }
 _TFLITE_GAPS = {  # (why, error): cases
+    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
+     'Invalid\\s+tensor\\s+size\\.'): [
+        'dot_empty_contraction_grad'
+    ],
     ('the converter fails on it',
      "TF's TFLite converter failed"): [
         'contract_3d_vec_f32'
@@ -195,6 +205,14 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ('LiteRT fails to run it (RuntimeError: tflite/kernels/fully_connected.cc:# input->dims->data[input-)',
      'tflite/kernels/fully_connected\\.cc:\\d+\\s+in'): [
         'einsum'
+    ],
+    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
+     'Invalid\\s+tensor\\s+size\\.'): [
+        'dot_empty_contraction_grad'
+    ],
+    ("LiteRT's interpreter crashes running it (pinned in a child process)",
+     'crashes LiteRT'): [
+        'dot_empty_contraction'
     ],
     ("LiteRT's kernels differ from XLA's: values differ",
      'values\\ differ'): [

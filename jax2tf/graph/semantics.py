@@ -171,11 +171,25 @@ def may_be_zero(x: tf.Tensor) -> bool:
 
 
 def is_positive_zero_scalar(x: tf.Tensor) -> bool:
+  return _is_zero_scalar(x, negative=False)
+
+
+def is_negative_zero_scalar(x: tf.Tensor) -> bool:
+  return x.dtype.is_floating and _is_zero_scalar(x, negative=True)
+
+
+def _is_zero_scalar(x: tf.Tensor, negative: bool) -> bool:
   v = static_value(x)
   if v is None or x.shape.rank != 0:
     return False
   v = np.asarray(v, np.float64)
-  return bool(v == 0 and not np.signbit(v))
+  return bool(v == 0 and np.signbit(v) == negative)
+
+
+def negate_float(x: tf.Tensor) -> tf.Tensor:
+  """-x as a product with -1: exact, and it keeps the signs of zeros in
+  every runtime (LiteRT's NEG, XNNPack's, gives +0.0 for both zeros)."""
+  return tf.multiply(x, const(-1, x.dtype))
 
 
 # -------------------------------------------------------------- max/min ---

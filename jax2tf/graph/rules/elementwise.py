@@ -155,9 +155,7 @@ def _neg(ctx, x):
   if sem.is_unsigned(x.dtype):
     return _twos_complement_neg(x)  # there is no unsigned Neg kernel
   if not ctx.enable_xla and sem.is_float(x.dtype):
-    # LiteRT's NEG (XNNPack's) gives +0.0 for both zeros; a product with -1
-    # is exact and keeps the signs, in every runtime.
-    return tf.multiply(x, sem.const(-1, x.dtype))
+    return sem.negate_float(x)  # for LiteRT, whose NEG loses the sign of zeros
   return tf.negative(x)
 
 

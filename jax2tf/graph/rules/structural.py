@@ -144,6 +144,12 @@ def _split(ctx, operand, *, sizes, axis):
 
 @register(lax.pad_p, int32_lanes=True)
 def _pad(ctx, operand, padding_value, *, padding_config):
+  if sem.is_negative_zero_scalar(padding_value):
+    # LiteRT's and TF.js's pads write +0.0 for a -0.0 padding constant: pad
+    # -x with +0.0 and negate back, exact for NaN and zeros.
+    zero = tf.zeros_like(padding_value)
+    padded = _pad(ctx, sem.negate_float(operand), zero, padding_config=padding_config)
+    return sem.negate_float(padded)
   shape = list(ctx.avals_in[0].shape)
   if any(_is_zero(d) for d in shape):
     # Only padding is left (and TF.js's kernels mishandle empty operands).

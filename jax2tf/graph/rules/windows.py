@@ -451,5 +451,10 @@ register(lax.cummin_p)(_cum_minmax("min"))
 @register(lax.cumlogsumexp_p)
 def _cumlogsumexp(ctx, x, *, axis, reverse):
   dt = sem.widened(x.dtype)
-  res = tf.math.cumulative_logsumexp(tf.cast(x, dt), axis=axis, reverse=reverse)
+  wide = tf.cast(x, dt)
+  res = tf.math.cumulative_logsumexp(wide, axis=axis, reverse=reverse)
+  # Under jit_compile TF's XLA drops a NaN from the running sum; JAX's is
+  # NaN from the first NaN on.
+  nans = tf.math.cumsum(tf.cast(tf.math.is_nan(wide), dt), axis=axis, reverse=reverse)
+  res = tf.where(nans > 0, tf.constant(np.nan, dt), res)
   return tf.cast(res, x.dtype)

@@ -105,6 +105,13 @@ def _bitwise_fold(ctx, x, axes, kind):
 def _logical(kind):
   def rule(ctx, x, *, axes):
     axes = _axes(axes)
+    shape = ctx.avals_in[0].shape
+    if any(isinstance(shape[a], int) and shape[a] == 0 for a in axes):
+      # A fold of nothing is the identity (TF.js's All of nothing is false).
+      dtype = np.dtype(ctx.avals_in[0].dtype)
+      zero = np.zeros((), dtype)
+      identity = np.invert(zero) if kind == "and" else zero
+      return tf.fill(ctx.shape(ctx.aval_out.shape), tf.constant(identity, x.dtype))
     if x.dtype != tf.bool:
       return _bitwise_fold(ctx, x, axes, kind)
     return _fold_planes(x, axes, kind)

@@ -174,6 +174,11 @@ CASES += [
     _exact("reduce_max_bool", rmax((1,)), rand((5, 4), BOOL)),
     _exact("reduce_min_bool", rmin((1,)), rand((5, 4), BOOL), slow=True),
     _exact("reduce_and_bool", red(lax.reduce_and_p, (1,)), rand((5, 4), BOOL)),
+    # Folds of nothing are the identity: True, False, all bits set, 0.
+    _exact("reduce_and_bool_empty", red(lax.reduce_and_p, (0,)), rand((0, 2), BOOL)),
+    _exact("reduce_or_bool_empty", red(lax.reduce_or_p, (1,)), rand((2, 0), BOOL)),
+    _exact("and_i32_empty", red(lax.reduce_and_p, (0,)), rand((0, 3), I32)),
+
     _exact("reduce_or_bool_axis0", red(lax.reduce_or_p, (0,)), rand((5, 4), BOOL), slow=True),
     _exact("reduce_xor_bool", red(lax.reduce_xor_p, (0, 1)), rand((5, 4), BOOL)),
     _exact("and_i32", red(lax.reduce_and_p, (1,)), rand((5, 4), I32, -2**31, 2**31 - 1),

@@ -166,17 +166,28 @@ def used(program: Program) -> Program:
 
 def primitives(program: Program) -> set[str]:
   """The names of the JAX primitives the program's jaxpr holds, nested ones included."""
-  return jaxpr_primitives(jax.make_jaxpr(program.fun())(*program.args[0]).jaxpr)
+  return jaxpr_primitives(_jaxpr(program))
+
+
+def value_dtypes(program: Program) -> set[np.dtype]:
+  """The dtypes of every value the program computes, in nested jaxprs too."""
+  return {np.dtype(v.aval.dtype) for e in _equations(_jaxpr(program)) for v in e.outvars}
+
+
+def _jaxpr(program: Program):
+  return jax.make_jaxpr(program.fun())(*program.args[0]).jaxpr
 
 
 def jaxpr_primitives(jaxpr) -> set[str]:
   """The primitive names of a jaxpr, with those of the jaxprs in its parameters."""
-  names = set()
+  return {eqn.primitive.name for eqn in _equations(jaxpr)}
+
+
+def _equations(jaxpr):
   for eqn in jaxpr.eqns:
-    names.add(eqn.primitive.name)
+    yield eqn
     for p in eqn.params.values():
       for sub in p if isinstance(p, (tuple, list)) else (p,):
         inner = getattr(sub, "jaxpr", sub)
         if hasattr(inner, "eqns"):
-          names |= jaxpr_primitives(inner)
-  return names
+          yield from _equations(inner)

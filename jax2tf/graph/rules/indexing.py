@@ -85,13 +85,35 @@ def _dynamic_update_slice(ctx, operand, update, *start_indices):
   op_shape, upd_shape = ctx.avals_in[0].shape, ctx.avals_in[1].shape
   if not op_shape:
     return update
+  if any(dim_eval.is_constant(z) and int(z) == 0 for z in upd_shape):
+    return operand  # nothing to write
   starts = _clamped_starts(ctx, start_indices, op_shape, upd_shape)
-  # Place the update in an operand-sized frame and select it where it landed.
-  after = [_tensor(ctx.dim(d - z)) - s for s, d, z in zip(starts, op_shape, upd_shape)]
-  paddings = tf.stack([tf.stack(starts), tf.stack(after)], axis=1)
-  placed = tf.pad(update, paddings)
-  mask = tf.pad(tf.ones_like(update, dtype=tf.bool), paddings)
-  return tf.where(mask, placed, operand)
+  # Spread the update over an operand-sized frame with gathers along the
+  # axes it does not span, and select it where it lands. Every shape stays
+  # static: padding by the starts made XLA (jit_compile) bound the padded
+  # shape by evaluating the starts' computation, which it cannot do through
+  # some ops (a bitcast, a narrow integer cast).
+  rank = len(op_shape)
+  placed, mask = update, None
+  for axis, (start, d, z) in enumerate(zip(starts, op_shape, upd_shape)):
+    if _same_dim(d, z):
+      continue  # the start clamps to 0: the update spans the axis
+    offset = tf.range(ctx.dim(d)) - start
+    size = _tensor(ctx.dim(z))
+    placed = tf.gather(placed, tf.clip_by_value(offset, 0, size - 1), axis=axis)
+    lands = tf.logical_and(offset >= 0, offset < size)
+    lands = tf.reshape(lands, [-1 if i == axis else 1 for i in range(rank)])
+    mask = lands if mask is None else tf.logical_and(mask, lands)
+  return placed if mask is None else tf.where(mask, placed, operand)
+
+
+def _same_dim(a, b) -> bool:
+  if dim_eval.is_constant(a) and dim_eval.is_constant(b):
+    return int(a) == int(b)
+  try:
+    return bool(a == b)
+  except Exception:  # pylint: disable=broad-except  # an undecidable comparison
+    return False
 
 
 # --- gather ------------------------------------------------------------------------

@@ -158,6 +158,13 @@ CASES += [
     _exact("dus_poly", lambda x, u, i: lax.dynamic_update_slice(x, u, (0, i)),
            rand((3, 5)), rand((3, 2), seed=1), sc(4),
            polymorphic_shapes=["(b, _)", "(b, _)", None]),
+    # A start computed through a bitcast (a logical shift of int8): XLA
+    # (jit_compile) could not bound the shape of a pad by the start.
+    _exact("dus_start_through_bitcast", lambda x, u: lax.dynamic_update_slice(
+        x, u, (lax.argmin(lax.shift_right_logical(x, x), 0, np.int32),)),
+           V(np.array([3, 1, 2, 5], np.int8), I8), V(np.array([127], np.int8), I8)),
+    _exact("dus_empty_update", lambda x, u, i: lax.dynamic_update_slice(x, u, (i, 0)),
+           rand((3, 2)), rand((0, 2), seed=1), sc(1)),
     _exact("dus_scalar_operand", lambda x, u: lax.dynamic_update_slice(x, u, ()),
            rand(()), rand((), seed=1)),
     # gather from NumPy-style indexing (PROMISE_IN_BOUNDS: out of range clamps)
@@ -318,9 +325,9 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'at_mul_uint16', 'at_mul_uint64', 'at_set_bfloat16', 'at_set_float16',
         'at_set_float64', 'at_set_uint16', 'at_set_uint64'
     ],
-    ('dynamic_update_slice', 'Pad'): [
-        'dus_bfloat16', 'dus_complex64', 'dus_float16', 'dus_float64', 'dus_int16', 'dus_int8',
-        'dus_uint16', 'dus_uint32', 'dus_uint64', 'dus_uint8'
+    ('dynamic_update_slice', 'GatherV2'): [
+        'dus_bfloat16', 'dus_complex64', 'dus_float16', 'dus_float64', 'dus_uint16',
+        'dus_uint32', 'dus_uint64'
     ],
     ('gather', 'GatherV2'): [
         'gather_bfloat16', 'gather_complex64', 'gather_float16', 'gather_float64',
@@ -357,10 +364,10 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'at_mul_int64', 'at_mul_uint32'
     ],
     ('select_n', 'SelectV2'): [
-        'at_get_fill_uint8', 'take_fill_uint8'
+        'at_get_fill_uint8', 'dus_uint8', 'take_fill_uint8'
     ],
     ('slice', 'Slice'): [
-        'at_max_int16', 'at_mul_int16', 'at_set_int16', 'dynamic_slice_bfloat16',
+        'at_max_int16', 'at_mul_int16', 'at_set_int16', 'dus_int16', 'dynamic_slice_bfloat16',
         'dynamic_slice_complex64', 'dynamic_slice_float16', 'dynamic_slice_float64',
         'dynamic_slice_int16', 'dynamic_slice_uint16', 'dynamic_slice_uint64'
     ],
@@ -630,6 +637,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'at_mul_float64', 'at_mul_int16', 'at_mul_int32', 'at_mul_int64', 'at_mul_int8',
         'at_mul_int_duplicates', 'at_mul_uint16', 'at_mul_uint32', 'at_mul_uint64',
         'at_mul_uint8', 'scatter_mul', 'scatter_mul_int32'
+    ],
+    ('shift_right_logical', 'Bitcast'): [
+        'dus_start_through_bitcast'
     ],
     ('signature', 'dtype complex64'): [
         'at_add_complex64', 'at_set_complex', 'at_set_complex64', 'dus_complex64',

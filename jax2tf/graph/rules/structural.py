@@ -144,9 +144,15 @@ def _split(ctx, operand, *, sizes, axis):
 
 @register(lax.pad_p, int32_lanes=True)
 def _pad(ctx, operand, padding_value, *, padding_config):
-  if sem.is_negative_zero_scalar(padding_value):
+  if (
+    not ctx.enable_xla
+    and _adds_elements(padding_config)
+    and sem.is_negative_zero_scalar(padding_value)
+  ):
     # LiteRT's and TF.js's pads write +0.0 for a -0.0 padding constant: pad
-    # -x with +0.0 and negate back, exact for NaN and zeros.
+    # -x with +0.0 and negate back, exact for NaN and zeros. (Only where the
+    # pad writes any: TF's XLA turns convert(p) * -1 into select(p, -1, 0),
+    # a +0.0 for false.)
     zero = tf.zeros_like(padding_value)
     padded = _pad(ctx, sem.negate_float(operand), zero, padding_config=padding_config)
     return sem.negate_float(padded)
@@ -177,6 +183,10 @@ def _pad(ctx, operand, padding_value, *, padding_config):
   if not all(_is_zero(lo) and _is_zero(hi) for lo, hi in zip(trim_lo, trim_hi)):
     operand = tf.slice(operand, sem.stack_dims(trim_lo), ctx.shape(ctx.aval_out.shape))
   return operand
+
+
+def _adds_elements(padding_config) -> bool:
+  return any(not dim_eval.is_constant(d) or int(d) > 0 for config in padding_config for d in config)
 
 
 def _interior_pad(ctx, operand, padding_value, axis, shape, interior):

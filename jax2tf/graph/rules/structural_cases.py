@@ -27,6 +27,7 @@ from jax2tf.testing.case import (
   U64,
   A,
   Cases,
+  V,
   dtype_name,
   exact_case,
   in_column,
@@ -151,6 +152,11 @@ CASES += [
     # A -0.0 padding value keeps its sign (LiteRT's and TF.js's pads wrote +0.0).
     _exact("pad_negative_zero_value",
            lambda x: lax.pad(x, np.float32(-0.0), [(-1, 0, 1), (2, 2, 0)]), rand((3, 2))),
+    # A pad that writes nothing, of a converted boolean (TF's XLA rewrote the
+    # product with -1 that a -0.0 padding value brings on LiteRT's route).
+    _exact("pad_negative_zero_nothing_to_write",
+           lambda p: lax.pad(p.astype(np.float32), np.float32(-0.0), [(0, 0, 0)]),
+           V(np.array([False, True]), BOOL)),
     _exact("pad_value_arg", lambda x, v: lax.pad(x, v, [(1, -1, 1)]), rand((4,)), rand(())),
     _exact("jnp_pad_edge", lambda x: jnp.pad(x, ((1, 2), (2, 1)), mode="edge"), rand((3, 4))),
     _exact("pad_poly", _pad([(1, 2, 0), (-1, 1, 0)]), rand((3, 4)),

@@ -38,6 +38,26 @@ def is_constant(d) -> bool:
   return not jax_export.is_symbolic_dim(d)
 
 
+def is_zero(d) -> bool:
+  """Whether a dimension is statically 0 (an array with it has no elements)."""
+  return is_constant(d) and int(d) == 0
+
+
+def same_dims(a, b) -> bool:
+  """Whether two shapes are known to be equal (False when undecidable)."""
+  if len(a) != len(b):
+    return False
+  for x, y in zip(a, b):
+    if is_constant(x) != is_constant(y):
+      return False
+    try:
+      if not (x == y):
+        return False
+    except Exception:  # symbolic comparisons JAX cannot decide
+      return False
+  return True
+
+
 def evaluate(d, env: Mapping[str, Any], arith: DimArithmetic):
   """The value of dimension `d` given values for its variables in `env`."""
   if is_constant(d):

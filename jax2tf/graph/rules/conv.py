@@ -26,6 +26,7 @@ from jax2tf.graph import semantics as sem
 from jax2tf.graph import windowing
 from jax2tf.graph.registry import register
 from jax2tf.internals import tf_private
+from jax2tf.shapes import dim_eval
 
 
 def _is_int(dtype) -> bool:
@@ -60,7 +61,7 @@ def _conv(
   del precision, out_sharding, preferred_element_type  # the result aval has the dtype
   lhs_spec, rhs_spec, out_spec = dimension_numbers
   out_dtype = np.dtype(ctx.aval_out.dtype)
-  if any(isinstance(d, int) and d == 0 for d in ctx.aval_out.shape):
+  if any(dim_eval.is_zero(d) for d in ctx.aval_out.shape):
     # An empty result (a window larger than the padded input, say): TF's
     # convolutions refuse a negative output size where XLA gives zero elements.
     return tf.zeros(ctx.shape(ctx.aval_out.shape), ctx.tf_dtype())

@@ -18,6 +18,7 @@ from jax2tf.graph import registry
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import jax_private
+from jax2tf.shapes import dim_eval
 
 
 def _matmul_flags(lhs_rank, rhs_rank, lhs_contract, rhs_contract, lhs_batch, rhs_batch):
@@ -93,7 +94,7 @@ def _dot_general(
   lhs_rank, rhs_rank = len(ctx.avals_in[0].shape), len(ctx.avals_in[1].shape)
   flags = _matmul_flags(lhs_rank, rhs_rank, lhs_contract, rhs_contract, lhs_batch, rhs_batch)
   dims = tuple(tuple(d) for d in (lhs_contract, rhs_contract, lhs_batch, rhs_batch))
-  if any(_is_empty(aval) for aval in ctx.avals_in):
+  if any(dim_eval.is_zero(d) for aval in ctx.avals_in for d in aval.shape):
     # Sums of no products, or no result at all. (TF's graph optimizer can
     # crash the process, dividing by zero, on matmuls of empty operands.)
     res = tf.zeros(ctx.shape(ctx.aval_out.shape), dt)
@@ -104,10 +105,6 @@ def _dot_general(
   else:
     res = _batched_matmul(ctx, lhs, rhs, dims)
   return sem.cast_result(res, out_dtype)
-
-
-def _is_empty(aval) -> bool:
-  return any(isinstance(d, int) and d == 0 for d in aval.shape)
 
 
 def _contracts_one_element(ctx, lhs_contract) -> bool:

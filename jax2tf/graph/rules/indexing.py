@@ -85,7 +85,7 @@ def _dynamic_update_slice(ctx, operand, update, *start_indices):
   op_shape, upd_shape = ctx.avals_in[0].shape, ctx.avals_in[1].shape
   if not op_shape:
     return update
-  if any(dim_eval.is_constant(z) and int(z) == 0 for z in upd_shape):
+  if any(dim_eval.is_zero(z) for z in upd_shape):
     return operand  # nothing to write
   starts = _clamped_starts(ctx, start_indices, op_shape, upd_shape)
   # Spread the update over an operand-sized frame with gathers along the
@@ -96,7 +96,7 @@ def _dynamic_update_slice(ctx, operand, update, *start_indices):
   rank = len(op_shape)
   placed, mask = update, None
   for axis, (start, d, z) in enumerate(zip(starts, op_shape, upd_shape)):
-    if _same_dim(d, z):
+    if dim_eval.same_dims([d], [z]):
       continue  # the start clamps to 0: the update spans the axis
     offset = tf.range(ctx.dim(d)) - start
     size = _tensor(ctx.dim(z))
@@ -105,15 +105,6 @@ def _dynamic_update_slice(ctx, operand, update, *start_indices):
     lands = tf.reshape(lands, [-1 if i == axis else 1 for i in range(rank)])
     mask = lands if mask is None else tf.logical_and(mask, lands)
   return placed if mask is None else tf.where(mask, placed, operand)
-
-
-def _same_dim(a, b) -> bool:
-  if dim_eval.is_constant(a) and dim_eval.is_constant(b):
-    return int(a) == int(b)
-  try:
-    return bool(a == b)
-  except Exception:  # pylint: disable=broad-except  # an undecidable comparison
-    return False
 
 
 # --- gather ------------------------------------------------------------------------

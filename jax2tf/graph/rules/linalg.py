@@ -43,6 +43,7 @@ from jax2tf.graph import registry
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import jax_private, tf_private
+from jax2tf.shapes import dim_eval
 
 _LAPACK_DTYPES = (tf.float32, tf.float64, tf.complex64, tf.complex128)
 
@@ -345,7 +346,7 @@ def _svd(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm=None, 
   )
   _require_lapack_dtype(ctx, params, x)
   m, n = ctx.avals_in[0].shape[-2:]
-  if any(isinstance(d, int) and d == 0 for d in (m, n)):
+  if any(dim_eval.is_zero(d) for d in (m, n)):
     # JAX's result for empty matrices (TF's XLA Svd kernel fails on them):
     # identities where full_matrices asks for square factors.
     s = tf.zeros(ctx.shape(ctx.avals_out[0].shape), ctx.tf_dtype(ctx.avals_out[0]))

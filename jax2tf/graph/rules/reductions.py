@@ -11,6 +11,7 @@ from jax2tf.graph import int32_bits, portable_bits, windowing
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import tf_private
+from jax2tf.shapes import dim_eval
 
 
 def _axes(axes):
@@ -106,7 +107,7 @@ def _logical(kind):
   def rule(ctx, x, *, axes):
     axes = _axes(axes)
     shape = ctx.avals_in[0].shape
-    if any(isinstance(shape[a], int) and shape[a] == 0 for a in axes):
+    if any(dim_eval.is_zero(shape[a]) for a in axes):
       # A fold of nothing is the identity (TF.js's All of nothing is false).
       dtype = np.dtype(ctx.avals_in[0].dtype)
       zero = np.zeros((), dtype)

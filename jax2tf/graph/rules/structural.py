@@ -33,22 +33,8 @@ def _neg(v):
 
 
 def _is_zero(v) -> bool:
+  """Whether a dimension or padding amount (an int, or a TF value) is a static 0."""
   return isinstance(v, int) and v == 0
-
-
-def _same_dims(a, b) -> bool:
-  """Whether two shapes are known to be equal (False when undecidable)."""
-  if len(a) != len(b):
-    return False
-  for x, y in zip(a, b):
-    if dim_eval.is_constant(x) != dim_eval.is_constant(y):
-      return False
-    try:
-      if not (x == y):
-        return False
-    except Exception:  # symbolic comparisons JAX cannot decide
-      return False
-  return True
 
 
 @register(jax_private.dim_as_value_p)
@@ -91,9 +77,9 @@ def _broadcast_in_dim(ctx, operand, *dyn, shape, broadcast_dimensions, sharding)
   inter = [1] * len(shape)
   for i, d in enumerate(bdims):
     inter[d] = in_shape[i]
-  if not _same_dims(inter, in_shape):
+  if not dim_eval.same_dims(inter, in_shape):
     operand = ctx.reshape(operand, inter)
-  if not _same_dims(inter, shape) and not ctx.broadcast_by_users:
+  if not dim_eval.same_dims(inter, shape) and not ctx.broadcast_by_users:
     operand = tf.broadcast_to(operand, ctx.shape(shape))
   return operand
 

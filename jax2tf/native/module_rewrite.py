@@ -3,6 +3,9 @@
 * `stablehlo.composite` ops (JAX emits them for chlo ops such as acos, erf,
   top_k) become calls of their decomposition: StableHLO before 1.0 (TF 2.16)
   has no composite op, so a module with one could not target those releases.
+* Operands of `concatenate` that are empty along its axis are dropped: XLA's
+  simplifier (TF's, and JAX's own at these versions) aborts the process on a
+  slice of a concatenate holding one ("SmallVector unable to grow").
 * Float `maximum`/`minimum` propagate NaN explicitly: TF's XLA on CPU runs
   them in a mode that drops NaN, JAX propagates it.
 * Custom calls that TF cannot execute are refused at conversion time, naming
@@ -88,6 +91,25 @@ def _inline_composites(module):
       call = func_dialect.CallOp([r.type for r in op.results], callee, list(op.operands))
     for old, new in zip(op.results, call.results):
       old.replace_all_uses_with(new)
+    op.erase()
+
+
+def _is_empty_along(value, axis: int) -> bool:
+  t = value.type
+  return isinstance(t, ir.RankedTensorType) and not t.is_dynamic_dim(axis) and t.shape[axis] == 0
+
+
+def _drop_empty_concatenate_operands(module):
+  for op in _ops_named(module, "stablehlo.concatenate"):
+    axis = ir.IntegerAttr(op.attributes["dimension"]).value
+    operands = list(op.operands)
+    kept = [v for v in operands if not _is_empty_along(v, axis)] or operands[:1]
+    if len(kept) == len(operands):
+      continue
+    result = op.results[0]
+    with ir.InsertionPoint(op), op.location:
+      shorter = hlo.ConcatenateOp(kept, axis, results=[result.type])
+    result.replace_all_uses_with(shorter.result)
     op.erase()
 
 
@@ -258,6 +280,7 @@ def rewrite_and_serialize(
   with mlir.make_ir_context(), ir.Location.unknown():
     module = ir.Module.parse(module_text)
     _inline_composites(module)
+    _drop_empty_concatenate_operands(module)
     if match_jax_in_tf_xla:
       _propagate_nan_in_min_max(module)
       _propagate_nan_in_clamp(module)

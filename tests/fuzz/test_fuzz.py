@@ -10,7 +10,16 @@ import pytest
 from jax import export, lax
 
 from jax2tf.testing import compare
-from jax2tf.testing.fuzz import driver, generator, known_gaps, minimize, program, targets, writer
+from jax2tf.testing.fuzz import (
+  driver,
+  generator,
+  isolation,
+  known_gaps,
+  minimize,
+  program,
+  targets,
+  writer,
+)
 from tests.primitives import runner as case_runner
 
 # The CI run: seed and count fixed, so the counts are the same on every machine.
@@ -209,7 +218,7 @@ def test_overflow_order_gap_needs_huge_inputs_whose_taming_ends_the_mismatch():
 
 def test_a_refusal_naming_the_primitive_is_no_mismatch():
   class Refusing(targets.Runner):
-    def _results(self, p, column):
+    def results(self, p, column):
       raise NotImplementedError("lax.sin: not supported with enable_xla=False; use native")
 
   sin = program.Program(
@@ -218,7 +227,27 @@ def test_a_refusal_naming_the_primitive_is_no_mismatch():
   assert Refusing().run(sin, ("graph_no_xla", "eager")).status == targets.REFUSED
 
   class Unclear(targets.Runner):
-    def _results(self, p, column):
+    def results(self, p, column):
       raise NotImplementedError("something went wrong")
 
   assert Unclear().run(sin, ("graph_no_xla", "eager")).status == targets.MISMATCH
+
+
+def test_a_program_that_ends_the_process_is_a_finding_and_the_run_goes_on(tmp_path, monkeypatch):
+  # Program 5 of seed 0 is one slice, program 6 one comparison (ne): the
+  # children abort in graph-eager on the first and in JAX's jit of the second.
+  monkeypatch.setenv("JAX2TF_FUZZ_ABORT", "graph-eager:slice,reference:ne")
+  summary = isolation.fuzz(0, start=5, programs=2, out=str(tmp_path), progress=None, crash_tries=2)
+  assert summary.programs == 2
+  for column, counter in summary.counts.items():
+    assert sum(counter.values()) == 2, (column, counter)
+  [finding] = summary.findings
+  assert (finding.program, finding.column) == ("fuzz_s0_p5", "graph-eager")
+  assert finding.explanation is None and "SIGABRT" in finding.detail
+  assert summary.counts["graph-eager"][targets.MISMATCH] == 1
+  # Written as a case that reproduces the program.
+  written = (tmp_path / "fuzz_s0_p5_graph_eager.py").read_text()
+  assert "--seed 0 --start 5 --programs 1" in written and "lax.slice" in written
+  # JAX's jit of program 6 ended a child: it was compared with JAX op by op.
+  assert [c.split(":")[0] for c in summary.reference_crashes] == ["fuzz_s0_p6"]
+  assert summary.counts["native-eager"][targets.PASS] == 2

@@ -3,7 +3,7 @@
 import argparse
 import sys
 
-from jax2tf.testing.fuzz import driver
+from jax2tf.testing.fuzz import driver, isolation
 
 
 def main(argv=None) -> int:
@@ -24,10 +24,16 @@ def main(argv=None) -> int:
   parser.add_argument("--out", default="fuzz_out", help="where unexplained mismatches are written")
   parser.add_argument("--tflite", action="store_true", help="also run on LiteRT (to_tflite)")
   parser.add_argument("--tfjs", action="store_true", help="also run on TF.js in Node (to_tfjs)")
+  parser.add_argument(
+    "--in-process",
+    action="store_true",
+    help="run the programs in this process (faster to start; a program that aborts "
+    "the process ends the run instead of becoming a finding)",
+  )
   args = parser.parse_args(argv)
   if args.programs is None and args.budget is None:
     parser.error("give --programs N or --budget SECONDS")
-  summary = driver.fuzz(
+  summary = (driver if args.in_process else isolation).fuzz(
     args.seed,
     programs=args.programs,
     budget=args.budget,
@@ -40,8 +46,10 @@ def main(argv=None) -> int:
   print()
   print(summary.table())
   for f in summary.findings:
-    where = f"known gap ({f.gap.source}: {f.gap.why[:100]})" if f.gap else f"written to {f.path}"
+    where = f"known gap ({f.explanation[:120]})" if f.explanation else f"written to {f.path}"
     print(f"{f.program} [{f.column}] {f.detail[:160]}\n    -> {where}")
+  for crash in summary.reference_crashes:
+    print(f"JAX's jax.jit aborted the process (compared with JAX op by op): {crash}")
   unexplained = len(summary.unexplained())
   print(
     f"\nseed {args.seed}: {summary.programs} programs in {summary.seconds:.0f} s; "

@@ -8,10 +8,9 @@ primitive), known (a mismatch that a known gap explains) and mismatch
 import collections
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from jax2tf.testing.fuzz import generator, known_gaps, minimize, targets, writer
-from jax2tf.testing.fuzz import program as program_lib
 
 KNOWN = "known"
 STATUSES = (targets.PASS, targets.REFUSED, KNOWN, targets.MISMATCH)
@@ -19,11 +18,13 @@ STATUSES = (targets.PASS, targets.REFUSED, KNOWN, targets.MISMATCH)
 
 @dataclasses.dataclass
 class Finding:
+  """A mismatch: `explanation` names the known gap behind it ("<source>: <why>"),
+  None where it is unexplained (and then written as a case to `path`)."""
+
   program: str
   column: str
   detail: str
-  minimized: program_lib.Program
-  gap: known_gaps.KnownGap | None
+  explanation: str | None
   path: str = ""
 
 
@@ -36,9 +37,16 @@ class Summary:
     default_factory=lambda: collections.defaultdict(collections.Counter)
   )
   findings: list = dataclasses.field(default_factory=list)
+  # Programs whose jax.jit aborted the process: compared with JAX op by op.
+  reference_crashes: list = dataclasses.field(default_factory=list)
+
+  def record(self, column: str, status: str, finding: Finding | None = None):
+    self.counts[column][status] += 1
+    if finding is not None:
+      self.findings.append(finding)
 
   def unexplained(self) -> list:
-    return [f for f in self.findings if f.gap is None]
+    return [f for f in self.findings if f.explanation is None]
 
   def table(self) -> str:
     rows = [f"{'column':28} " + " ".join(f"{s:>9}" for s in STATUSES)]
@@ -52,6 +60,13 @@ class Summary:
       totals.update(counter)
     parts = ", ".join(f"{totals[s]} {s}" for s in STATUSES)
     return f"[{self.programs} programs, {self.seconds:.0f} s] {parts}"
+
+
+def new_summary(seed: int, tflite: bool, tfjs: bool) -> Summary:
+  summary = Summary(seed)
+  for c in targets.columns(tflite, tfjs):
+    summary.counts[targets.column_name(c)] = collections.Counter()
+  return summary
 
 
 def fuzz(
@@ -68,13 +83,13 @@ def fuzz(
   runner: targets.Runner | None = None,
 ) -> Summary:
   """Runs programs `start`, `start` + 1, ... of `seed`'s stream until
-  `programs` of them ran or `budget` seconds passed."""
+  `programs` of them ran or `budget` seconds passed, in this process (a
+  program that aborts TF or XLA ends it; jax2tf.testing.fuzz.isolation runs
+  the stream in child processes that survive such programs)."""
   assert programs is not None or budget is not None, "give a program count or a time budget"
   runner = runner or targets.Runner()
   columns = targets.columns(tflite, tfjs)
-  summary = Summary(seed)
-  for c in columns:
-    summary.counts[targets.column_name(c)] = collections.Counter()
+  summary = new_summary(seed, tflite, tfjs)
   began = time.monotonic()
   try:
     while (programs is None or summary.programs < programs) and (
@@ -82,7 +97,11 @@ def fuzz(
     ):
       index = start + summary.programs
       program = generator.generate(seed, index, settings or generator.Settings())
-      _run_program(program, columns, runner, summary, out, index)
+      want = targets.expected(program)
+      for column, status, finding in run_program(
+        program, want, columns, runner, seed=seed, index=index, out=out
+      ):
+        summary.record(column, status, finding)
       summary.programs += 1
       summary.seconds = time.monotonic() - began
       if progress:
@@ -92,14 +111,17 @@ def fuzz(
   return summary
 
 
-def _run_program(program, columns, runner, summary, out, index):
-  want = targets.expected(program)
+def run_program(
+  program, want, columns, runner, *, seed: int, index: int, out: str | None
+) -> Iterator[tuple[str, str, Finding | None]]:
+  """(column, status, finding) for each column in turn; a mismatch is
+  minimized, explained by a known gap or written as a case under `out`."""
   minimized: list = []  # programs minimized for earlier columns, reused where they fail too
   for column in columns:
     name = targets.column_name(column)
     outcome = runner.run(program, column, want)
     if outcome.status != targets.MISMATCH:
-      summary.counts[name][outcome.status] += 1
+      yield name, outcome.status, None
       continue
 
     def rerun(p, column=column) -> str | None:
@@ -114,13 +136,18 @@ def _run_program(program, columns, runner, summary, out, index):
     minimized.append(small)
     detail = runner.run(small, column).detail or outcome.detail
     gap = known_gaps.explain(small, column, detail, rerun)
-    finding = Finding(program.name, name, detail, small, gap)
-    summary.findings.append(finding)
-    summary.counts[name][KNOWN if gap else targets.MISMATCH] += 1
+    finding = Finding(program.name, name, detail, describe(gap))
     if gap is None and out:
-      tol = targets.tolerance(small, targets.expected(small))
-      finding.path = str(
-        writer.write_case(
-          out, small, tol=tol, seed=summary.seed, index=index, column=name, detail=detail
-        )
-      )
+      finding.path = write(out, small, seed=seed, index=index, column=name, detail=detail)
+    yield name, KNOWN if gap else targets.MISMATCH, finding
+
+
+def describe(gap: known_gaps.KnownGap | None) -> str | None:
+  return None if gap is None else f"{gap.source}: {gap.why}"
+
+
+def write(out: str, program, *, seed: int, index: int, column: str, detail: str) -> str:
+  tol = targets.tolerance(program, targets.expected(program))
+  return str(
+    writer.write_case(out, program, tol=tol, seed=seed, index=index, column=column, detail=detail)
+  )

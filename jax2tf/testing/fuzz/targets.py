@@ -41,9 +41,21 @@ def column_name(column) -> str:
   return f"{column[0]}-{column[1]}"
 
 
+# Programs, by name, whose `jax.jit` aborted a fuzzing process (an XLA
+# defect, not ours): their reference is JAX op by op, each primitive compiled
+# alone. The name survives the minimizer's shrinking.
+OP_BY_OP: set[str] = set()
+
+
 def expected(program: program_lib.Program) -> list:
   """JAX's results, one per argument set."""
-  fun = jax.jit(program.fun())
+  if program.name in OP_BY_OP:
+    with jax.disable_jit():
+      return _results_of(program.fun(), program)
+  return _results_of(jax.jit(program.fun()), program)
+
+
+def _results_of(fun, program) -> list:
   return [jax.tree_util.tree_map(np.asarray, fun(*args)) for args in program.args]
 
 
@@ -100,7 +112,7 @@ class Runner:
     want = expected(program) if want is None else want
     tol = tolerance(program, want)
     try:
-      got = self._results(program, column)
+      got = self.results(program, column)
     except NotImplementedError as e:
       # A refusal at conversion is no mismatch if it says which primitive.
       if _names_what_is_refused(str(e), program):
@@ -116,7 +128,8 @@ class Runner:
         return Outcome(MISMATCH, _first_line(e))
     return Outcome(PASS)
 
-  def _results(self, program, column) -> list:
+  def results(self, program, column) -> list:
+    """The program's results in `column`, one per argument set (no comparison)."""
     serialization, mode = column
     ser = case_lib.serialization(serialization)
     fun = program.fun()

@@ -18,6 +18,11 @@ def _litert():
   return interpreter
 
 
+def check_installed():
+  """Raises ImportError, saying what to install, where LiteRT is missing."""
+  _litert()
+
+
 def interpreter(model: bytes, num_threads: int | None = None):
   litert = _litert()
   return litert.Interpreter(model_content=bytes(model), num_threads=num_threads)

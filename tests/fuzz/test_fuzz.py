@@ -251,3 +251,10 @@ def test_a_program_that_ends_the_process_is_a_finding_and_the_run_goes_on(tmp_pa
   # JAX's jit of program 6 ended a child: it was compared with JAX op by op.
   assert [c.split(":")[0] for c in summary.reference_crashes] == ["fuzz_s0_p6"]
   assert summary.counts["native-eager"][targets.PASS] == 2
+
+
+def test_a_missing_runtime_is_an_error_before_any_program(tmp_path, monkeypatch):
+  monkeypatch.setenv("JAX2TF_NODE_MODULES", str(tmp_path / "nothing"))
+  with pytest.raises(FileNotFoundError, match="TF.js is not installed"):
+    driver.fuzz(0, programs=1, tfjs=True, out=str(tmp_path), progress=None)
+  assert not list(tmp_path.iterdir())

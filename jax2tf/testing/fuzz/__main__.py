@@ -3,7 +3,7 @@
 import argparse
 import sys
 
-from jax2tf.testing.fuzz import driver, isolation
+from jax2tf.testing.fuzz import driver, isolation, targets
 
 
 def main(argv=None) -> int:
@@ -33,6 +33,10 @@ def main(argv=None) -> int:
   args = parser.parse_args(argv)
   if args.programs is None and args.budget is None:
     parser.error("give --programs N or --budget SECONDS")
+  try:
+    targets.check_runtimes(args.tflite, args.tfjs)
+  except (ImportError, FileNotFoundError) as e:
+    parser.error(str(e))
   summary = (driver if args.in_process else isolation).fuzz(
     args.seed,
     programs=args.programs,

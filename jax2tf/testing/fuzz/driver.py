@@ -87,6 +87,7 @@ def fuzz(
   program that aborts TF or XLA ends it; jax2tf.testing.fuzz.isolation runs
   the stream in child processes that survive such programs)."""
   assert programs is not None or budget is not None, "give a program count or a time budget"
+  targets.check_runtimes(tflite, tfjs)
   runner = runner or targets.Runner()
   columns = targets.columns(tflite, tfjs)
   summary = new_summary(seed, tflite, tfjs)

@@ -56,6 +56,7 @@ def fuzz(
 ) -> driver.Summary:
   """As driver.fuzz, with the programs run in child processes."""
   assert programs is not None or budget is not None, "give a program count or a time budget"
+  targets.check_runtimes(tflite, tfjs)
   columns = [targets.column_name(c) for c in targets.columns(tflite, tfjs)]
   summary = driver.new_summary(seed, tflite, tfjs)
   end = None if programs is None else start + programs

@@ -37,6 +37,20 @@ def columns(tflite: bool = False, tfjs: bool = False) -> tuple:
   return TF_COLUMNS + tuple(extra + ([DEPLOYED["tfjs"]] if tfjs else []))
 
 
+def check_runtimes(tflite: bool, tfjs: bool):
+  """Raises at once, before any program, where a requested runtime is missing
+  (each program would otherwise mismatch with the same error)."""
+  if tflite:
+    from jax2tf.lite import runtime
+
+    runtime.check_installed()
+  if tfjs:
+    from jax2tf.tfjs import runtime as tfjs_runtime
+
+    tfjs_runtime.node_modules()
+    tfjs_runtime.node()
+
+
 def column_name(column) -> str:
   return f"{column[0]}-{column[1]}"
 

@@ -52,7 +52,6 @@ for _p, _fn in [
   (lax.sin_p, tf.sin),
   (lax.cos_p, tf.cos),
   (lax.tan_p, tf.tan),
-  (lax.exp_p, tf.exp),
   (lax.log_p, tf.math.log),
   (lax.tanh_p, tf.tanh),
   (lax.sqrt_p, tf.sqrt),
@@ -62,6 +61,23 @@ for _p, _fn in [
   (lax.logistic_p, tf.sigmoid),
 ]:
   register(_p)(_math_with_accuracy(_fn))
+
+def _exp_complex(z):
+  # As XLA computes it, which differs from TF's kernel (C99's cexp) at
+  # special values: e^(a/2) cis(b) e^(a/2), finite where e^a alone would
+  # overflow, and an imaginary part of +0 where b is a zero of either sign
+  # (C99 keeps b's sign: exp(1 - 0j) is e - 0j, JAX's e + 0j).
+  a, b = tf.math.real(z), tf.math.imag(z)
+  half = tf.exp(a / sem.const(2, a.dtype))
+  imag = tf.where(tf.equal(b, 0), tf.zeros_like(b), half * tf.sin(b) * half)
+  return tf.complex(half * tf.cos(b) * half, imag)
+
+
+@register(lax.exp_p)
+def _exp(ctx, x, *, accuracy=None):
+  del accuracy  # see _math_with_accuracy
+  return _exp_complex(x) if x.dtype.is_complex else sem.in_f32(tf.exp, x)
+
 
 for _p, _fn in [
   (lax.acos_p, tf.acos),

@@ -126,6 +126,14 @@ CASES.add("eq_complex64", lax.eq, A(3, 4, dtype=C64), V(np.ones((3, 4)), C64))
 CASES.add("sin_cos_huge_arguments", lambda x: (lax.sin(x), lax.cos(x)),
           V(np.array([1e4, 8e6, 1e8, 1e10, 1e20, -3.4e38]), F32), tol=(1e-4, 1e-4))
 
+# exp of complex special values: zeros of either sign, infinities, NaN,
+# subnormals, and real parts whose e^a overflows where e^a cis(b) does not.
+_EXP_PARTS = (0.0, -0.0, 1.0, -3.0, 100.0, 89.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e30,
+              1.5707964)
+CASES.add("exp_complex64_special_values", lax.exp,
+          V(np.array([complex(a, b) for a in _EXP_PARTS for b in _EXP_PARTS]), C64),
+          tol=(1e-5, 1e-6))
+
 # Binary float math: (name, function, lhs, rhs, tol for float32, exact)
 _NAN_PAIRS = (np.nan, 1.0, np.nan, -np.inf, np.inf, 0.0, -0.0)
 _NAN_PAIRS2 = (2.0, np.nan, np.nan, np.nan, 1.0, -0.0, 0.0)
@@ -982,6 +990,9 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_eq_bfloat16', 'table_eq_complex128', 'table_eq_complex64', 'table_eq_float16',
         'table_eq_float64', 'table_eq_uint32', 'table_eq_uint64'
     ],
+    ('exp', 'Complex'): [
+        'exp_complex64_special_values'
+    ],
     ('exp', 'Exp'): [
         'exp_complex128', 'exp_complex64', 'exp_float64', 'table_exp_complex128',
         'table_exp_complex64', 'table_exp_float64'
@@ -1346,24 +1357,24 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
         'asin_complex64', 'atan_complex64', 'cbrt_bfloat16', 'cbrt_float16', 'cbrt_float64',
         'clz_i16', 'clz_i32', 'clz_int16', 'clz_int32', 'clz_int64', 'clz_int8', 'clz_u8',
         'clz_uint16', 'clz_uint32', 'clz_uint64', 'clz_uint8', 'conj_complex64',
-        'exp_complex64', 'expm1_complex128', 'expm1_complex64', 'floor_divide_int16',
-        'floor_divide_int8', 'floor_divide_uint32', 'floor_divide_uint8', 'log1p_complex64',
-        'log_complex64', 'min_bool', 'neg_complex128', 'neg_complex64', 'nextafter_f32',
-        'nextafter_float32', 'poly_max_nan', 'poly_reduce_precision', 'reduce_precision',
-        'reduce_precision_bf16', 'reduce_precision_f16_e4m3', 'reduce_precision_identity',
-        'reduce_precision_mantissa0', 'reduce_precision_to_bf16', 'reduce_precision_to_f16',
-        'sign_complex128', 'sign_complex64', 'sqrt_complex64', 'table_acos_complex64',
-        'table_acosh_complex64', 'table_asin_complex64', 'table_asinh_complex64',
-        'table_atan_complex64', 'table_atanh_complex64', 'table_cbrt_bfloat16',
-        'table_cbrt_float16', 'table_cbrt_float64', 'table_clz_int16', 'table_clz_int32',
-        'table_clz_int64', 'table_clz_int8', 'table_clz_uint16', 'table_clz_uint32',
-        'table_clz_uint64', 'table_clz_uint8', 'table_expm1_complex128', 'table_min_bool',
-        'table_neg_complex128', 'table_neg_complex64', 'table_nextafter_float32',
-        'table_reduce_precision_bfloat16', 'table_reduce_precision_float16',
-        'table_reduce_precision_float32', 'table_reduce_precision_float64',
-        'table_sign_complex128', 'table_sign_complex64', 'table_square_complex64',
-        'table_xor_bool', 'total_order_bf16_f16', 'total_order_f64', 'total_order_specials',
-        'x64_clz_popcount', 'x64_reduce_precision_f64', 'xor_bool'
+        'exp_complex64', 'exp_complex64_special_values', 'expm1_complex128', 'expm1_complex64',
+        'floor_divide_int16', 'floor_divide_int8', 'floor_divide_uint32', 'floor_divide_uint8',
+        'log1p_complex64', 'log_complex64', 'min_bool', 'neg_complex128', 'neg_complex64',
+        'nextafter_f32', 'nextafter_float32', 'poly_max_nan', 'poly_reduce_precision',
+        'reduce_precision', 'reduce_precision_bf16', 'reduce_precision_f16_e4m3',
+        'reduce_precision_identity', 'reduce_precision_mantissa0', 'reduce_precision_to_bf16',
+        'reduce_precision_to_f16', 'sign_complex128', 'sign_complex64', 'sqrt_complex64',
+        'table_acos_complex64', 'table_acosh_complex64', 'table_asin_complex64',
+        'table_asinh_complex64', 'table_atan_complex64', 'table_atanh_complex64',
+        'table_cbrt_bfloat16', 'table_cbrt_float16', 'table_cbrt_float64', 'table_clz_int16',
+        'table_clz_int32', 'table_clz_int64', 'table_clz_int8', 'table_clz_uint16',
+        'table_clz_uint32', 'table_clz_uint64', 'table_clz_uint8', 'table_expm1_complex128',
+        'table_min_bool', 'table_neg_complex128', 'table_neg_complex64',
+        'table_nextafter_float32', 'table_reduce_precision_bfloat16',
+        'table_reduce_precision_float16', 'table_reduce_precision_float32',
+        'table_reduce_precision_float64', 'table_sign_complex128', 'table_sign_complex64',
+        'table_square_complex64', 'table_xor_bool', 'total_order_bf16_f16', 'total_order_f64',
+        'total_order_specials', 'x64_clz_popcount', 'x64_reduce_precision_f64', 'xor_bool'
     ],
     ('the converter has no builtin lowering for BitwiseAnd',
      "TF's TFLite converter failed"): [
@@ -2658,27 +2669,27 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'asin_complex64', 'atan_complex64', 'complex_float32', 'complex_real_imag',
         'conj_of_real', 'convert_complex_to_bool', 'convert_complex_to_real',
         'convert_float32_to_complex64', 'cos_complex64', 'div_complex64', 'eq_complex64',
-        'exp_complex64', 'expm1_complex64', 'imag_complex64', 'log1p_complex64',
-        'log_complex64', 'max_complex_lexicographic', 'min_complex_lexicographic',
-        'mul_complex64', 'neg_complex64', 'pow_complex64', 'pow_complex_int_exponent',
-        'real_complex64', 'rsqrt_complex64', 'select_n_complex', 'sign_complex64',
-        'sin_complex64', 'sqrt_complex64', 'table_abs_complex64', 'table_acos_complex64',
-        'table_acosh_complex64', 'table_add_any_complex64', 'table_add_complex64',
-        'table_asin_complex64', 'table_asinh_complex64', 'table_atan2_complex64',
-        'table_atan_complex64', 'table_atanh_complex64', 'table_clamp_complex64',
-        'table_complex_float32', 'table_conj_float32', 'table_copy_complex64',
-        'table_cos_complex64', 'table_cosh_complex64', 'table_div_complex64',
-        'table_eq_complex64', 'table_exp2_complex64', 'table_exp_complex64',
-        'table_expm1_complex64', 'table_imag_complex64', 'table_ipow2_complex64',
-        'table_ipow3_complex64', 'table_ipow5_complex64', 'table_ipow_m1_complex64',
-        'table_ipow_m2_complex64', 'table_log1p_complex64', 'table_log2_complex64',
-        'table_log_complex64', 'table_logistic_complex64', 'table_max_complex64',
-        'table_min_complex64', 'table_mul_complex64', 'table_ne_complex64',
-        'table_neg_complex64', 'table_pow_complex64', 'table_real_complex64',
-        'table_rsqrt_complex64', 'table_select_n_complex64', 'table_sign_complex64',
-        'table_sin_complex64', 'table_sinh_complex64', 'table_sqrt_complex64',
-        'table_square_complex64', 'table_stop_gradient_complex64', 'table_sub_complex64',
-        'table_tan_complex64', 'table_tanh_complex64', 'tanh_complex64'
+        'exp_complex64', 'exp_complex64_special_values', 'expm1_complex64', 'imag_complex64',
+        'log1p_complex64', 'log_complex64', 'max_complex_lexicographic',
+        'min_complex_lexicographic', 'mul_complex64', 'neg_complex64', 'pow_complex64',
+        'pow_complex_int_exponent', 'real_complex64', 'rsqrt_complex64', 'select_n_complex',
+        'sign_complex64', 'sin_complex64', 'sqrt_complex64', 'table_abs_complex64',
+        'table_acos_complex64', 'table_acosh_complex64', 'table_add_any_complex64',
+        'table_add_complex64', 'table_asin_complex64', 'table_asinh_complex64',
+        'table_atan2_complex64', 'table_atan_complex64', 'table_atanh_complex64',
+        'table_clamp_complex64', 'table_complex_float32', 'table_conj_float32',
+        'table_copy_complex64', 'table_cos_complex64', 'table_cosh_complex64',
+        'table_div_complex64', 'table_eq_complex64', 'table_exp2_complex64',
+        'table_exp_complex64', 'table_expm1_complex64', 'table_imag_complex64',
+        'table_ipow2_complex64', 'table_ipow3_complex64', 'table_ipow5_complex64',
+        'table_ipow_m1_complex64', 'table_ipow_m2_complex64', 'table_log1p_complex64',
+        'table_log2_complex64', 'table_log_complex64', 'table_logistic_complex64',
+        'table_max_complex64', 'table_min_complex64', 'table_mul_complex64',
+        'table_ne_complex64', 'table_neg_complex64', 'table_pow_complex64',
+        'table_real_complex64', 'table_rsqrt_complex64', 'table_select_n_complex64',
+        'table_sign_complex64', 'table_sin_complex64', 'table_sinh_complex64',
+        'table_sqrt_complex64', 'table_square_complex64', 'table_stop_gradient_complex64',
+        'table_sub_complex64', 'table_tan_complex64', 'table_tanh_complex64', 'tanh_complex64'
     ],
     ('signature', 'dtype float16'): [
         'table_copy_float16'

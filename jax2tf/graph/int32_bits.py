@@ -153,12 +153,19 @@ def rotate_left(a: tf.Tensor, r: int) -> tf.Tensor:
   return shift_left(a, r) + shift_right_logical(a, 32 - r)
 
 
-def multiply(a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
-  """a * b modulo 2**32."""
+def bilinear(op, a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
+  """op(a, b) modulo 2**32 for an op bilinear in int32s (a product, a dot),
+  from op on halves: no product of halves reaches 2**32, and a sum of fewer
+  than 2**21 of them stays below 2**53, exact in JavaScript numbers."""
   a_high, a_low = halves(a)
   b_high, b_low = halves(b)
-  cross = a_high * b_low + a_low * b_high  # only its low 16 bits survive
-  return a_low * b_low + cross * _c(1 << 16)
+  cross = op(a_high, b_low) + op(a_low, b_high)  # only its low 16 bits survive
+  return op(a_low, b_low) + cross * _c(1 << 16)
+
+
+def multiply(a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
+  """a * b modulo 2**32."""
+  return bilinear(tf.multiply, a, b)
 
 
 def floor_divide(a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:

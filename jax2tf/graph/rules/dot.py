@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import tensorflow as tf
 from jax import lax
 
-from jax2tf.graph import registry
+from jax2tf.graph import int32_bits, registry
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import jax_private
@@ -94,16 +94,24 @@ def _dot_general(
   lhs_rank, rhs_rank = len(ctx.avals_in[0].shape), len(ctx.avals_in[1].shape)
   flags = _matmul_flags(lhs_rank, rhs_rank, lhs_contract, rhs_contract, lhs_batch, rhs_batch)
   dims = tuple(tuple(d) for d in (lhs_contract, rhs_contract, lhs_batch, rhs_batch))
+
+  def dot(lhs, rhs):
+    if _contracts_one_element(ctx, lhs_contract):
+      return _products(ctx, lhs, rhs, dims)
+    if flags is not None:
+      return tf.linalg.matmul(lhs, rhs, transpose_a=flags[0], transpose_b=flags[1])
+    return _batched_matmul(ctx, lhs, rhs, dims)
+
   if any(dim_eval.is_zero(d) for aval in ctx.avals_in for d in aval.shape):
     # Sums of no products, or no result at all. (TF's graph optimizer can
     # crash the process, dividing by zero, on matmuls of empty operands.)
     res = tf.zeros(ctx.shape(ctx.aval_out.shape), dt)
-  elif _contracts_one_element(ctx, lhs_contract):
-    res = _products(ctx, lhs, rhs, dims)
-  elif flags is not None:
-    res = tf.linalg.matmul(lhs, rhs, transpose_a=flags[0], transpose_b=flags[1])
+  elif ctx.for_tfjs and dt == tf.int32:
+    # TF.js sums int32 products in JavaScript numbers, which drop low bits
+    # past 2**53; from 16-bit halves every product and sum stays exact.
+    res = int32_bits.bilinear(dot, lhs, rhs)
   else:
-    res = _batched_matmul(ctx, lhs, rhs, dims)
+    res = dot(lhs, rhs)
   return sem.cast_result(res, out_dtype)
 
 

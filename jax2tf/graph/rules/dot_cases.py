@@ -41,6 +41,12 @@ CASES.add("dot_general_int8_preferred_int32", lambda a, b: lax.dot_general(
           A(3, 4, dtype=I8, lo=-100, hi=100), A(4, 5, dtype=I8, lo=-100, hi=100))
 CASES.add("dot_int32", lambda a, b: a @ b, A(3, 4, dtype=I32, lo=-50, hi=50),
           A(4, 5, dtype=I32, lo=-50, hi=50))
+# Products and sums past 2**53 wrap modulo 2**32 in JAX: lost low bits would show.
+_BIG = [-2**31, -2**31 + 1, 2**31 - 1, 46341, -65537, 3]
+CASES.add("dot_int32_wrapping", lambda a, b: a @ b, V(np.array([_BIG, _BIG[::-1]]), I32),
+          V(np.array([_BIG, _BIG[1:] + _BIG[:1]]).T, I32), exact=True)
+CASES.add("dot_int32_outer_wrapping", lambda a, b: lax.dot_general(a, b, (((), ()), ((), ()))),
+          V(np.array(_BIG), I32), V(np.array(_BIG[:3]), I32), exact=True)
 CASES.add("dot_float16", lambda a, b: a @ b, A(3, 4, dtype=F16), A(4, 5, dtype=F16), slow=True)
 CASES.add("dot_float64", lambda a, b: a @ b, A(3, 4, dtype=F64), A(4, 5, dtype=F64), slow=True)
 CASES.add("dot_complex64", lambda a, b: a @ b, A(3, 4, dtype=C64), A(4, 5, dtype=C64),
@@ -169,8 +175,9 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('dot_general', 'MatMul'): [
         'dot_complex64', 'dot_float64', 'dot_general_int8_preferred_int32', 'dot_int32',
-        'matmul_bool', 'matmul_c64', 'matmul_f64', 'matmul_i16', 'matmul_i32', 'matmul_i64',
-        'matmul_i8_pref_i32', 'matmul_i8_wraps', 'matmul_u16', 'matmul_u8'
+        'dot_int32_wrapping', 'matmul_bool', 'matmul_c64', 'matmul_f64', 'matmul_i16',
+        'matmul_i32', 'matmul_i64', 'matmul_i8_pref_i32', 'matmul_i8_wraps', 'matmul_u16',
+        'matmul_u8'
     ],
     ('ragged_dot_general', 'UpperBound'): [
         'ragged_dot', 'ragged_dot_short_groups'
@@ -221,9 +228,10 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ('the converter has no builtin lowering for tfl.batch_matmul',
      "TF's TFLite converter failed"): [
         'dot_complex64', 'dot_float16', 'dot_float64', 'dot_general_preferred_f32',
-        'dot_int32', 'matmul_bf16', 'matmul_bf16_pref_f32', 'matmul_bool', 'matmul_c64',
-        'matmul_f16', 'matmul_f64', 'matmul_i16', 'matmul_i32', 'matmul_i64',
-        'matmul_i8_wraps', 'matmul_u16', 'matmul_u32', 'matmul_u64', 'matmul_u8'
+        'dot_int32', 'dot_int32_outer_wrapping', 'dot_int32_wrapping', 'matmul_bf16',
+        'matmul_bf16_pref_f32', 'matmul_bool', 'matmul_c64', 'matmul_f16', 'matmul_f64',
+        'matmul_i16', 'matmul_i32', 'matmul_i64', 'matmul_i8_wraps', 'matmul_u16',
+        'matmul_u32', 'matmul_u64', 'matmul_u8'
     ],
     ('the converter has no builtin lowering for tfl.broadcast_to',
      "TF's TFLite converter failed"): [

@@ -6,6 +6,9 @@
 * Operands of `concatenate` that are empty along its axis are dropped: XLA's
   simplifier (TF's, and JAX's own at these versions) aborts the process on a
   slice of a concatenate holding one ("SmallVector unable to grow").
+* For TF's TFLite converter, a subtract or divide of a constant by a
+  varying value reaches it through reshapes (see
+  _hide_transposes_from_constant_first_ops).
 * Float `maximum`/`minimum` propagate NaN explicitly: TF's XLA on CPU runs
   them in a mode that drops NaN, JAX propagates it.
 * Custom calls that TF cannot execute are refused at conversion time, naming
@@ -111,6 +114,53 @@ def _drop_empty_concatenate_operands(module):
       shorter = hlo.ConcatenateOp(kept, axis, results=[result.type])
     result.replace_all_uses_with(shorter.result)
     op.erase()
+
+
+def _is_constant_value(value) -> bool:
+  while isinstance(value, ir.OpResult):
+    op = value.owner
+    if op.name == "stablehlo.constant":
+      return True
+    if op.name not in _SHAPE_ONLY_OPS:
+      return False
+    value = op.operands[0]
+  return False
+
+
+def _transposed(value, depth: int = 16) -> bool:
+  """Whether a transpose reaches `value` through ops whose other operands are
+  constants (the converter moves transposes below such ops)."""
+  for _ in range(depth):
+    if not isinstance(value, ir.OpResult):
+      return False
+    if value.owner.name == "stablehlo.transpose":
+      return True
+    varying = [v for v in value.owner.operands if not _is_constant_value(v)]
+    if len(varying) != 1:
+      return False
+    value = varying[0]
+  return False
+
+
+def _hide_transposes_from_constant_first_ops(module):
+  # TF's TFLite converter moves a transpose below a subtract or divide whose
+  # other operand is a constant and rebuilds the op with the transposed
+  # operand first (3 - transpose(a) became a - 3). A reshape to a leading
+  # unit axis between hides the transpose from that rewrite.
+  for name in ("stablehlo.subtract", "stablehlo.divide"):
+    for op in _ops_named(module, name):
+      x, y = op.operands
+      result = op.results[0]
+      t = result.type
+      if not (_is_constant_value(x) and _transposed(y)) or not t.has_static_shape:
+        continue
+      unit = ir.RankedTensorType.get([1, *t.shape], t.element_type)
+      with ir.InsertionPoint(op), op.location:
+        lifted = [hlo.ReshapeOp(unit, v).result for v in (x, y)]
+        inner = (hlo.SubtractOp if name.endswith("subtract") else hlo.DivOp)(*lifted)
+        back = hlo.ReshapeOp(t, inner.result)
+      result.replace_all_uses_with(back.result)
+      op.erase()
 
 
 def _is_float_tensor(t) -> bool:
@@ -284,6 +334,8 @@ def rewrite_and_serialize(
     if match_jax_in_tf_xla:
       _propagate_nan_in_min_max(module)
       _propagate_nan_in_clamp(module)
+    else:
+      _hide_transposes_from_constant_first_ops(module)
     _check_custom_calls(module, frozenset(allowed_custom_calls), allow_all_custom_calls)
     text = str(module.operation.get_asm(enable_debug_info=True))
   try:

@@ -62,6 +62,7 @@ for _p, _fn in [
 ]:
   register(_p)(_math_with_accuracy(_fn))
 
+
 def _exp_complex(z):
   # As XLA computes it, which differs from TF's kernel (C99's cexp) at
   # special values: e^(a/2) cis(b) e^(a/2), finite where e^a alone would
@@ -297,7 +298,57 @@ register(core_primitives.add_jaxvals_p, int32_lanes=True)(_add)
 
 @register(lax.sub_p, int32_lanes=True)
 def _sub(ctx, x, y):
-  return tf.subtract(x, y)
+  return _constant_first(ctx, tf.subtract, x, y)
+
+
+_SHAPE_ONLY_OPS = ("BroadcastTo", "Reshape", "ExpandDims", "Cast", "Identity")
+
+
+def _is_constant(t) -> bool:
+  """Whether TF's TFLite converter will see `t` as a constant."""
+  while tf.get_static_value(t) is None:
+    if t.op.type not in _SHAPE_ONLY_OPS:
+      return False
+    t = t.op.inputs[0]
+  return True
+
+
+def _transposed(t, depth: int = 16) -> bool:
+  """Whether a Transpose reaches `t` through ops whose other inputs are
+  constants (the converter moves transposes below such ops)."""
+  for _ in range(depth):
+    if t.op.type == "Transpose":
+      return True
+    varying = [i for i in t.op.inputs if not _is_constant(i)]
+    if len(varying) != 1:
+      return False
+    t = varying[0]
+  return False
+
+
+def _constant_first(ctx, op, x, y):
+  """op(x, y) for Sub or Div, which do not commute.
+
+  TF's TFLite converter moves a Transpose below a Sub or Div whose other
+  operand is a constant, and rebuilds the op with the transposed operand
+  first: 3 - transpose(a) became a - 3, 3 / transpose(a) became a / 3
+  (push-transpose-through-ewise, TF 2.21). A Reshape between hides the
+  Transpose from that rewrite: the op runs on both operands with a leading
+  unit axis, and its result is reshaped back.
+  """
+  if ctx.enable_xla or ctx.for_tfjs or tf.executing_eagerly() or not _is_constant(x):
+    return op(x, y)
+  if not _transposed(y):
+    return op(x, y)
+
+  def with_unit_axis(v, rank):
+    ones = [1] * (1 + rank - v.shape.rank)
+    if v.shape.is_fully_defined():
+      return tf.reshape(v, ones + v.shape.as_list())
+    return tf.reshape(v, tf.concat([ones, tf.shape(v)], 0))
+
+  out = op(*(with_unit_axis(v, max(x.shape.rank, y.shape.rank)) for v in (x, y)))
+  return tf.reshape(out, out.shape[1:] if out.shape.is_fully_defined() else tf.shape(out)[1:])
 
 
 def _is_int32_lanes(ctx, x) -> bool:
@@ -373,7 +424,7 @@ def _wrapping_neg(x):
 def _div(ctx, x, y):
   if not sem.is_int(x.dtype):
     pooled = windowing.average_pool_of(x, y)
-    return pooled if pooled is not None else tf.math.truediv(x, y)
+    return pooled if pooled is not None else _constant_first(ctx, tf.math.truediv, x, y)
   # XLA: integer division rounds toward zero, x / 0 is -1 (all bits set) and
   # INT_MIN / -1 wraps to INT_MIN. TF's kernel fails on 0 and traps on -1.
   safe, is_zero, is_minus_one = _safe_int_divisor(x, y)

@@ -134,6 +134,15 @@ CASES.add("exp_complex64_special_values", lax.exp,
           V(np.array([complex(a, b) for a in _EXP_PARTS for b in _EXP_PARTS]), C64),
           tol=(1e-5, 1e-6))
 
+# A constant minus (or over) a transposed value: TF's TFLite converter swapped
+# the operands when it moved the transpose below the op.
+CASES.add("sub_constant_minus_transposed", lambda a: 3.0 - a.T,
+          A(2, 3, specials=(0.0, -0.0, np.inf, np.nan)), exact=True)
+CASES.add("div_constant_over_transposed", lambda a: (1.0 / a.T, 3.0 / jnp.exp(a.T)),
+          A(2, 3, specials=(0.0, -0.0, np.inf)), tol=(1e-6, 1e-6))
+CASES.add("sub_constant_minus_transposed_int32", lambda a: 7 - a.T, A(3, 4, dtype=I32),
+          exact=True)
+
 # Binary float math: (name, function, lhs, rhs, tol for float32, exact)
 _NAN_PAIRS = (np.nan, 1.0, np.nan, -np.inf, np.inf, 0.0, -0.0)
 _NAN_PAIRS2 = (2.0, np.nan, np.nan, np.nan, 1.0, -0.0, 0.0)

@@ -137,20 +137,21 @@ FUZZ_GAPS = (
   ),
   KnownGap(
     frozenset({"mul", "convert_element_type"}),
-    _columns(*_GRAPH_NO_XLA_COMPILE),
-    "NaN positions differ",
+    _columns(*_GRAPH_NO_XLA_COMPILE) | frozenset(targets.DEPLOYED.values()),
+    "NaN positions differ|signs of zero differ",
     "JAX's XLA rewrites x * convert(p) (p boolean) to select(p, x, 0), so inf * False is 0 "
-    "there (the gradient of reduce_min/max over NaN does so); TF's kernels multiply, giving "
-    "NaN as IEEE says. Under jit_compile TF's XLA rewrites it too",
+    "and -2 * False is +0 there (the gradient of reduce_min/max over NaN does so); TF's, "
+    "LiteRT's and TF.js's kernels multiply, giving NaN and -0 as IEEE says. Under jit_compile "
+    "TF's XLA rewrites it too",
     "fuzz",
     match=ALL,
   ),
   KnownGap(
     frozenset({"add_any", "add", "pad"}),
-    _columns(*_GRAPH_NO_XLA_COMPILE),
+    _columns(*_GRAPH_NO_XLA_COMPILE) | frozenset(targets.DEPLOYED.values()),
     "signs of zero differ",
     "JAX's XLA folds x + 0 to x, keeping -0.0 (a gradient adds the zero cotangent of a pad or "
-    "an unused output); TF's kernels add, giving +0.0 as IEEE says (the case table records the "
+    "an unused output); TF's, LiteRT's and TF.js's kernels add, giving +0.0 as IEEE says (the case table records the "
     "same for switch: control_flow.switch_*)",
     "fuzz",
     match=ANY,

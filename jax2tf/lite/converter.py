@@ -9,6 +9,7 @@ jaxpr, the line of user code that applied it).
 import re
 import warnings
 
+import jax
 import numpy as np
 import tensorflow as tf
 
@@ -150,6 +151,66 @@ def configure(converter, *, quantize: str | None, allow_flex: bool = False, cali
     converter.representative_dataset = calibration
 
 
+# A complex BroadcastTo read by one of these: TF's TFLite converter (2.21)
+# crashes the process (a segmentation fault) on it, so it is refused first.
+_CRASHING_READERS_OF_COMPLEX_BROADCAST = frozenset({"Real", "Imag", "ComplexAbs"})
+
+
+def _graph_readers_of_complex_broadcasts(traced: Traced, applied) -> list[str]:
+  nodes = list(provenance.node_defs(traced.function.get_concrete_function().graph.as_graph_def()))
+  broadcasts = {
+    n.name for n in nodes if n.op == "BroadcastTo" and provenance.node_dtypes(n) & _COMPLEX
+  }
+  readers = [
+    n.name
+    for n in nodes
+    if n.op in _CRASHING_READERS_OF_COMPLEX_BROADCAST
+    and any(i.split(":")[0].lstrip("^") in broadcasts for i in n.input)
+  ]
+  return provenance.primitives_of_op_names(readers, set(applied)) or (
+    ["broadcast_in_dim"] if readers else []
+  )
+
+
+def _jaxpr_readers_of_complex_broadcasts(traced: Traced, specs) -> list[str]:
+  # The native route's module broadcasts where the jaxpr does.
+  try:
+    closed = jax.make_jaxpr(traced.jax_fun)(*specs)
+  except Exception:  # pylint: disable=broad-except
+    return []
+  broadcast, found = set(), []
+  for eqn in provenance.equations(closed.jaxpr):
+    if eqn.primitive.name == "broadcast_in_dim" and np.dtype(eqn.outvars[0].aval.dtype).kind == "c":
+      broadcast.add(eqn.outvars[0])
+    elif eqn.primitive.name in ("real", "imag", "abs") and any(
+      v in broadcast for v in eqn.invars if type(v).__name__ != "Literal"
+    ):
+      found.append(eqn.primitive.name)
+  return found
+
+
+def _refuse_what_crashes_the_converter(traced: Traced, specs, route: str, allow_flex: bool):
+  applied = provenance.primitive_lines(traced.jax_fun, specs)
+  if route == "graph":
+    primitives = _graph_readers_of_complex_broadcasts(traced, applied)
+  else:
+    primitives = _jaxpr_readers_of_complex_broadcasts(traced, specs)
+  if not primitives:
+    return
+  where = provenance.describe(primitives, applied)
+  raise TFLiteConversionError(
+    f"to_tflite (route {route!r}): TF's TFLite converter crashes the process on a "
+    f"complex BroadcastTo read by {'/'.join(sorted(_CRASHING_READERS_OF_COMPLEX_BROADCAST))}, "
+    f"emitted for the JAX primitive {where}, so it is not run.\nRemedies: "
+    + ("route='native'; " if route == "graph" else "")
+    + "take the real or imaginary part before broadcasting; native serialization to a "
+    "SavedModel for TF Serving."
+  )
+
+
+_COMPLEX = {"complex64", "complex128"}
+
+
 def convert_traced(
   traced: Traced,
   specs,
@@ -159,6 +220,7 @@ def convert_traced(
   quantize: str | None,
   representative_dataset=None,
 ) -> bytes:
+  _refuse_what_crashes_the_converter(traced, specs, route, allow_flex)
   concrete = traced.function.get_concrete_function()
   converter = tf.lite.TFLiteConverter.from_concrete_functions([concrete], traced.module)
   configure(

@@ -115,6 +115,22 @@ def test_refusal_of_an_op_dtype_names_the_primitive():
   assert "i16" in message and "route='native'" in message, message
 
 
+@pytest.mark.parametrize("route", ["graph", "native"])
+def test_what_crashes_the_converter_is_refused_before_it_runs(route):
+  # TF's converter ends the process (SIGSEGV) on the real part of a broadcast
+  # complex value; the real part of the value, broadcast after, converts.
+  def f(x):
+    return lax.real(lax.broadcast_in_dim(x, (4, 2), (0,)))  # the line named
+
+  x = np.array([1.5 - 2j], np.complex64)
+  with pytest.raises(lite.TFLiteConversionError) as info:
+    jax2tf.to_tflite(f, x, route=route)
+  message = str(info.value)
+  assert "crashes the process" in message and "JAX primitive real (at test_to_tflite.py:" in message
+  model = jax2tf.to_tflite(lambda x: lax.broadcast_in_dim(lax.real(x), (4, 2), (0,)), x, route="graph")
+  np.testing.assert_array_equal(lite.run(model, x)[0], np.full((4, 2), 1.5, np.float32))
+
+
 def test_auto_route_falls_back_to_native_and_says_so():
   # TF's Igamma has no TFLite kernel; JAX's own decomposition of igamma in
   # the StableHLO module legalizes to builtins.

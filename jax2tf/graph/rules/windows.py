@@ -15,7 +15,7 @@ import numpy as np
 import tensorflow as tf
 from jax import lax
 
-from jax2tf.graph import registry
+from jax2tf.graph import int32_bits, registry
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.graph.windowing import (
@@ -432,7 +432,13 @@ def _cumsum(ctx, x, *, axis, reverse):
 @register(lax.cumprod_p)
 def _cumprod(ctx, x, *, axis, reverse):
   dt = sem.compute_dtype(ctx.aval_out.dtype)
-  return tf.cast(tf.math.cumprod(tf.cast(x, dt), axis=axis, reverse=reverse), x.dtype)
+  if ctx.for_tfjs and dt == tf.int32:
+    # TF.js multiplies int32s in JavaScript numbers, which drop low bits
+    # past 2**53; products from 16-bit halves wrap as JAX's do.
+    res = _cumulative_scan(ctx, tf.cast(x, dt), axis, reverse, int32_bits.multiply, 1)
+  else:
+    res = tf.math.cumprod(tf.cast(x, dt), axis=axis, reverse=reverse)
+  return tf.cast(res, x.dtype)
 
 
 def _cum_minmax(kind):

@@ -288,6 +288,8 @@ CASES += [
     case("cumprod_f32", cum(lax.cumprod_p, 1, True), rand((3, 6), low=0.5, high=1.5),
          tol=(1e-5, 1e-6), slow=True),
     case("cumprod_i16_wraps", cum(lax.cumprod_p), rand((12,), I16, -99, 99), slow=True),
+    _exact("cumprod_i32_wraps", cum(lax.cumprod_p, 1, True),
+           rand((2, 9), I32, -2**31, 2**31 - 1)),
     _exact("cummax_nan", cum(lax.cummax_p, 1), with_specials((3, 9))),
     _exact("cummin_reverse_nan", cum(lax.cummin_p, 0, True), with_specials((9, 3), seed=1)),
     _exact("cummax_i32", cum(lax.cummax_p, 0), rand((17,), I32, -2**31, 2**31 - 1), slow=True),
@@ -379,7 +381,8 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'cummin_c64_reverse'
     ],
     ('cumprod', 'Cumprod'): [
-        'cumprod', 'cumprod_f32', 'cumprod_i16_wraps', 'cumprod_int32', 'cumprod_reverse'
+        'cumprod', 'cumprod_f32', 'cumprod_i16_wraps', 'cumprod_i32_wraps', 'cumprod_int32',
+        'cumprod_reverse'
     ],
     ('cumsum', 'Cast'): [
         'cumsum_u64'

@@ -258,3 +258,14 @@ def test_a_missing_runtime_is_an_error_before_any_program(tmp_path, monkeypatch)
   with pytest.raises(FileNotFoundError, match="TF.js is not installed"):
     driver.fuzz(0, programs=1, tfjs=True, out=str(tmp_path), progress=None)
   assert not list(tmp_path.iterdir())
+
+
+def test_a_dead_childs_last_words_skip_routine_logging(tmp_path):
+  log = tmp_path / "stderr"
+  log.write_text(
+    "Fatal Python error: Segmentation fault\n"
+    "W0000 00:00:1795701793.018598   29427 tf_tfl_flatbuffer_helpers.cc:367] Ignored x.\n"
+  )
+  with open(log, "r+") as stderr:
+    words = isolation._last_words(stderr, -11)  # pylint: disable=protected-access
+  assert words == "the process died (killed by SIGSEGV): Fatal Python error: Segmentation fault"

@@ -25,6 +25,7 @@ import json
 import os
 import pickle
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -157,10 +158,16 @@ def _events(child, stall):
       yield json.loads(line[len(_EVENT) :])
 
 
+# Informational and warning lines of TF's C++ logging ("W0000 00:00:...").
+_ROUTINE_LOG = re.compile(r"^[IW]\d{4} ")
+
+
 def _last_words(stderr, code) -> str:
-  """How the child ended: its signal or status and the last line it wrote."""
+  """How the child ended: its signal or status and the last line it wrote
+  that is not routine logging."""
   stderr.seek(0)
   lines = [line.strip() for line in stderr.read().splitlines() if line.strip()]
+  lines = [line for line in lines if not _ROUTINE_LOG.match(line)] or lines
   how = (
     f"killed by {signal.Signals(-code).name}"
     if code is not None and code < 0 and -code in signal.Signals._value2member_map_

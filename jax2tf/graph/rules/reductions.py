@@ -52,6 +52,12 @@ def _int32_product_for_tfjs(x, sizes, axes):
 
 
 def _extremum(ctx, x, axes, is_max):
+  shape = ctx.avals_in[0].shape
+  if not sem.is_complex(x.dtype) and any(dim_eval.is_zero(shape[a]) for a in _axes(axes)):
+    # A max or min of nothing is the identity (-inf for a float max); TF.js's
+    # Max of nothing is NaN.
+    identity = windowing.monoid("max" if is_max else "min", ctx.avals_in[0].dtype).identity
+    return tf.fill(ctx.shape(ctx.aval_out.shape), tf.cast(identity, x.dtype))
   if sem.is_complex(x.dtype):
     # TF's reductions have no complex max/min; XLA's compares lexicographically.
     return sem.reduce_complex_extremum(x, _axes(axes), is_max)

@@ -49,6 +49,7 @@ def _math_with_accuracy(tf_fn):
 
 
 for _p, _fn in [
+  (lax.sin_p, tf.sin),
   (lax.cos_p, tf.cos),
   (lax.tan_p, tf.tan),
   (lax.log_p, tf.math.log),
@@ -71,15 +72,6 @@ def _exp_complex(z):
   half = tf.exp(a / sem.const(2, a.dtype))
   imag = tf.where(tf.equal(b, 0), tf.zeros_like(b), half * tf.sin(b) * half)
   return tf.complex(half * tf.cos(b) * half, imag)
-
-
-@register(lax.sin_p)
-def _sin(ctx, x, *, accuracy=None):
-  del accuracy  # see _math_with_accuracy
-  if ctx.enable_xla or ctx.for_tfjs or not sem.is_float(x.dtype):
-    return sem.in_f32(tf.sin, x)
-  # LiteRT's SIN gives +0.0 for -0.0; sin of a zero is that zero.
-  return sem.in_f32(lambda v: tf.where(tf.equal(v, 0), v, tf.sin(v)), x)
 
 
 @register(lax.exp_p)

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import tensorflow as tf
 
-from jax2tf.internals import jax_private, tf_private
+from jax2tf.internals import jax_private
 from jax2tf.shapes import dim_eval
 
 
@@ -112,14 +112,5 @@ def _assertions(constraints, env) -> list:
       p if isinstance(p, str) else tf.strings.as_string(p)
       for p in _message(c, env, TFDimArithmetic)
     ]
-    message = tf.strings.join(pieces)
-    if not tf_private.tracing_for_xla():
-      # Assert prints its data escaped (\'d\' for JAX's 'd'); StringToNumber
-      # quotes the string it cannot read as it is. Fed the message where the
-      # check fails ("0" where it holds), it raises JAX's words first. The
-      # Assert stays: it keeps this stateless op from being pruned, and XLA,
-      # TF's TFLite converter and to_tfjs know it. Under XLA, which drops
-      # Asserts with their data, the string ops could not compile.
-      message = tf.strings.to_number(tf.where(ok, "0", message), out_type=tf.int32)
-    ops.append(tf.debugging.Assert(ok, [message]))
+    ops.append(tf.debugging.Assert(ok, [tf.strings.join(pieces)]))
   return ops

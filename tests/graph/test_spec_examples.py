@@ -145,7 +145,7 @@ def test_shape_assertion_messages_same_as_native():
   def message(native, eager, shape):
     with pytest.raises(tf.errors.InvalidArgumentError) as e:
       funs[(native, eager)](rand(shape))
-    text = str(e.value)
+    text = str(e.value).replace("\\'", "'")
     first = text.find("Input shapes do not match")
     assert first >= 0, text
     return text[first:text.find("for more details.", first)]

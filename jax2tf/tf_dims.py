@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import tensorflow as tf
 
-from jax2tf.internals import jax_private
+from jax2tf.internals import jax_private, tf_private
 from jax2tf.shapes import dim_eval
 
 
@@ -99,6 +99,9 @@ def _check_statically(constraints, env):
 
 
 def _assertions(constraints, env) -> list:
+  """One Assert per constraint, chained by control edges so that of several
+  failing checks the first in JAX's order raises (TF runs independent ops in
+  any order)."""
   ops = []
   for c in constraints.constraints:
     left = dim_eval.evaluate(c.left, env, TFDimArithmetic)
@@ -112,5 +115,15 @@ def _assertions(constraints, env) -> list:
       p if isinstance(p, str) else tf.strings.as_string(p)
       for p in _message(c, env, TFDimArithmetic)
     ]
-    ops.append(tf.debugging.Assert(ok, [tf.strings.join(pieces)]))
+    message = tf.strings.join(pieces)
+    with tf.control_dependencies(ops[-1:]):
+      if not tf_private.tracing_for_xla():
+        # Assert prints its data escaped (\'d\' for JAX's 'd'); StringToNumber
+        # quotes the string it cannot read as it is. Fed the message where the
+        # check fails ("0" where it holds), it raises JAX's words first. The
+        # Assert stays: it keeps this stateless op from being pruned, and XLA,
+        # TF's TFLite converter and to_tfjs know it. Under XLA, which drops
+        # Asserts with their data, the string ops could not compile.
+        message = tf.strings.to_number(tf.where(ok, "0", message), out_type=tf.int32)
+      ops.append(tf.debugging.Assert(ok, [message]))
   return ops

@@ -28,11 +28,25 @@ def _const_string(node) -> str | None:
   return value.item().decode() if value.size == 1 else None
 
 
+def _upstream_join(name: str, by_name, depth: int = 3):
+  """The first StringJoin feeding the Assert's data: the message itself, or
+  read by StringToNumber through a Select where the check fails (tf_dims)."""
+  frontier = [name]
+  for _ in range(depth):
+    nodes = [by_name.get(n.lstrip("^").split(":")[0]) for n in frontier]
+    nodes = [n for n in nodes if n is not None]
+    joined = next((n for n in nodes if n.op == "StringJoin"), None)
+    if joined is not None:
+      return joined
+    frontier = [i for n in nodes for i in n.input if not i.startswith("^")]
+  return None
+
+
 def _message(assert_node, by_name) -> str:
   """The check's message, with each dimension's value as '?'."""
   if len(assert_node.input) < 2:
     return ""
-  joined = by_name.get(assert_node.input[1].split(":")[0])
+  joined = _upstream_join(assert_node.input[1], by_name)
   if joined is None or joined.op != "StringJoin":
     return ""
   pieces = []

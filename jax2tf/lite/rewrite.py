@@ -28,6 +28,9 @@ beyond the rounding of folded weights, biases and pools:
 - operators whose results nothing reads, subgraphs nothing calls, tensors
   nothing uses and buffers no tensor holds are removed.
 
+One pass, on both routes, changes a number, to JAX's: a SIN of -0.0 gives
+-0.0, which LiteRT's kernel loses (signed_zeros.py).
+
 The passes rely on what a module from JAX guarantees: operands broadcast to
 one shape agree on each symbolic dimension (an unknown dimension of a
 broadcast's operand is the result's, never a 1 to stretch). The passes
@@ -499,13 +502,15 @@ _PASSES = (
   activations.fuse_softmax,
   activations.fuse_log_softmax,
   activations.fuse_gelu,
+  signed_zeros.sin_keeps_zero_sign,
   _remove_unread,
 )
 
 
 # The graph route's flatbuffers come from TF ops written for LiteRT: only
-# the passes that keep its semantics bit for bit apply.
+# the passes that keep its semantics bit for bit (and the SIN fix) apply.
 _GRAPH_PASSES = (
+  signed_zeros.sin_keeps_zero_sign,
   signed_zeros.abs_after_pools,
   signed_zeros.drop_abs_before_biased_ops,
   _remove_unread,

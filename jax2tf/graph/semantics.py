@@ -15,7 +15,9 @@ every primitive that depends on it.
   XLA's fold, in which NaN does not propagate;
 * integer keys of floats whose integer order is a float order (total order
   for comparisons and top_k, sort's order with NaNs last);
-* dimension lists (Python ints and int32 TF scalars) as shapes.
+* dimension lists (Python ints and int32 TF scalars) as shapes;
+* constant operands, and hiding one from TF's graph optimizer (grappler)
+  where its rewrite would compute another number than XLA.
 
 Graph optimizers fold arithmetic on zeros and eager TF caches constants by
 value (-0.0 == +0.0), so the sign of zero is read from the data at run time:
@@ -155,6 +157,62 @@ def static_value(x: tf.Tensor):
     return tf.get_static_value(x)
   except (TypeError, ValueError):
     return None
+
+
+# Ops that TF's TFLite converter folds a constant through (it folds the
+# PlaceholderWithDefault of `hidden_from_grappler` too; grappler does not).
+_FOLDED_THROUGH = (
+  "BroadcastTo",
+  "Reshape",
+  "ExpandDims",
+  "Cast",
+  "Identity",
+  "PlaceholderWithDefault",
+)
+
+
+def producer(x: tf.Tensor) -> str | None:
+  """The type of the graph op computing `x` (None in eager mode)."""
+  return None if tf.executing_eagerly() else x.op.type
+
+
+def constant_value(x: tf.Tensor) -> np.ndarray | None:
+  """The value of `x` when it is a constant reshaped, broadcast or cast (as
+  TF's TFLite converter will fold it), else None."""
+  casts = []
+  while (value := tf.get_static_value(x)) is None:
+    if producer(x) not in _FOLDED_THROUGH:
+      return None
+    if x.op.type == "Cast":
+      casts.append(x.dtype)
+    x = x.op.inputs[0]
+  value = np.asarray(value)
+  for dtype in reversed(casts):
+    value = value.astype(dtype.as_numpy_dtype)
+  return value
+
+
+def is_constant_of(x: tf.Tensor, values) -> bool:
+  """Whether every element of `x` is a constant among `values`."""
+  value = constant_value(x)
+  return value is not None and bool(np.isin(value, values).all())
+
+
+def hidden_from_grappler(x: tf.Tensor) -> tf.Tensor:
+  """`x` through an op whose value TF's graph optimizer cannot see.
+
+  Grappler rewrites some patterns in a `tf.function` into ops that compute
+  other numbers than XLA: 1/x and x/sqrt(y) into Reciprocal and Rsqrt (off
+  in the last bit on CPUs with AVX-512, 1/1 is 0.99999994), 0 - x into Neg
+  (-0.0 for +0.0), log(1 + x) and exp(x) - 1 into Log1p and Expm1 (and
+  pow(x, 0.5) into Sqrt, which the pow rule does not emit). It never folds a
+  PlaceholderWithDefault (a caller could feed it): one op that forwards its
+  input, which XLA compiles and TF's TFLite converter folds away. Eager ops
+  are not rewritten.
+  """
+  if tf.executing_eagerly():
+    return x
+  return tf.raw_ops.PlaceholderWithDefault(input=x, shape=x.shape)
 
 
 def may_be_nan(x: tf.Tensor) -> bool:

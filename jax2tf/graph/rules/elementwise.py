@@ -52,7 +52,6 @@ for _p, _fn in [
   (lax.sin_p, tf.sin),
   (lax.cos_p, tf.cos),
   (lax.tan_p, tf.tan),
-  (lax.log_p, tf.math.log),
   (lax.tanh_p, tf.tanh),
   (lax.sqrt_p, tf.sqrt),
   (lax.rsqrt_p, tf.math.rsqrt),
@@ -61,6 +60,15 @@ for _p, _fn in [
   (lax.logistic_p, tf.sigmoid),
 ]:
   register(_p)(_math_with_accuracy(_fn))
+
+
+@register(lax.log_p)
+def _log(ctx, x, *, accuracy=None):
+  del accuracy  # see _math_with_accuracy
+  if not ctx.for_tfjs and sem.producer(x) in ("Add", "AddV2"):
+    if any(sem.is_constant_of(term, [1]) for term in x.op.inputs):
+      x = sem.hidden_from_grappler(x)  # grappler would compute log(1 + a) as Log1p
+  return sem.in_f32(tf.math.log, x)
 
 
 def _exp_complex(z):
@@ -250,7 +258,42 @@ def _pow(ctx, x, y):
   # JAX converts an integer exponent to the base's dtype before HLO power.
   if y.dtype != x.dtype:
     y = tf.cast(y, x.dtype)
+  exponent = sem.constant_value(y)
+  if (
+    sem.is_float(x.dtype)
+    and exponent is not None
+    and (y.shape.rank == 0 or x.shape == y.shape)
+    and exponent.size
+    and np.all(exponent == exponent.flat[0])
+    and float(exponent.flat[0]) in (0.5, -0.5, -1.0)
+  ):
+    return sem.in_f32(lambda base: _root_power(ctx, base, float(exponent.flat[0])), x)
   return sem.in_f32(tf.pow, x, y)
+
+
+def _root_power(ctx, x, exponent: float):
+  """x ** exponent for a constant exponent of 0.5, -0.5 or -1, as XLA gives
+  it: from a square root or a division (correctly rounded), +0.0 at -0.0 and
+  +inf at -inf for 0.5. TF's Pow misses the last bit, and graph optimizers
+  (grappler, TF's TFLite converter) take these exponents for Sqrt, Rsqrt and
+  Reciprocal, which differ at -0.0 and -inf."""
+  if exponent == -1:
+    return _reciprocal(ctx, x)
+  root = tf.abs(tf.sqrt(x))  # Sqrt keeps the sign of -0.0, pow does not
+  # Below the lowest finite float rather than equal to -inf, and +inf as -x:
+  # TF's TFLite converter writes infinite constants as the largest floats.
+  minus_inf = tf.less(x, sem.const(x.dtype.min, x.dtype))
+  if exponent == 0.5:
+    return tf.where(minus_inf, sem.negate_float(x), root)
+  return tf.where(minus_inf, tf.zeros_like(x), _reciprocal(ctx, root))
+
+
+def _reciprocal(ctx, x):
+  """1 / x with JAX's rounding: a division whose 1 grappler cannot see (it
+  would compute a Reciprocal, which misses the last bit: 1 / 1.0 is
+  0.99999994 on CPUs with AVX-512)."""
+  one = tf.ones([], x.dtype)
+  return tf.math.truediv(one if ctx.for_tfjs else sem.hidden_from_grappler(one), x)
 
 
 @register(lax.integer_pow_p, int32_lanes=True)
@@ -268,7 +311,7 @@ def _integer_pow(ctx, x, *, y):
     if n:
       base = multiply(base, base)
   if y < 0:
-    return tf.math.truediv(tf.ones_like(acc), acc)
+    return _reciprocal(ctx, acc)
   return acc
 
 
@@ -298,19 +341,19 @@ register(core_primitives.add_jaxvals_p, int32_lanes=True)(_add)
 
 @register(lax.sub_p, int32_lanes=True)
 def _sub(ctx, x, y):
+  if not ctx.for_tfjs:
+    # Grappler would compute 0 - y as Neg (-0.0 for +0.0; no unsigned
+    # kernel) and exp(a) - 1 as Expm1.
+    if sem.is_constant_of(x, [0]):
+      x = sem.hidden_from_grappler(x)
+    elif sem.producer(x) == "Exp" and sem.is_constant_of(y, [1]):
+      y = sem.hidden_from_grappler(y)
   return _constant_first(ctx, tf.subtract, x, y)
-
-
-_SHAPE_ONLY_OPS = ("BroadcastTo", "Reshape", "ExpandDims", "Cast", "Identity")
 
 
 def _is_constant(t) -> bool:
   """Whether TF's TFLite converter will see `t` as a constant."""
-  while tf.get_static_value(t) is None:
-    if t.op.type not in _SHAPE_ONLY_OPS:
-      return False
-    t = t.op.inputs[0]
-  return True
+  return sem.constant_value(t) is not None
 
 
 def _transposed(t, depth: int = 16) -> bool:
@@ -424,7 +467,16 @@ def _wrapping_neg(x):
 def _div(ctx, x, y):
   if not sem.is_int(x.dtype):
     pooled = windowing.average_pool_of(x, y)
-    return pooled if pooled is not None else _constant_first(ctx, tf.math.truediv, x, y)
+    if pooled is not None:
+      return pooled
+    if not ctx.for_tfjs:
+      # Grappler would compute 1 / y and x / sqrt(z) with Reciprocal and
+      # Rsqrt, which miss the last bit (see _reciprocal).
+      if sem.is_constant_of(x, [1]):
+        x = sem.hidden_from_grappler(x)
+      if sem.producer(y) == "Sqrt":
+        y = sem.hidden_from_grappler(y)
+    return _constant_first(ctx, tf.math.truediv, x, y)
   # XLA: integer division rounds toward zero, x / 0 is -1 (all bits set) and
   # INT_MIN / -1 wraps to INT_MIN. TF's kernel fails on 0 and traps on -1.
   safe, is_zero, is_minus_one = _safe_int_divisor(x, y)

@@ -136,6 +136,26 @@ CASES.add("sin_zero_sign_in_cond_and_gradient",
 CASES.add("sqrt_rsqrt_huge_arguments", lambda x: (lax.sqrt(x), lax.rsqrt(x)),
           V(np.array([1e30, 5e37, 1e38, 3.4028234e38]), F32), tol=(1e-6, 1e-6))
 
+# Patterns TF's graph optimizer rewrites in a tf.function into ops computing
+# other numbers: pow with exponent 0.5, -0.5 or -1 (Sqrt, Rsqrt, Reciprocal),
+# 0 - x (Neg), log(1 + x) (Log1p), exp(x) - 1 (Expm1), 1 / x (Reciprocal)
+# and x / sqrt(y) (Rsqrt). 32 elements, as the vector kernels that miss the
+# last bit take 8 or 16 at a time; floor tells 1.0 from 0.99999994.
+_GRAPPLER_X = np.resize(np.array([-0.0, 0.0, -np.inf, np.inf, np.nan, 1.0, 4.0, 1e-3, 0.1, 7.0,
+                                  -2.0, 1e-30], np.float32), 32)
+CASES.add("graph_optimizer_patterns_specials",
+          lambda x: (lax.pow(x, 0.5), lax.pow(x, -0.5), lax.pow(x, -1.0), 0.0 - x),
+          V(_GRAPPLER_X, F32), tol=(1e-5, 1e-6))
+CASES.add("graph_optimizer_patterns_log_exp",
+          lambda x: (jnp.log(1.0 + x), jnp.exp(x) - 1.0), V(_GRAPPLER_X, F32),
+          tol=(1e-5, 1e-6))
+CASES.add("graph_optimizer_patterns_integral_quotients",
+          lambda x, y, z: (jnp.floor(1.0 / x), jnp.floor(lax.integer_pow(x, -1)),
+                           jnp.floor(lax.integer_pow(x, -3)), jnp.floor(z / jnp.sqrt(y))),
+          V(np.resize(np.array([1.0, 0.5, 0.25, 0.125, 2.0 ** -5], np.float32), 32), F32),
+          V(np.resize(np.array([4.0, 9.0, 1.0, 0.25, 2.0 ** -10], np.float32), 32), F32),
+          V(np.resize(np.array([2.0, 3.0, 5.0, 1.0, 2.0 ** -5], np.float32), 32), F32))
+
 # exp of complex special values: zeros of either sign, infinities, NaN,
 # subnormals, and real parts whose e^a overflows where e^a cis(b) does not.
 _EXP_PARTS = (0.0, -0.0, 1.0, -3.0, 100.0, 89.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e30,
@@ -1306,8 +1326,8 @@ _TFLITE_GAPS = {  # (why, error): cases
     ("LiteRT's kernels differ from XLA's: NaN positions differ",
      'NaN\\ positions\\ differ'): [
         'cosh_float32_specials', 'exp2_f32', 'exp2_float32_specials', 'exp_float32_specials',
-        'expm1_float32_specials', 'log1p_float32_specials', 'log_float32_specials',
-        'rsqrt_float32_specials', 'sin_cos_huge_arguments'
+        'expm1_float32_specials', 'graph_optimizer_patterns_log_exp', 'log1p_float32_specials',
+        'log_float32_specials', 'rsqrt_float32_specials', 'sin_cos_huge_arguments'
     ],
     ("LiteRT's kernels differ from XLA's: signs of zero differ",
      'signs\\ of\\ zero\\ differ'): [
@@ -1348,10 +1368,11 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
         'acosh_float32_specials', 'atanh_float32_specials', 'cbrt_edges', 'cbrt_float32',
         'cbrt_float32_specials', 'clamp_arrays', 'clamp_nan_bound', 'clamp_nan_bounds_float32',
         'clamp_nan_float32', 'cosh_float32_specials', 'exp2_f32', 'exp2_float32_specials',
-        'exp_float32_specials', 'expm1_float32_specials', 'log1p_float32_specials',
-        'log_float32_specials', 'max_nan_float32', 'max_nan_zero_sign', 'min_nan_float32',
-        'min_nan_zero_sign', 'rsqrt_float32_specials', 'sin_cos_huge_arguments',
-        'sinh_float32_specials', 'table_cbrt_float32'
+        'exp_float32_specials', 'expm1_float32_specials', 'graph_optimizer_patterns_log_exp',
+        'graph_optimizer_patterns_specials', 'log1p_float32_specials', 'log_float32_specials',
+        'max_nan_float32', 'max_nan_zero_sign', 'min_nan_float32', 'min_nan_zero_sign',
+        'rsqrt_float32_specials', 'sin_cos_huge_arguments', 'sinh_float32_specials',
+        'table_cbrt_float32'
     ],
     ("LiteRT's kernels differ from XLA's: infinities differ",
      'infinities\\ differ'): [

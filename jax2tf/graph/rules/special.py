@@ -18,6 +18,7 @@ from jax import lax
 
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
+from jax2tf.internals import tf_private
 
 
 def _via_f32(tf_fn):
@@ -43,6 +44,11 @@ def _erf(x):
   res = tf.math.erf(x)
   if x.dtype == tf.float64:  # TF's float64 CPU kernel gives NaN at +-inf
     res = tf.where(tf.math.is_inf(x), tf.math.sign(x), res)
+  elif tf_private.tracing_for_xla():
+    # TF's XLA computes the erf of a one-element array by another formula,
+    # which stops at 0.9999998 (for |x| up to inf); in float32 erf(x)
+    # rounds to +-1 from |x| = 4 on.
+    res = tf.where(tf.abs(x) >= 4, tf.math.sign(x), res)
   return res
 
 

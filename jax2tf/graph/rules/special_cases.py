@@ -164,6 +164,11 @@ EDGE = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 30.0, -30.0
 
 CASES += [
     case("erf_edges", lambda x: (lax.erf(x), lax.erfc(x)), EDGE, tol=(1e-6, 1e-6)),
+    # One element at a time: TF's XLA takes another formula for a one-element
+    # erf; converted to an integer, 0.9999998 truncates to 0 where JAX's 1.0 is 1.
+    *[case(f"erf_one_element_{i}", lambda x: lax.convert_element_type(lax.erf(x), np.int8),
+           np.array([v], F32), exact=True)
+      for i, v in enumerate([np.inf, -np.inf, 4.0, 1e30])],
     case("erf_inv_edges", lax.erf_inv, np.array([-1, 1, 0, -0.0, 1.5, np.nan, 0.999], F32),
          tol=(1e-5, 1e-5)),
     case("lgamma_digamma_poles", lambda x: (lax.lgamma(x), lax.digamma(x)),
@@ -370,6 +375,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('convert_element_type', 'dtype bfloat16'): [
         'table_erf_bfloat16', 'table_erf_inv_bfloat16', 'table_erfc_bfloat16'
+    ],
+    ('convert_element_type', 'dtype int8'): [
+        'erf_one_element_0', 'erf_one_element_1', 'erf_one_element_2', 'erf_one_element_3'
     ],
     ('digamma', 'Digamma'): [
         'digamma_bfloat16', 'digamma_float16', 'digamma_float32', 'digamma_float32_specials',

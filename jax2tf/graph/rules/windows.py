@@ -459,8 +459,13 @@ def _cumlogsumexp(ctx, x, *, axis, reverse):
   dt = sem.widened(x.dtype)
   wide = tf.cast(x, dt)
   res = tf.math.cumulative_logsumexp(wide, axis=axis, reverse=reverse)
+
+  def seen(mask):
+    return tf.math.cumsum(tf.cast(mask, dt), axis=axis, reverse=reverse) > 0
+
+  # TF's kernel adds a second +inf as inf - inf (NaN); JAX's sum stays +inf.
+  res = tf.where(seen(tf.equal(wide, np.inf)), tf.constant(np.inf, dt), res)
   # Under jit_compile TF's XLA drops a NaN from the running sum; JAX's is
   # NaN from the first NaN on.
-  nans = tf.math.cumsum(tf.cast(tf.math.is_nan(wide), dt), axis=axis, reverse=reverse)
-  res = tf.where(nans > 0, tf.constant(np.nan, dt), res)
+  res = tf.where(seen(tf.math.is_nan(wide)), tf.constant(np.nan, dt), res)
   return tf.cast(res, x.dtype)

@@ -300,6 +300,11 @@ CASES += [
     case("cumlogsumexp_nan", cum(lax.cumlogsumexp_p, 1),
          V(np.array([[1.0, np.nan, 2.0], [np.nan, -np.inf, np.inf], [-np.inf, np.inf, 0.5]],
                     np.float32), F32), tol=(1e-5, 1e-6)),
+    # Two +inf: TF's kernel computed the second sum as inf - inf.
+    case("cumlogsumexp_infinities", lambda x: (lax.cumlogsumexp(x, 1),
+                                               lax.cumlogsumexp(x, 1, reverse=True)),
+         V(np.array([[np.inf, np.inf, 1.0], [1.0, np.inf, np.inf], [-np.inf, np.inf, -np.inf]],
+                    np.float32), F32), tol=(1e-5, 1e-6)),
     case("cumlogsumexp_reverse_f16", cum(lax.cumlogsumexp_p, 0, True), rand((7,), F16),
          tol=(1e-2, 1e-2), slow=True),
     case("cumsum_c64", cum(lax.cumsum_p), rand((6,), np.complex64), tol=(1e-5, 1e-5),
@@ -368,7 +373,7 @@ CASES += [
 # column; a fix shows up as a failing case to take out of here.
 _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('cumlogsumexp', 'CumulativeLogsumexp'): [
-        'cumlogsumexp', 'cumlogsumexp_3x7', 'cumlogsumexp_nan', 'cumlogsumexp_reverse',
+        'cumlogsumexp', 'cumlogsumexp_3x7', 'cumlogsumexp_infinities', 'cumlogsumexp_nan', 'cumlogsumexp_reverse',
         'cumlogsumexp_reverse_f16'
     ],
     ('cummax', 'PadV2'): [
@@ -431,7 +436,7 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('LiteRT fails to run it (RuntimeError: Only one kernel is allowed within stablehlo.reduce_window bo)',
      'Only\\s+one\\s+kernel\\s+is\\s+allowed\\s+within\\s+stable'): [
-        'cumlogsumexp', 'cumlogsumexp_3x7', 'cumlogsumexp_nan', 'cumlogsumexp_reverse'
+        'cumlogsumexp', 'cumlogsumexp_3x7', 'cumlogsumexp_infinities', 'cumlogsumexp_nan', 'cumlogsumexp_reverse'
     ],
     ('LiteRT fails to run it (RuntimeError: tflite/kernels/stablehlo_reduce_window.cc:# #umInputs(node) )',
      'tflite/kernels/stablehlo_reduce_window\\.cc:\\d+\\ NumI'): [
@@ -503,7 +508,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'window_sum_bf16'
     ],
     ('cumlogsumexp', 'CumulativeLogsumexp'): [
-        'cumlogsumexp', 'cumlogsumexp_3x7', 'cumlogsumexp_nan', 'cumlogsumexp_reverse',
+        'cumlogsumexp', 'cumlogsumexp_3x7', 'cumlogsumexp_infinities', 'cumlogsumexp_nan', 'cumlogsumexp_reverse',
         'cumlogsumexp_reverse_f16'
     ],
     ('cummax', 'dtype float16'): [

@@ -195,7 +195,11 @@ def constant_value(x: tf.Tensor) -> np.ndarray | None:
 def is_constant_of(x: tf.Tensor, values) -> bool:
   """Whether every element of `x` is a constant among `values`."""
   value = constant_value(x)
-  return value is not None and bool(np.isin(value, values).all())
+  if value is None:
+    return False
+  if value.dtype.kind not in "biuc":  # numpy promotes no int with bfloat16, float8
+    value = value.astype(np.float64)
+  return bool(np.isin(value, values).all())
 
 
 def hidden_from_grappler(x: tf.Tensor) -> tf.Tensor:

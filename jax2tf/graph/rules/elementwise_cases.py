@@ -149,6 +149,13 @@ CASES.add("graph_optimizer_patterns_specials",
 CASES.add("graph_optimizer_patterns_log_exp",
           lambda x: (jnp.log(1.0 + x), jnp.exp(x) - 1.0), V(_GRAPPLER_X, F32),
           tol=(1e-5, 1e-6))
+# The same patterns with bfloat16 constants (numpy cannot compare those with
+# Python ints) and, in a scan over nothing, with empty constants.
+CASES.add("graph_optimizer_patterns_bfloat16",
+          lambda x: (0 - x, 1 / x, jnp.log(1 + x), jnp.exp(x) - 1, lax.pow(x, jnp.bfloat16(0.5)),
+                     lax.scan(lambda c, r: (c + r, c - r), x[:0], x[None, :0])[1]),
+          V(np.array([-0.0, 0.0, 1.0, 4.0, -np.inf, np.inf, np.nan, 0.1]), BF16),
+          tol=(1e-2, 1e-2))
 CASES.add("graph_optimizer_patterns_integral_quotients",
           lambda x, y, z: (jnp.floor(1.0 / x), jnp.floor(lax.integer_pow(x, -1)),
                            jnp.floor(lax.integer_pow(x, -3)), jnp.floor(z / jnp.sqrt(y))),
@@ -1233,6 +1240,9 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'rsqrt_complex128', 'rsqrt_complex64', 'rsqrt_float64', 'table_rsqrt_complex128',
         'table_rsqrt_complex64', 'table_rsqrt_float64'
     ],
+    ('scan', 'TensorListReserve'): [
+        'graph_optimizer_patterns_bfloat16'
+    ],
     ('select_n', 'SelectV2'): [
         'select_n_complex'
     ],
@@ -1792,9 +1802,9 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ('the converter has no builtin lowering for tfl.sub',
      "TF's TFLite converter failed"): [
         'acos_bfloat16', 'acos_float16', 'acos_float64', 'all_2ary_int16', 'asin_bfloat16',
-        'asin_float16', 'asin_float64', 'sub_bfloat16', 'sub_float16', 'sub_float64',
-        'sub_int16', 'sub_int8', 'sub_uint16', 'sub_uint64', 'sub_uint8',
-        'table_acos_bfloat16', 'table_acos_float16', 'table_acos_float64',
+        'asin_float16', 'asin_float64', 'graph_optimizer_patterns_bfloat16', 'sub_bfloat16',
+        'sub_float16', 'sub_float64', 'sub_int16', 'sub_int8', 'sub_uint16', 'sub_uint64',
+        'sub_uint8', 'table_acos_bfloat16', 'table_acos_float16', 'table_acos_float64',
         'table_asin_bfloat16', 'table_asin_float16', 'table_asin_float64',
         'table_sub_bfloat16', 'table_sub_complex128', 'table_sub_complex64',
         'table_sub_float16', 'table_sub_float64', 'table_sub_int16', 'table_sub_int8',
@@ -1990,6 +2000,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'bitcast_float32_to_float16', 'bitcast_float32_to_int32', 'bitcast_float32_to_uint8',
         'bitcast_float64_to_int64', 'bitcast_float64_to_uint32', 'bitcast_i16_f16',
         'bitcast_u8_f32', 'poly_bitcast_widen', 'x64_bitcast_f64_u32'
+    ],
+    ('broadcast_in_dim', 'dtype bfloat16'): [
+        'graph_optimizer_patterns_bfloat16'
     ],
     ('cbrt', 'dtype bfloat16'): [
         'cbrt_bfloat16'

@@ -102,7 +102,7 @@ def _assertions(constraints, env) -> list:
   """One Assert per constraint, chained by control edges so that of several
   failing checks the first in JAX's order raises (TF runs independent ops in
   any order)."""
-  ops = []
+  ops: list = []
   for c in constraints.constraints:
     left = dim_eval.evaluate(c.left, env, TFDimArithmetic)
     right = dim_eval.evaluate(c.right, env, TFDimArithmetic)

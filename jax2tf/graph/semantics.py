@@ -202,7 +202,7 @@ def is_constant_of(x: tf.Tensor, values) -> bool:
   return bool(np.isin(value, values).all())
 
 
-def hidden_from_grappler(x: tf.Tensor) -> tf.Tensor:
+def hidden_from_grappler(x: tf.Tensor, *, for_tfjs: bool) -> tf.Tensor:
   """`x` through an op whose value TF's graph optimizer cannot see.
 
   Grappler rewrites some patterns in a `tf.function` into ops that compute
@@ -212,9 +212,9 @@ def hidden_from_grappler(x: tf.Tensor) -> tf.Tensor:
   pow(x, 0.5) into Sqrt, which the pow rule does not emit). It never folds a
   PlaceholderWithDefault (a caller could feed it): one op that forwards its
   input, which XLA compiles and TF's TFLite converter folds away. Eager ops
-  are not rewritten.
+  are not rewritten. For TF.js, `x` itself: `to_tfjs` runs no grappler.
   """
-  if tf.executing_eagerly():
+  if for_tfjs or tf.executing_eagerly():
     return x
   return tf.raw_ops.PlaceholderWithDefault(input=x, shape=x.shape)
 

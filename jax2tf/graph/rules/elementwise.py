@@ -65,9 +65,10 @@ for _p, _fn in [
 @register(lax.log_p)
 def _log(ctx, x, *, accuracy=None):
   del accuracy  # see _math_with_accuracy
-  if not ctx.for_tfjs and sem.producer(x) in ("Add", "AddV2"):
+  if sem.producer(x) in ("Add", "AddV2"):
     if any(sem.is_constant_of(term, [1]) for term in x.op.inputs):
-      x = sem.hidden_from_grappler(x)  # grappler would compute log(1 + a) as Log1p
+      # Grappler would compute log(1 + a) as Log1p.
+      x = sem.hidden_from_grappler(x, for_tfjs=ctx.for_tfjs)
   return sem.in_f32(tf.math.log, x)
 
 
@@ -293,7 +294,7 @@ def _reciprocal(ctx, x):
   would compute a Reciprocal, which misses the last bit: 1 / 1.0 is
   0.99999994 on CPUs with AVX-512)."""
   one = tf.ones([], x.dtype)
-  return tf.math.truediv(one if ctx.for_tfjs else sem.hidden_from_grappler(one), x)
+  return tf.math.truediv(sem.hidden_from_grappler(one, for_tfjs=ctx.for_tfjs), x)
 
 
 @register(lax.integer_pow_p, int32_lanes=True)
@@ -341,13 +342,12 @@ register(core_primitives.add_jaxvals_p, int32_lanes=True)(_add)
 
 @register(lax.sub_p, int32_lanes=True)
 def _sub(ctx, x, y):
-  if not ctx.for_tfjs:
-    # Grappler would compute 0 - y as Neg (-0.0 for +0.0; no unsigned
-    # kernel) and exp(a) - 1 as Expm1.
-    if sem.is_constant_of(x, [0]):
-      x = sem.hidden_from_grappler(x)
-    elif sem.producer(x) == "Exp" and sem.is_constant_of(y, [1]):
-      y = sem.hidden_from_grappler(y)
+  # Grappler would compute 0 - y as Neg (-0.0 for +0.0; no unsigned kernel)
+  # and exp(a) - 1 as Expm1.
+  if sem.is_constant_of(x, [0]):
+    x = sem.hidden_from_grappler(x, for_tfjs=ctx.for_tfjs)
+  elif sem.producer(x) == "Exp" and sem.is_constant_of(y, [1]):
+    y = sem.hidden_from_grappler(y, for_tfjs=ctx.for_tfjs)
   return _constant_first(ctx, tf.subtract, x, y)
 
 
@@ -469,13 +469,12 @@ def _div(ctx, x, y):
     pooled = windowing.average_pool_of(x, y)
     if pooled is not None:
       return pooled
-    if not ctx.for_tfjs:
-      # Grappler would compute 1 / y and x / sqrt(z) with Reciprocal and
-      # Rsqrt, which miss the last bit (see _reciprocal).
-      if sem.is_constant_of(x, [1]):
-        x = sem.hidden_from_grappler(x)
-      if sem.producer(y) == "Sqrt":
-        y = sem.hidden_from_grappler(y)
+    # Grappler would compute 1 / y and x / sqrt(z) with Reciprocal and Rsqrt,
+    # which miss the last bit (see _reciprocal).
+    if sem.is_constant_of(x, [1]):
+      x = sem.hidden_from_grappler(x, for_tfjs=ctx.for_tfjs)
+    if sem.producer(y) == "Sqrt":
+      y = sem.hidden_from_grappler(y, for_tfjs=ctx.for_tfjs)
     return _constant_first(ctx, tf.math.truediv, x, y)
   # XLA: integer division rounds toward zero, x / 0 is -1 (all bits set) and
   # INT_MIN / -1 wraps to INT_MIN. TF's kernel fails on 0 and traps on -1.

@@ -398,12 +398,12 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('LiteRT fails to run it (RuntimeError: Only one kernel allowed within the stablehlo region. (#) ker)',
      'Only\\ one\\ kernel\\ allowed\\ within\\ the\\ stablehlo\\ regio'): [
-        'at_add_uint32', 'at_apply'
+        'at_add_uint32'
     ],
     ('LiteRT fails to run it (RuntimeError: Only update, Add, Multiply, Maximum and Minimum operations a)',
      'Only\\ update,\\ Add,\\ Multiply,\\ Maximum\\ and\\ Minimum\\ op'): [
         'at_add_duplicates', 'at_add_float32', 'at_add_int', 'at_add_int32', 'at_add_int64',
-        'at_add_poly', 'at_mul', 'at_mul_float32', 'at_mul_int32', 'at_mul_int64',
+        'at_add_poly', 'at_apply', 'at_mul', 'at_mul_float32', 'at_mul_int32', 'at_mul_int64',
         'at_mul_int_duplicates', 'at_mul_uint32', 'scatter_add', 'scatter_add_2d',
         'scatter_add_int32', 'scatter_mul', 'scatter_mul_int32', 'scatter_sub'
     ],

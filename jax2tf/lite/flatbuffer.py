@@ -62,9 +62,12 @@ def ints(values) -> list[int]:
 class Graph:
   """One subgraph with its model: who produces and who reads each tensor."""
 
-  def __init__(self, model, index: int):
+  def __init__(self, model, index: int, *, region: bool = False):
     self.model = model
     self.subgraph = model.subgraphs[index]
+    # A StableHLO op's region (a scatter's update, a reduce's body), which
+    # LiteRT runs only as a single kernel: no op may be added to it.
+    self.region = region
     self.changed = False
     # The schema reads index vectors as numpy arrays; lists are simpler to edit.
     s = self.subgraph
@@ -193,6 +196,28 @@ def _subgraph_fields(op):
     for name, value in getattr(options, "__dict__", {}).items():
       if "ubgraph" in name and value is not None:
         yield options, name, value
+
+
+# The StableHLO ops whose regions LiteRT runs as one kernel (a reducer or a
+# comparator), unlike a while's or a case's bodies.
+_KERNEL_REGION_OPTIONS = (
+  schema.StablehloReduceOptionsT,
+  schema.StablehloReduceWindowOptionsT,
+  schema.StablehloScatterOptionsT,
+  schema.StablehloSortOptionsT,
+)
+
+
+def stablehlo_regions(model) -> set[int]:
+  """The subgraphs that are reducer or comparator regions of StableHLO ops."""
+  return {
+    int(n)
+    for s in model.subgraphs or []
+    for op in s.operators or []
+    for options, _, value in _subgraph_fields(op)
+    if isinstance(options, _KERNEL_REGION_OPTIONS)
+    for n in np.atleast_1d(value)
+  }
 
 
 def _drop_unreachable_subgraphs(model) -> None:

@@ -524,7 +524,8 @@ def simplify(content: bytes, route: str = "native") -> bytes:
   model = flatbuffer.load(content)
   if not flatbuffer.rewritable(model):
     return content
-  graphs = [Graph(model, n) for n in range(len(model.subgraphs))]
+  regions = flatbuffer.stablehlo_regions(model)
+  graphs = [Graph(model, n, region=n in regions) for n in range(len(model.subgraphs))]
   for g in graphs:
     for rewrite in PASSES[route]:
       rewrite(g)

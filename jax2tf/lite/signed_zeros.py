@@ -93,7 +93,10 @@ def drop_abs_before_biased_ops(g: Graph) -> None:
 
 
 def sin_keeps_zero_sign(g: Graph) -> None:
-  """SIN(x) becomes SELECT_V2(EQUAL(x, 0), x, SIN(x)) for float32 x."""
+  """SIN(x) becomes SELECT_V2(EQUAL(x, 0), x, SIN(x)) for float32 x, outside
+  StableHLO regions (which LiteRT runs only as one kernel)."""
+  if g.region:
+    return
   for sin in [op for op in g.ops if g.code(op) == Op.SIN]:
     x, result = sin.inputs[0], sin.outputs[0]
     if g.tensor(x).type != schema.TensorType.FLOAT32:

@@ -59,6 +59,12 @@ def tamed(program: program_lib.Program) -> program_lib.Program | None:
   return _with_floats(program, _tame)
 
 
+def without_infinities(program: program_lib.Program) -> program_lib.Program | None:
+  """`program` with its infinite float inputs brought down to a finite
+  magnitude (as `tamed`'s), or None where it has none."""
+  return _with_floats(program, _finite)
+
+
 def within_sin_range(program: program_lib.Program) -> program_lib.Program | None:
   """`program` with its finite float inputs beyond 2**26 brought down to it
   (where LiteRT's SIN and COS still reduce their argument), or None."""
@@ -86,6 +92,12 @@ def _with_floats(program, change) -> program_lib.Program | None:
 
 def _tame(x):
   return _clamp_finite(x, float(ml_dtypes.finfo(x.dtype).max) ** 0.5 / 16)
+
+
+def _finite(x):
+  wide = np.asarray(x).astype(np.float32)
+  limit = float(ml_dtypes.finfo(x.dtype).max) ** 0.5 / 16
+  return np.where(np.isinf(wide), np.copysign(limit, wide), wide).astype(x.dtype)
 
 
 def _clamp_finite(x, limit: float):
@@ -215,6 +227,17 @@ FUZZ_GAPS = (
     "becomes 3.4e38",
     "fuzz",
     match=ANY,
+  ),
+  KnownGap(
+    frozenset({"dot_general"}),
+    frozenset({targets.DEPLOYED["tflite"]}),
+    "values differ|NaN positions differ|signs of zero differ",
+    "LiteRT's FULLY_CONNECTED clamps an infinite result to 3.4e38, and what the program "
+    "computes from it differs: a min of it and 3.4e38 becomes a tie, whose gradient is "
+    "split in half where JAX gives it wholly to the finite operand",
+    "fuzz",
+    match=ANY,
+    inputs_changed=without_infinities,
   ),
   KnownGap(
     frozenset({"sin", "cos"}),

@@ -7,6 +7,9 @@ runs (shape_checks.py), and only the nodes the outputs need.
 
 import dataclasses
 
+import numpy as np
+import tensorflow as tf
+
 from jax2tf.internals import tf_private
 from jax2tf.lite.signature import Traced, output_index
 from jax2tf.tfjs import shape_checks
@@ -120,6 +123,35 @@ def _drop_constant_control_edges(graph_def) -> None:
       node.input.extend(kept)
 
 
+def _empty_results_as_constants(graph_def, graph) -> None:
+  """Makes each op whose result TF's shape inference finds empty a constant.
+
+  TF.js 4.22's broadcastTo returns a one-element input unchanged (reshaped
+  only) when every dimension of the target shape is 0 or 1: broadcasting a
+  scalar to [0, 1], as BroadcastTo does and SelectV2 does to its first
+  value, gives shape [1, 1]. An empty result's value is its shape and
+  dtype: a Const holds both. It keeps its inputs as control inputs, so that
+  it lives in the same loop frame or conditional branch.
+  """
+  for node in graph_def.node:
+    if node.op in ("Const", "Placeholder") or node.op in _CONTROL_FLOW:
+      continue
+    outputs = graph.get_operation_by_name(node.name).outputs
+    if len(outputs) != 1 or not outputs[0].dtype.is_numpy_compatible:
+      continue
+    shape, dtype = outputs[0].shape, outputs[0].dtype
+    if not shape.is_fully_defined() or shape.num_elements() != 0:
+      continue
+    value = tf.make_tensor_proto(np.zeros(shape.as_list(), dtype.as_numpy_dtype))
+    controls = list(dict.fromkeys("^" + _node_name(i) for i in node.input))
+    node.op = "Const"
+    node.ClearField("attr")
+    node.attr["dtype"].type = dtype.as_datatype_enum
+    node.attr["value"].tensor.CopyFrom(value)
+    del node.input[:]
+    node.input.extend(controls)
+
+
 def _bypass_identities(graph_def, keep) -> None:
   """Points the readers of each plain Identity at its input instead.
 
@@ -166,6 +198,7 @@ def freeze(traced: Traced) -> Frozen:
   outputs = {name: frozen.outputs[flat.index(tensor.name)] for name, tensor in named}
   graph_def = frozen.graph.as_graph_def()
   _as_identity(graph_def)
+  _empty_results_as_constants(graph_def, frozen.graph)
   _gate_branch_constants(graph_def)
   checks = shape_checks.make_runnable(graph_def)
   signature = [*inputs.values(), *outputs.values()]

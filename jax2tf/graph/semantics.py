@@ -303,11 +303,14 @@ def is_decisive_zero(x: tf.Tensor, is_max: bool) -> tf.Tensor:
 
   1/x is +inf only for +0.0 and -inf only for -0.0 (and for the denormals
   whose inverse overflows, which outrank any zero and so never decide a
-  tie).
+  tie). At least inf, not equal to it: TF's TFLite converter may leave an
+  infinite constant as the largest finite float (lite/infinities.py).
   """
   if not _SIGNED_ZEROS.get():
     return tf.equal(x, 0) if is_max else tf.zeros_like(x, dtype=tf.bool)
-  return tf.equal(_inverse(x), np.inf if is_max else -np.inf)
+  if is_max:
+    return tf.greater_equal(_inverse(x), const(np.inf, x.dtype))
+  return tf.less_equal(_inverse(x), const(-np.inf, x.dtype))
 
 
 def _pick(is_max: bool, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
@@ -375,9 +378,10 @@ def fix_extremum_zeros_and_nans(
   `nan_found` whether a NaN was. TF's kernels return whichever zero they meet,
   and under jit_compile TF's XLA uses a max/min that drops NaN.
   """
-  pos = tf.zeros([], res.dtype)
-  # Negated, not tf.constant(-0.0): eager TF caches constants by value.
-  neg = tf.negative(pos)
+  # Zeros from `res` at run time, not constants: TF's TFLite converter writes
+  # a constant -0.0 as +0.0 (and eager TF caches constants by value).
+  pos = tf.abs(res)
+  neg = negate_float(pos)
   signed_zero = tf.where(zero_found, pos, neg) if is_max else tf.where(zero_found, neg, pos)
   res = tf.where(tf.equal(res, 0), signed_zero, res)
   return tf.where(nan_found, tf.constant(np.nan, res.dtype), res)

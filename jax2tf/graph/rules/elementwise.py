@@ -281,9 +281,9 @@ def _root_power(ctx, x, exponent: float):
   if exponent == -1:
     return _reciprocal(ctx, x)
   root = tf.abs(tf.sqrt(x))  # Sqrt keeps the sign of -0.0, pow does not
-  # Below the lowest finite float rather than equal to -inf, and +inf as -x:
-  # TF's TFLite converter writes infinite constants as the largest floats.
-  minus_inf = tf.less(x, sem.const(x.dtype.min, x.dtype))
+  # At most -inf, not equal to it, and +inf as -x: TF's TFLite converter may
+  # leave an infinite constant as the lowest float (lite/infinities.py).
+  minus_inf = tf.less_equal(x, sem.const(-np.inf, x.dtype))
   if exponent == 0.5:
     return tf.where(minus_inf, sem.negate_float(x), root)
   return tf.where(minus_inf, tf.zeros_like(x), _reciprocal(ctx, root))

@@ -11,7 +11,7 @@ import numpy as np
 
 from jax2tf import artifacts, provenance
 from jax2tf.graph import semantics as sem
-from jax2tf.lite import converter, rewrite, runtime, signature
+from jax2tf.lite import converter, infinities, rewrite, runtime, signature
 from jax2tf.options import require_bool
 
 logger = logging.getLogger("jax2tf.lite")
@@ -207,7 +207,9 @@ def _one_route(
   # arithmetic, which keeps LiteRT from planning (and XNNPack from running)
   # everything after it, and its bias, ReLU and pool fusions undone. Graph:
   # the ABS after each ReLU can often go or move past a pool.
-  content = rewrite.simplify(content, route)
+  content = rewrite.simplify(
+    content, route, restore_infinities=not infinities.held_by(traced.jax_fun, specs)
+  )
   max_error = None
   if verify:
     args = _example_inputs(specs, traced.inputs)

@@ -28,8 +28,10 @@ beyond the rounding of folded weights, biases and pools:
 - operators whose results nothing reads, subgraphs nothing calls, tensors
   nothing uses and buffers no tensor holds are removed.
 
-One pass, on both routes, changes a number, to JAX's: a SIN of -0.0 gives
--0.0, which LiteRT's kernel loses (signed_zeros.py).
+On both routes three changes make numbers JAX's: a SIN of -0.0 gives -0.0
+and an EXP of NaN NaN, which LiteRT's kernels lose (special_inputs.py), and
+the infinite constants that the converter wrote as the largest finite floats
+are infinite again (infinities.py).
 
 The passes rely on what a module from JAX guarantees: operands broadcast to
 one shape agree on each symbolic dimension (an unknown dimension of a
@@ -41,7 +43,7 @@ dropped and the rest renumbered, in signatures too.
 import numpy as np
 from tensorflow.lite.python import schema_py_generated as schema
 
-from jax2tf.lite import activations, flatbuffer, signed_zeros
+from jax2tf.lite import activations, flatbuffer, infinities, signed_zeros, special_inputs
 from jax2tf.lite.flatbuffer import NUMPY_TYPES, WEIGHT_CHANNEL_AXIS, Graph, fused_activation, ints
 
 Op = schema.BuiltinOperator
@@ -502,15 +504,18 @@ _PASSES = (
   activations.fuse_softmax,
   activations.fuse_log_softmax,
   activations.fuse_gelu,
-  signed_zeros.sin_keeps_zero_sign,
+  special_inputs.sin_keeps_zero_sign,
+  special_inputs.exp_keeps_nan,
   _remove_unread,
 )
 
 
 # The graph route's flatbuffers come from TF ops written for LiteRT: only
-# the passes that keep its semantics bit for bit (and the SIN fix) apply.
+# the passes that keep its semantics bit for bit (and the special inputs'
+# fixes) apply.
 _GRAPH_PASSES = (
-  signed_zeros.sin_keeps_zero_sign,
+  special_inputs.sin_keeps_zero_sign,
+  special_inputs.exp_keeps_nan,
   signed_zeros.abs_after_pools,
   signed_zeros.drop_abs_before_biased_ops,
   _remove_unread,
@@ -518,17 +523,25 @@ _GRAPH_PASSES = (
 PASSES = {"native": _PASSES, "graph": _GRAPH_PASSES}
 
 
-def simplify(content: bytes, route: str = "native") -> bytes:
+def simplify(content: bytes, route: str = "native", *, restore_infinities: bool = True) -> bytes:
   """The flatbuffer `to_tflite` converted on `route`, with that route's
-  rewrites applied (the same bytes when none applies)."""
+  rewrites applied (the same bytes when none applies), and its infinite
+  constants written back where `restore_infinities` (infinities.py)."""
   model = flatbuffer.load(content)
   if not flatbuffer.rewritable(model):
     return content
+  restored = False
+  if restore_infinities:
+    # First: the passes below read constants (a MAXIMUM with -inf, a bias
+    # that could turn a result infinite).
+    restored = infinities.restore(model)
+  else:
+    infinities.warn_unrestored(model)
   regions = flatbuffer.stablehlo_regions(model)
   graphs = [Graph(model, n, region=n in regions) for n in range(len(model.subgraphs))]
   for g in graphs:
     for rewrite in PASSES[route]:
       rewrite(g)
-  if not any(g.changed for g in graphs):
+  if not restored and not any(g.changed for g in graphs):
     return content
   return flatbuffer.dump(model, len(content))

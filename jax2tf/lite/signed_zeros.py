@@ -1,10 +1,5 @@
-"""Signs of zero on LiteRT: one pass that keeps a -0.0 LiteRT loses, and
-fewer passes that turn -0.0 into +0.0 on the graph route.
-
-LiteRT's SIN gives +0.0 for -0.0 (XLA keeps -0.0, as sin is odd): on both
-routes each float32 SIN is followed by a select of its argument where that
-argument is zero, two builtin ops rather than the several TF ops per SIN a
-rule would emit before the converter.
+"""Signs of zero on LiteRT: fewer passes that turn -0.0 into +0.0 on the
+graph route (LiteRT's SIN, which loses a -0.0, is in special_inputs.py).
 
 The graph route follows each ReLU with an ABS: XLA's relu(-0.0) is +0.0,
 TFLite's RELU keeps -0.0. On a ReLU's result (at least +-0, or NaN) the ABS
@@ -23,7 +18,6 @@ from tensorflow.lite.python import schema_py_generated as schema
 from jax2tf.lite.flatbuffer import WEIGHT_CHANNEL_AXIS, Graph, fused_activation
 
 Op = schema.BuiltinOperator
-Options = schema.BuiltinOptions
 Activation = schema.ActivationFunctionType
 
 _RECTIFYING = frozenset({Activation.RELU, Activation.RELU6})
@@ -90,30 +84,3 @@ def drop_abs_before_biased_ops(g: Graph) -> None:
       and all(_reads_only_as_biased_input(g, u, result) for u in users)
     ):
       g.replace_uses(result, abs_op.inputs[0])
-
-
-def sin_keeps_zero_sign(g: Graph) -> None:
-  """SIN(x) becomes SELECT_V2(EQUAL(x, 0), x, SIN(x)) for float32 x, outside
-  StableHLO regions (which LiteRT runs only as one kernel)."""
-  if g.region:
-    return
-  for sin in [op for op in g.ops if g.code(op) == Op.SIN]:
-    x, result = sin.inputs[0], sin.outputs[0]
-    if g.tensor(x).type != schema.TensorType.FLOAT32:
-      continue
-    name = g.tensor(result).name or b"sin"
-    zero = g.add_constant(np.zeros((), np.float32), name + b"/zero")
-    is_zero = g.add_tensor_like(x)
-    g.tensor(is_zero).type, g.tensor(is_zero).quantization = schema.TensorType.BOOL, None
-    sin.outputs = [g.add_tensor_like(result)]
-    equal = schema.OperatorT()
-    equal.opcodeIndex, equal.inputs, equal.outputs = g.opcode_index(Op.EQUAL), [x, zero], [is_zero]
-    equal.builtinOptionsType, equal.builtinOptions = Options.EqualOptions, schema.EqualOptionsT()
-    select = schema.OperatorT()
-    select.opcodeIndex = g.opcode_index(Op.SELECT_V2)
-    select.inputs, select.outputs = [is_zero, x, sin.outputs[0]], [result]
-    select.builtinOptionsType = Options.SelectV2Options
-    select.builtinOptions = schema.SelectV2OptionsT()
-    at = g.ops.index(sin) + 1
-    g.ops[at:at] = [equal, select]
-    g.changed = True

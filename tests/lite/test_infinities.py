@@ -1,0 +1,61 @@
+"""Infinite constants survive TF's TFLite converter, which writes them as the
+largest finite float32 (jax2tf/lite/infinities.py)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+
+import jax2tf
+from jax2tf import lite
+from jax2tf.lite import infinities
+
+_LARGEST = np.finfo(np.float32).max
+_X = np.array([2.0, -1.0, 0.0, 0.5], np.float32)
+
+
+def _assert_same_bits(got, want):
+  np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+  finite = ~np.isnan(want)
+  np.testing.assert_array_equal(got[finite], want[finite])
+
+
+def _with_infinities(x):
+  # inf and -inf as values, inf * 0 (NaN), a comparison with inf.
+  big = jnp.where(x > 1, jnp.inf, jnp.where(x < 0, -jnp.inf, x))
+  return big, x * jnp.inf, (x * 1e38 * 10 >= jnp.inf).astype(jnp.float32)
+
+
+@pytest.mark.parametrize("route", ["graph", "native"])
+def test_infinite_constants_stay_infinite(route):
+  model = jax2tf.to_tflite(_with_infinities, _X, route=route)
+  for got, want in zip(lite.run(model, _X), jax.jit(_with_infinities)(_X)):
+    _assert_same_bits(got, np.asarray(want))
+
+
+@pytest.mark.parametrize("route", ["graph", "native"])
+def test_a_largest_float_constant_is_kept_and_the_conversion_warns(route):
+  def f(x):
+    return jnp.where(x > 1, _LARGEST, x), jnp.where(x < 0, -jnp.inf, x)
+
+  with pytest.warns(UserWarning, match=r"holds the constant \+-3\.4028235e38"):
+    model = jax2tf.to_tflite(f, _X, route=route, verify=False)
+  largest, lowest = lite.run(model, _X)
+  _assert_same_bits(largest, np.asarray(f(_X)[0]))
+  # The infinity the converter wrote as the lowest float stays that value.
+  assert lowest[1] == -_LARGEST
+
+
+def test_held_by_finds_constants_in_nested_computations():
+  def in_cond(x):
+    return lax.cond(x[0] > 0, lambda v: v * _LARGEST, lambda v: v, x)
+
+  def in_scan(x):
+    return lax.scan(lambda c, v: (c + v, c), jnp.float32(-_LARGEST), x)[1]
+
+  spec = jax.ShapeDtypeStruct((4,), np.float32)
+  assert infinities.held_by(in_cond, [spec])
+  assert infinities.held_by(in_scan, [spec])
+  assert infinities.held_by(lambda x: x + jnp.asarray([0.0, _LARGEST, 0.0, 0.0]), [spec])
+  assert not infinities.held_by(lambda x: jnp.maximum(x, -jnp.inf) * 3.0e38, [spec])

@@ -388,8 +388,8 @@ CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
 _TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
 }
 _TFLITE_NATIVE_GAPS = {  # (why, error): cases
-    ('LiteRT fails to run it (RuntimeError: (Index Type: I#T#, Data Type: COMPLEX#) currently not suppor)',
-     '\\(Index\\ Type:\\ INT\\d+,\\ Data\\ Type:\\ COMPLEX\\d+\\)\\ currentl'): [
+    ('LiteRT fails to run it (RuntimeError: (Index Type: INT#, Data Type: COMPLEX#) currently not suppor)',
+     '\\(Index\\s+Type:\\s+INT\\d+,\\s+Data\\s+Type:\\s+COMPLEX\\d+'): [
         'at_set_complex'
     ],
     ('LiteRT fails to run it (RuntimeError: Invalid begin and size.#ode number # (SLICE) failed to invok)',

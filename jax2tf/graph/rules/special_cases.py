@@ -287,14 +287,6 @@ _TFLITE_GAPS = {  # (why, error): cases
      'Given\\ shapes,\\ \\[\\d+\\]\\ and\\ \\[\\d+\\],\\ are\\ not\\ broadcastable\\.N'): [
         'lgamma_bf16_poly'
     ],
-    ("LiteRT's kernels differ from XLA's: NaN positions differ",
-     'NaN\\ positions\\ differ'): [
-        'lgamma_float32_specials'
-    ],
-    ("LiteRT's kernels differ from XLA's: infinities differ",
-     'infinities\\ differ'): [
-        'erf_inv_edges'
-    ],
 }
 CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
                      gaps=_TFLITE_GAPS)
@@ -306,13 +298,9 @@ CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
 _TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
 }
 _TFLITE_NATIVE_GAPS = {  # (why, error): cases
-    ("LiteRT's kernels differ from XLA's: NaN positions differ",
-     'NaN\\ positions\\ differ'): [
-        'igamma_family_edges', 'lgamma_digamma_poles', 'lgamma_float32_specials'
-    ],
     ("LiteRT's kernels differ from XLA's: infinities differ",
      'infinities\\ differ'): [
-        'digamma_float32_specials', 'erf_inv_edges'
+        'digamma_float32_specials'
     ],
     ("LiteRT's kernels differ from XLA's: signs of zero differ",
      'signs\\ of\\ zero\\ differ'): [

@@ -101,12 +101,20 @@ def equations(jaxpr) -> Iterator:
         yield from equations(inner)
 
 
-def primitive_lines(jax_fun, specs) -> dict[str, list[str]]:
-  """{primitive name: lines of user code applying it} over `jax_fun`'s jaxpr,
-  nested jaxprs included (an empty list where JAX kept no user frame)."""
+def closed_jaxpr(jax_fun, specs):
+  """`jax_fun`'s closed jaxpr over `specs`, or None where JAX cannot trace it
+  (the callers then know less, and say less, rather than fail)."""
   try:
-    closed = jax.make_jaxpr(jax_fun)(*specs)
+    return jax.make_jaxpr(jax_fun)(*specs)
   except Exception:  # pylint: disable=broad-except
+    return None
+
+
+def primitive_lines(closed) -> dict[str, list[str]]:
+  """{primitive name: lines of user code applying it} over the closed jaxpr
+  `closed` (from `closed_jaxpr`), nested jaxprs included (an empty list where
+  JAX kept no user frame); {} for None."""
+  if closed is None:
     return {}
   found: dict[str, list[str]] = {}
   for eqn in equations(closed.jaxpr):

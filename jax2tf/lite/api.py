@@ -155,8 +155,8 @@ def _max_error(expected, actual, tolerance, route) -> float:
   return worst
 
 
-def _warn_nan_blind(traced, specs) -> None:
-  applied = provenance.primitive_lines(traced.jax_fun, specs)
+def _warn_nan_blind(traced) -> None:
+  applied = provenance.primitive_lines(traced.jaxpr)
   blind = sorted(NAN_BLIND_ON_NATIVE_ROUTE & set(applied))
   if not blind:
     return
@@ -194,10 +194,9 @@ def _one_route(
       convert_options=ROUTES[route],
     )
     if route == "native":
-      _warn_nan_blind(traced, specs)
+      _warn_nan_blind(traced)
     content = converter.convert_traced(
       traced,
-      specs,
       route=route,
       allow_flex=allow_flex,
       quantize=quantize,
@@ -208,7 +207,7 @@ def _one_route(
   # everything after it, and its bias, ReLU and pool fusions undone. Graph:
   # the ABS after each ReLU can often go or move past a pool.
   content = rewrite.simplify(
-    content, route, restore_infinities=not infinities.held_by(traced.jax_fun, specs)
+    content, route, restore_infinities=not infinities.held_by(traced.jaxpr)
   )
   max_error = None
   if verify:

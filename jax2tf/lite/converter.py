@@ -9,7 +9,6 @@ jaxpr, the line of user code that applied it).
 import re
 import warnings
 
-import jax
 import numpy as np
 import tensorflow as tf
 
@@ -54,12 +53,12 @@ def _located_op_names(error: Exception) -> list[str]:
   return [n for data in getattr(error, "errors", ()) for n in _LOCATED_OP.findall(str(data))]
 
 
-def explain(error: Exception, traced: Traced, specs, route: str, allow_flex: bool) -> str:
+def explain(error: Exception, traced: Traced, route: str, allow_flex: bool) -> str:
   """The converter's refusal as a message about the JAX function."""
   message = str(error)
   concrete = traced.function.get_concrete_function()
   ops = refused_ops(message)
-  applied = provenance.primitive_lines(traced.jax_fun, specs)
+  applied = provenance.primitive_lines(traced.jaxpr)
   origins = provenance.primitives_of_ops(
     provenance.node_defs(concrete.graph.as_graph_def()), set(ops), set(applied)
   )
@@ -172,14 +171,12 @@ def _graph_readers_of_complex_broadcasts(traced: Traced, applied) -> list[str]:
   )
 
 
-def _jaxpr_readers_of_complex_broadcasts(traced: Traced, specs) -> list[str]:
+def _jaxpr_readers_of_complex_broadcasts(traced: Traced) -> list[str]:
   # The native route's module broadcasts where the jaxpr does.
-  try:
-    closed = jax.make_jaxpr(traced.jax_fun)(*specs)
-  except Exception:  # pylint: disable=broad-except
+  if traced.jaxpr is None:
     return []
   broadcast, found = set(), []
-  for eqn in provenance.equations(closed.jaxpr):
+  for eqn in provenance.equations(traced.jaxpr.jaxpr):
     if eqn.primitive.name == "broadcast_in_dim" and np.dtype(eqn.outvars[0].aval.dtype).kind == "c":
       broadcast.add(eqn.outvars[0])
     elif eqn.primitive.name in ("real", "imag", "abs") and any(
@@ -189,12 +186,12 @@ def _jaxpr_readers_of_complex_broadcasts(traced: Traced, specs) -> list[str]:
   return found
 
 
-def _refuse_what_crashes_the_converter(traced: Traced, specs, route: str, allow_flex: bool):
-  applied = provenance.primitive_lines(traced.jax_fun, specs)
+def _refuse_what_crashes_the_converter(traced: Traced, route: str):
+  applied = provenance.primitive_lines(traced.jaxpr)
   if route == "graph":
     primitives = _graph_readers_of_complex_broadcasts(traced, applied)
   else:
-    primitives = _jaxpr_readers_of_complex_broadcasts(traced, specs)
+    primitives = _jaxpr_readers_of_complex_broadcasts(traced)
   if not primitives:
     return
   where = provenance.describe(primitives, applied)
@@ -213,14 +210,13 @@ _COMPLEX = {"complex64", "complex128"}
 
 def convert_traced(
   traced: Traced,
-  specs,
   *,
   route: str,
   allow_flex: bool,
   quantize: str | None,
   representative_dataset=None,
 ) -> bytes:
-  _refuse_what_crashes_the_converter(traced, specs, route, allow_flex)
+  _refuse_what_crashes_the_converter(traced, route)
   concrete = traced.function.get_concrete_function()
   converter = tf.lite.TFLiteConverter.from_concrete_functions([concrete], traced.module)
   configure(
@@ -241,4 +237,4 @@ def convert_traced(
   except Exception as e:  # pylint: disable=broad-except
     if type(e).__name__ != "ConverterError":
       raise
-    raise TFLiteConversionError(explain(e, traced, specs, route, allow_flex)) from e
+    raise TFLiteConversionError(explain(e, traced, route, allow_flex)) from e

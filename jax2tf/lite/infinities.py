@@ -17,7 +17,6 @@ leave.
 
 import warnings
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.extend import core as jax_core
@@ -48,13 +47,13 @@ def _is_largest(value) -> bool:
     return bool((np.abs(a.astype(np.float32)) == _LARGEST).any())
 
 
-def held_by(jax_fun, specs) -> bool:
-  """Whether `jax_fun` holds a constant of +-3.4028235e38 (the largest finite
-  float32, as any float type): then its infinities cannot be restored."""
-  try:
-    closed = jax.make_jaxpr(jax_fun)(*specs)
-  except Exception:  # pylint: disable=broad-except
-    return True  # unknown: keep the converter's constants
+def held_by(closed) -> bool:
+  """Whether the closed jaxpr `closed` holds a constant of +-3.4028235e38 (the
+  largest finite float32, as any float type): then its infinities cannot be
+  restored. True for None (a function JAX cannot trace): unknown, so the
+  converter's constants stay."""
+  if closed is None:
+    return True
   return any(_is_largest(v) for v in _values(closed))
 
 

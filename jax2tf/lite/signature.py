@@ -5,6 +5,7 @@ outputs named `output_0`, `output_1`, ... in the order of JAX's flattened result
 """
 
 import dataclasses
+import functools
 import inspect
 import re
 from collections.abc import Callable, Sequence
@@ -14,7 +15,7 @@ import jax
 import numpy as np
 import tensorflow as tf
 
-from jax2tf import shapes
+from jax2tf import provenance, shapes
 from jax2tf.api import converted_function
 from jax2tf.options import make_options
 
@@ -37,6 +38,13 @@ class Traced:
   inputs: tuple[InputSpec, ...]
   output_tree: Any  # the treedef of JAX's result
   jax_fun: Callable  # inputs -> result, parameters bound, for verification
+  specs: Sequence  # what jax_fun was traced over
+
+  @functools.cached_property
+  def jaxpr(self):
+    """`jax_fun`'s closed jaxpr over `specs`, traced once for the checks and
+    rewrites that read it; None where JAX cannot trace it."""
+    return provenance.closed_jaxpr(self.jax_fun, self.specs)
 
 
 def output_name(i: int) -> str:
@@ -171,4 +179,4 @@ def trace(
   signature = [tf.TensorSpec(i.shape, tf.as_dtype(i.dtype), name=i.name) for i in inputs]
   function = tf.function(serving, autograph=False, input_signature=signature)
   function.get_concrete_function()  # traces, and fills tree_holder
-  return Traced(function, module, inputs, tree_holder["tree"], jax_fun)
+  return Traced(function, module, inputs, tree_holder["tree"], jax_fun, tuple(specs))

@@ -156,7 +156,7 @@ def to_tfjs(
     convert_options=options,
   )
   frozen = freeze.freeze(traced)
-  refusals.check(frozen, traced.jax_fun, input_specs)
+  refusals.check(frozen, traced.jaxpr)
   uint32 = [n for n, u in zip(frozen.inputs, unsigned_inputs) if u]
   uint32 += [signature.output_name(i) for i, u in enumerate(unsigned_results) if u]
   files = graph_model.model_files(

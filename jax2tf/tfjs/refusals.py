@@ -69,10 +69,11 @@ def _remedies(origins: set, narrowed: bool) -> list[str]:
   return remedies
 
 
-def check(frozen: Frozen, jax_fun, specs) -> None:
+def check(frozen: Frozen, jaxpr) -> None:
   """Raises TFJSConversionError naming every op and dtype of the graph that
-  TF.js has no kernel for, and every input or output it cannot take."""
-  applied = provenance.primitive_lines(jax_fun, specs)
+  TF.js has no kernel for, and every input or output it cannot take; `jaxpr`
+  (the function's closed jaxpr, or None) says which JAX primitive emitted each."""
+  applied = provenance.primitive_lines(jaxpr)
   missing, narrowed = _findings(frozen.graph_def, applied)
   lines = [
     f"TF op {op}, emitted for {_emitted_for(origins, applied)}"

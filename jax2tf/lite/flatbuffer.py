@@ -123,14 +123,9 @@ class Graph:
     if i < 0:
       return None
     t = self.tensor(i)
-    buffer = self.model.buffers[t.buffer] if t.buffer else None
-    if buffer is None or buffer.data is None or len(buffer.data) == 0 or t.type not in NUMPY_TYPES:
+    if not is_plain_constant(self.model, t):
       return None
-    if t.isVariable or t.sparsity is not None:
-      return None
-    if t.quantization is not None and t.quantization.scale is not None:
-      return None
-    raw = np.asarray(buffer.data, dtype=np.uint8).tobytes()
+    raw = np.asarray(self.model.buffers[t.buffer].data, dtype=np.uint8).tobytes()
     return np.frombuffer(raw, dtype=NUMPY_TYPES[t.type]).reshape(t.shape)
 
   def add_constant(self, value: np.ndarray, name: bytes | None) -> int:
@@ -178,6 +173,34 @@ class Graph:
     ids = {id(op) for op in doomed}
     self.subgraph.operators = [op for op in self.ops if id(op) not in ids]
     self.changed = True
+
+
+def is_plain_constant(model, t) -> bool:
+  """Whether tensor `t` of `model` is a constant whose buffer holds its values
+  as they are: a type in NUMPY_TYPES, dense, unquantized."""
+  buffer = model.buffers[t.buffer] if t.buffer else None
+  if buffer is None or buffer.data is None or len(buffer.data) == 0 or t.type not in NUMPY_TYPES:
+    return False
+  if t.isVariable or t.sparsity is not None:
+    return False
+  return t.quantization is None or t.quantization.scale is None
+
+
+def constant_buffers(model, tensor_type: int):
+  """(buffer, values) once per constant buffer that every tensor reading it,
+  in every subgraph, reads as a plain constant (`is_plain_constant`) of
+  `tensor_type`; `values` is a writable flat copy. The converter shares one
+  buffer between equal constants, of any type."""
+  readers: dict[int, list] = {}
+  for subgraph in model.subgraphs or []:
+    for t in subgraph.tensors or []:
+      if t.buffer:
+        readers.setdefault(t.buffer, []).append(t)
+  for index, tensors in readers.items():
+    if all(t.type == tensor_type and is_plain_constant(model, t) for t in tensors):
+      buffer = model.buffers[index]
+      raw = np.asarray(buffer.data, dtype=np.uint8).tobytes()
+      yield buffer, np.frombuffer(raw, dtype=NUMPY_TYPES[tensor_type]).copy()
 
 
 def rewritable(model) -> bool:

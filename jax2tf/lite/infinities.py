@@ -22,6 +22,7 @@ import numpy as np
 from jax.extend import core as jax_core
 
 from jax2tf import provenance
+from jax2tf.lite import flatbuffer
 from jax2tf.lite.flatbuffer import TensorType
 
 _LARGEST = np.float32(np.finfo(np.float32).max)
@@ -58,21 +59,10 @@ def held_by(closed) -> bool:
 
 
 def _largest_constants(model):
-  """(buffer, values) for each unquantized float32 constant buffer holding
-  +-3.4028235e38."""
-  seen = set()
-  for subgraph in model.subgraphs or []:
-    for t in subgraph.tensors or []:
-      buffer = model.buffers[t.buffer] if t.buffer else None
-      if t.type != TensorType.FLOAT32 or buffer is None or buffer.data is None:
-        continue
-      if (t.quantization is not None and t.quantization.scale is not None) or t.buffer in seen:
-        continue
-      seen.add(t.buffer)
-      raw = np.asarray(buffer.data, dtype=np.uint8).tobytes()
-      values = np.frombuffer(raw, dtype=np.float32).copy()
-      if (np.abs(values) == _LARGEST).any():
-        yield buffer, values
+  """(buffer, values) for each float32 constant buffer holding +-3.4028235e38."""
+  for buffer, values in flatbuffer.constant_buffers(model, TensorType.FLOAT32):
+    if (np.abs(values) == _LARGEST).any():
+      yield buffer, values
 
 
 def restore(model) -> bool:

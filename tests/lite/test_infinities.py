@@ -6,10 +6,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax import lax
+from tensorflow.lite.python import schema_py_generated as schema
 
 import jax2tf
 from jax2tf import lite
-from jax2tf.lite import infinities
+from jax2tf.lite import flatbuffer, infinities
 
 _LARGEST = np.finfo(np.float32).max
 _X = np.array([2.0, -1.0, 0.0, 0.5], np.float32)
@@ -64,3 +65,26 @@ def test_held_by_finds_constants_in_nested_computations():
   assert held(lambda x: x + jnp.asarray([0.0, _LARGEST, 0.0, 0.0]))
   assert not held(lambda x: jnp.maximum(x, -jnp.inf) * 3.0e38)
   assert infinities.held_by(None)  # JAX could not trace: keep the constants
+
+
+def test_restore_leaves_a_buffer_that_an_integer_constant_shares():
+  # The converter shares one buffer between constants of equal bytes, of any
+  # type: an int32 2139095039 has the bytes of float32 3.4028235e38.
+  def f(x):
+    return jnp.where(x > 1, _LARGEST, x)
+
+  with pytest.warns(UserWarning, match="holds the constant"):
+    content = bytes(jax2tf.to_tflite(f, _X, verify=False))
+
+  def largest_buffers(model):
+    graph = flatbuffer.Graph(model, 0)
+    values = [(t.buffer, graph.constant(i)) for i, t in enumerate(graph.subgraph.tensors)]
+    return [b for b, v in values if v is not None and v.dtype == np.float32 and (v == _LARGEST).any()]
+
+  assert infinities.restore(flatbuffer.load(content))
+  model = flatbuffer.load(content)
+  shared = schema.TensorT()
+  shared.shape, shared.type, shared.buffer = [], flatbuffer.TensorType.INT32, largest_buffers(model)[0]
+  model.subgraphs[0].tensors.append(shared)
+  assert not infinities.restore(model)
+  assert largest_buffers(model)

@@ -140,6 +140,12 @@ def _pad(ctx, operand, padding_value, *, padding_config):
     # pad writes any: TF's XLA turns convert(p) * -1 into select(p, -1, 0),
     # a +0.0 for false.)
     zero = tf.zeros_like(padding_value)
+    if sem.producer(operand) == "Cast" and operand.op.inputs[0].dtype == tf.bool:
+      # For that reason, a converted boolean's zeros keep their +0.0 this
+      # way: the padding's +0.0 negated, chosen where a padded one is 0.
+      padded = _pad(ctx, operand, zero, padding_config=padding_config)
+      ones = _pad(ctx, tf.ones_like(operand), zero, padding_config=padding_config)
+      return tf.where(tf.greater(ones, zero), padded, sem.negate_float(padded))
     padded = _pad(ctx, sem.negate_float(operand), zero, padding_config=padding_config)
     return sem.negate_float(padded)
   shape = list(ctx.avals_in[0].shape)

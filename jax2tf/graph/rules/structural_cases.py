@@ -157,6 +157,10 @@ CASES += [
     _exact("pad_negative_zero_nothing_to_write",
            lambda p: lax.pad(p.astype(np.float32), np.float32(-0.0), [(0, 0, 0)]),
            V(np.array([False, True]), BOOL)),
+    # One that writes padding, between and around a converted boolean's zeros.
+    _exact("pad_negative_zero_around_booleans",
+           lambda p: lax.pad(p.astype(np.float32), np.float32(-0.0), [(1, 2, 1)]),
+           V(np.array([False, True, False]), BOOL)),
     _exact("pad_value_arg", lambda x, v: lax.pad(x, v, [(1, -1, 1)]), rand((4,)), rand(())),
     _exact("jnp_pad_edge", lambda x: jnp.pad(x, ((1, 2), (2, 1)), mode="edge"), rand((3, 4))),
     _exact("pad_poly", _pad([(1, 2, 0), (-1, 1, 0)]), rand((3, 4)),
@@ -273,7 +277,7 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ("LiteRT's kernels differ from XLA's: signs of zero differ",
      'signs\\ of\\ zero\\ differ'): [
-        'pad_negative_zero_value'
+        'pad_negative_zero_around_booleans', 'pad_negative_zero_value'
     ],
     ('the converter fails on it',
      "TF's TFLite converter failed"): [

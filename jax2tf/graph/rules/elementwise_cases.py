@@ -140,6 +140,9 @@ CASES.add("sqrt_rsqrt_huge_arguments", lambda x: (lax.sqrt(x), lax.rsqrt(x)),
 CASES.add("log_logistic_huge_arguments",
           lambda x: (lax.log(x), lax.logistic(x), lax.logistic(-x)),
           V(np.array([1e20, 5e26, 1e30, 2.6e38, 3e38]), F32), tol=(1e-6, 1e-6))
+# log1p too: the converter writes it as LOG(1 + x).
+CASES.add("log1p_huge_arguments", lax.log1p,
+          V(np.array([1e20, 1e30, 2.6e38, 3e38, 3.4028235e38]), F32), tol=(1e-6, 1e-6))
 
 # Patterns TF's graph optimizer rewrites in a tf.function into ops computing
 # other numbers: pow with exponent 0.5, -0.5 or -1 (Sqrt, Rsqrt, Reciprocal),
@@ -1353,7 +1356,7 @@ _TFLITE_GAPS = {  # (why, error): cases
     ],
     ("LiteRT's kernels differ from XLA's: infinities differ",
      'infinities\\ differ'): [
-        'log_logistic_huge_arguments'
+        'log1p_huge_arguments', 'log_logistic_huge_arguments'
     ],
     ("LiteRT's kernels differ from XLA's: signs of zero differ",
      'signs\\ of\\ zero\\ differ'): [
@@ -1404,7 +1407,8 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ("LiteRT's kernels differ from XLA's: infinities differ",
      'infinities\\ differ'): [
-        'asinh_float32_specials', 'log_logistic_huge_arguments', 'rem_float32'
+        'asinh_float32_specials', 'log1p_huge_arguments', 'log_logistic_huge_arguments',
+        'rem_float32'
     ],
     ("LiteRT's kernels differ from XLA's: signs of zero differ",
      'signs\\ of\\ zero\\ differ'): [

@@ -419,6 +419,10 @@ def _cumulative_scan(ctx, x, axis, reverse, op, identity):
 
 @register(lax.cumsum_p)
 def _cumsum(ctx, x, *, axis, reverse):
+  if ctx.avals_in[0].shape[axis] == 1:
+    # One element is its own sum: XLA gives -0.0 back, where TF's kernel adds
+    # it to a +0.0. (From two elements on, XLA's sums start from +0.0 too.)
+    return x
   if x.dtype.is_complex:
     # XLA has no complex Cumsum kernel; complex sums are componentwise.
     parts = [

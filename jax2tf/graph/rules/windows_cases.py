@@ -283,6 +283,9 @@ CASES += [
     case("cumsum_reverse_5x3", cum(lax.cumsum_p, 0, True), rand((5, 3)), tol=(1e-5, 1e-5),
          slow=True),
     _exact("cumsum_f16_wide", cum(lax.cumsum_p), np.ones((4096,), F16)),
+    # Along an axis of one element the sum is the element, -0.0 included.
+    _exact("cumsum_negative_zero_alone", lambda x: (lax.cumsum(x, 1), lax.cumsum(x, 0, True)),
+           V(np.array([[-0.0], [-0.0], [1.0]], np.float32), F32)),
     case("cumsum_i8_wraps", cum(lax.cumsum_p), rand((40,), I8, -128, 127), slow=True),
     case("cumsum_u32", cum(lax.cumsum_p), rand((40,), U32, 0, 2**32 - 1)),
     case("cumprod_f32", cum(lax.cumprod_p, 1, True), rand((3, 6), low=0.5, high=1.5),

@@ -131,10 +131,12 @@ def _empty_results_as_constants(graph_def, graph) -> None:
   scalar to [0, 1], as BroadcastTo does and SelectV2 does to its first
   value, gives shape [1, 1]. An empty result's value is its shape and
   dtype: a Const holds both. It keeps its inputs as control inputs, so that
-  it lives in the same loop frame or conditional branch.
+  it lives in the same loop frame or conditional branch. Identities stay:
+  they forward what they read, and one that reads a conditional's Merge,
+  made a Const waiting on it, leaves TF.js unable to run the graph.
   """
   for node in graph_def.node:
-    if node.op in ("Const", "Placeholder") or node.op in _CONTROL_FLOW:
+    if node.op in ("Const", "Placeholder", "Identity") or node.op in _CONTROL_FLOW:
       continue
     outputs = graph.get_operation_by_name(node.name).outputs
     if len(outputs) != 1 or not outputs[0].dtype.is_numpy_compatible:

@@ -125,6 +125,9 @@ CASES += [
          np.float32(1.0), rand((2, 3)), rand((2, 3), seed=1)),
     case("cond_multi_operands_false", _cond_multi,
          np.float32(-1.0), rand((2, 3)), rand((2, 3), seed=1)),
+    # Empty operands and results, in both branches (TF.js once could not run it).
+    case("cond_empty_operand", lambda p, x: lax.cond(p, jnp.sin, jnp.cos, x),
+         np.bool_(False), np.zeros((0, 1, 1), f32), exact=True),
     case("cond_no_operands", lambda p: lax.cond(p, lambda: jnp.float32(1), lambda: jnp.float32(2)),
          np.bool_(False), exact=True),
     case("switch_3", lambda i, x: lax.switch(i, [jnp.sin, jnp.cos, lambda v: v + 1], x),
@@ -226,7 +229,7 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
 _TFLITE_GAPS = {  # (why, error): cases
     ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
      'Invalid\\ tensor\\ size\\.'): [
-        'scan_zero_length'
+        'cond_empty_operand', 'scan_zero_length'
     ],
 }
 CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
@@ -249,7 +252,7 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
      'Invalid\\ tensor\\ size\\.'): [
-        'scan_zero_length'
+        'cond_empty_operand', 'scan_zero_length'
     ],
     ('the converter fails on it',
      "TF's TFLite converter failed"): [

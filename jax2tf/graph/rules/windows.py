@@ -430,7 +430,12 @@ def _cumsum(ctx, x, *, axis, reverse):
     ]
     return tf.complex(*parts)
   dt = sem.compute_dtype(ctx.aval_out.dtype)
-  return tf.cast(tf.math.cumsum(tf.cast(x, dt), axis=axis, reverse=reverse), x.dtype)
+  res = tf.math.cumsum(tf.cast(x, dt), axis=axis, reverse=reverse)
+  if ctx.for_tfjs and dt.is_floating:
+    # XLA's sums (and TF's kernel) start from +0.0, so that a prefix of -0.0s
+    # sums to +0.0; TF.js's start from the first element and keep its -0.0.
+    res = res + tf.zeros_like(res)
+  return tf.cast(res, x.dtype)
 
 
 @register(lax.cumprod_p)

@@ -286,6 +286,9 @@ CASES += [
     # Along an axis of one element the sum is the element, -0.0 included.
     _exact("cumsum_negative_zero_alone", lambda x: (lax.cumsum(x, 1), lax.cumsum(x, 0, True)),
            V(np.array([[-0.0], [-0.0], [1.0]], np.float32), F32)),
+    # From two elements on, a sum of -0.0s is +0.0 (TF.js's kept -0.0).
+    _exact("cumsum_negative_zeros", lambda x: (lax.cumsum(x, 1), lax.cumsum(x, 1, True)),
+           V(np.array([[-0.0, -0.0, 1.0], [2.0, -0.0, -0.0]], np.float32), F32)),
     case("cumsum_i8_wraps", cum(lax.cumsum_p), rand((40,), I8, -128, 127), slow=True),
     case("cumsum_u32", cum(lax.cumsum_p), rand((40,), U32, 0, 2**32 - 1)),
     case("cumprod_f32", cum(lax.cumprod_p, 1, True), rand((3, 6), low=0.5, high=1.5),

@@ -223,6 +223,25 @@ def test_a_rounding_apart_converted_to_integers_is_known_only_one_step_off():
   assert known_gaps.explain(floor, column, one_step) is None
 
 
+def test_excess_16_bit_precision_under_jit_compile_is_known_there_only():
+  def rem_of_sum(dtype):
+    x = np.array([-1.0], dtype)
+    y = np.array([-0.84765625], dtype)
+    return program.Program(
+      ("x0", "x1"),
+      ((x, y),),
+      (program.Eq("v0", "lax.add(x1, x0)", ("x1", "x0"), "add", True),
+       program.Eq("v1", "lax.rem(v0, x1)", ("v0", "x1"), "rem", True)),
+      ("v1",),
+    )
+
+  detail = "values differ (bit for bit) in 1 of 1 elements"
+  bf16 = rem_of_sum(ml_dtypes.bfloat16)
+  assert known_gaps.explain(bf16, ("graph", "compiled"), detail) is not None
+  assert known_gaps.explain(bf16, ("graph", "eager"), detail) is None
+  assert known_gaps.explain(rem_of_sum(np.float32), ("graph", "compiled"), detail) is None
+
+
 def test_overflow_order_gap_needs_huge_inputs_whose_taming_ends_the_mismatch():
   big = np.finfo(np.float32).max
   total = program.Program(

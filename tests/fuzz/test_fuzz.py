@@ -242,6 +242,22 @@ def test_excess_16_bit_precision_under_jit_compile_is_known_there_only():
   assert known_gaps.explain(rem_of_sum(np.float32), ("graph", "compiled"), detail) is None
 
 
+def test_an_argmax_tie_is_known_only_where_jax_rounds():
+  def argmax_of(expr, name, exact):
+    return program.Program(
+      ("x0",),
+      ((np.array([1.0348, -0.9, 0.4833], np.float32),),),
+      (program.Eq("v0", expr, ("x0",), name, exact),
+       program.Eq("v1", "lax.argmax(v0, 0, np.int32)", ("v0",), "argmax", True)),
+      ("v1",),
+    )
+
+  detail = "values differ in 1 of 1 elements; at []: JAX 0, converted 2"
+  column = ("graph", "eager")
+  assert known_gaps.explain(argmax_of("lax.atan2(x0, x0)", "atan2", False), column, detail)
+  assert known_gaps.explain(argmax_of("lax.neg(x0)", "neg", True), column, detail) is None
+
+
 def test_overflow_order_gap_needs_huge_inputs_whose_taming_ends_the_mismatch():
   big = np.finfo(np.float32).max
   total = program.Program(

@@ -187,15 +187,27 @@ FUZZ_GAPS = (
     match=ANY,
   ),
   KnownGap(
-    frozenset({"scatter-add", "add_any"}),
+    frozenset({"scatter-add", "dynamic_update_slice"}),
     _columns("graph-compiled", "graph_no_xla-compiled"),
     "signs of zero differ",
-    "JAX's XLA folds x + scatter-add(zeros, i, u) (a gradient's sum of a gather's cotangent "
-    "and another) into scatter-add(x, i, u); where i is out of bounds the scatter adds "
-    "nothing and x's -0.0 stays, where adding the zeros gives +0.0 (as JAX op by op does); "
-    "TF's XLA does not fold the graph's scatter",
+    "JAX's XLA folds x + scatter-add(zeros, i, u) and x + dynamic_update_slice(zeros, u, i) "
+    "(a gradient's sum of a gather's or a dynamic slice's cotangent and another) into an "
+    "update of x itself; where nothing lands, x's -0.0 stays, where adding the zeros gives "
+    "+0.0 (as JAX op by op does); TF's XLA does not fold the graph's forms",
     "fuzz",
-    match=ALL,
+    match=ANY,
+    holds_for=lambda program, detail: "add_any" in program_lib.primitives(program),
+  ),
+  KnownGap(
+    frozenset({"argmax", "argmin"}),
+    _columns("native", "graph", "graph_no_xla") | frozenset(targets.DEPLOYED.values()),
+    "values differ",
+    "argmax or argmin of values that JAX rounds: a tie in JAX's XLA that the column's "
+    "kernels break by one ulp (or the other way round) picks another index: atan2(x, x) is "
+    "pi/4 for every x > 0 in JAX's XLA, not in TF's kernel",
+    "fuzz",
+    match=ANY,
+    holds_for=lambda program, detail: not program.exact,
   ),
   KnownGap(
     frozenset({"convert_element_type"}),

@@ -188,19 +188,22 @@ def _bypass_identities(graph_def, keep) -> None:
 
 def freeze(traced: Traced) -> Frozen:
   concrete = traced.function.get_concrete_function()
-  frozen = tf_private.convert_variables_to_constants_v2(
-    concrete, lower_control_flow=True, aggressive_inlining=True
-  )
-  # The frozen function keeps the order of the concrete function's inputs
-  # (the signature's, less the variables) and of its flat outputs; the
-  # structured outputs name them.
-  inputs = dict(zip((i.name for i in traced.inputs), frozen.inputs))
-  flat = [t.name for t in concrete.outputs]
+  graph_def, captured = _frozen_graph_def(concrete)
+  # The frozen graph keeps the names of the concrete function's tensors. Its
+  # inputs are the signature's, in order, less the captured variables; the
+  # structured outputs name the flat ones.
+  frozen = tf.Graph()
+  with frozen.as_default():
+    tf.graph_util.import_graph_def(graph_def, name="")
+  arguments = [t for t in concrete.inputs if not any(t is c for c in captured)]
+  inputs = {}
+  for spec, tensor in zip(traced.inputs, arguments):
+    inputs[spec.name] = frozen.get_tensor_by_name(tensor.name)
+    inputs[spec.name].set_shape(tensor.shape)
   named = sorted(concrete.structured_outputs.items(), key=lambda kv: output_index(kv[0]))
-  outputs = {name: frozen.outputs[flat.index(tensor.name)] for name, tensor in named}
-  graph_def = frozen.graph.as_graph_def()
+  outputs = {name: frozen.get_tensor_by_name(tensor.name) for name, tensor in named}
   _as_identity(graph_def)
-  _empty_results_as_constants(graph_def, frozen.graph)
+  _empty_results_as_constants(graph_def, frozen)
   _gate_branch_constants(graph_def)
   checks = shape_checks.make_runnable(graph_def)
   signature = [*inputs.values(), *outputs.values()]
@@ -208,3 +211,15 @@ def freeze(traced: Traced) -> Frozen:
   _bypass_identities(graph_def, {_node_name(t.name) for t in signature})
   _prune(graph_def, signature)
   return Frozen(graph_def, inputs, outputs, checks)
+
+
+def _frozen_graph_def(concrete):
+  """The concrete function as one GraphDef, its captured variables made
+  constants, functions inlined, control flow lowered; and the captures so
+  replaced."""
+  converter = tf_private.function_converter_data_in_eager(
+    func=concrete, lower_control_flow=True, aggressive_inlining=True
+  )
+  graph_def, converted = tf_private.replace_variables_by_constants(converter_data=converter)
+  captures = concrete.graph.internal_captures
+  return graph_def, [captures[i] for i in converted]

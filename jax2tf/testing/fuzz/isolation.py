@@ -13,7 +13,10 @@ the last step it began says what killed it:
   known gap or written as a case.
 
 A fresh child then goes on from the next column. A child that reports
-nothing for `stall` seconds is killed and judged the same way.
+nothing for `stall` seconds is killed and judged the same way. A child also
+ends, and a fresh one goes on, after `child_programs` programs: a process
+that has compiled a few thousand programs has been seen to run out of memory
+for XLA's compiled code, a failure of the run and not of the program.
 
 For tests of this machinery, JAX2TF_FUZZ_ABORT="<step>:<op>,..." makes a
 child abort at a step ("reference" or a column name) of any program that has
@@ -40,6 +43,8 @@ _EVENT = "@@fuzz "
 _ABORT = "JAX2TF_FUZZ_ABORT"
 # Probing a smaller program costs a process start (JAX and TF imports).
 CRASH_MINIMIZE_TRIES = 30
+# Programs one child runs before a fresh one takes over.
+CHILD_PROGRAMS = 500
 
 
 def fuzz(
@@ -54,6 +59,7 @@ def fuzz(
   progress: Callable[[str], None] | None = print,
   stall: float = 900.0,
   crash_tries: int = CRASH_MINIMIZE_TRIES,
+  child_programs: int = CHILD_PROGRAMS,
 ) -> driver.Summary:
   """As driver.fuzz, with the programs run in child processes."""
   assert programs is not None or budget is not None, "give a program count or a time budget"
@@ -75,8 +81,10 @@ def fuzz(
       "tfjs": tfjs,
       "first_column": first_column,
       "op_by_op": sorted(op_by_op),
+      "count": child_programs,
     }
     last = None  # the step the child began and has not finished
+    done = 0  # programs this child finished
     with tempfile.TemporaryFile("w+") as stderr:
       child = _start(["--stream", json.dumps(request)], stderr)
       for event in _events(child, stall):
@@ -89,6 +97,7 @@ def fuzz(
           last = None
         elif kind == "done":
           summary.programs += 1
+          done += 1
           summary.seconds = time.monotonic() - began
           index, first_column, last = event["index"] + 1, 0, None
           if progress:
@@ -97,7 +106,9 @@ def fuzz(
       if last is None:
         if code != 0:
           raise RuntimeError(f"the fuzzing process failed ({code}): {_last_words(stderr, code)}")
-        break  # the child ran what it was asked to
+        if done < child_programs:
+          break  # the child ran what it was asked to
+        continue  # a fresh child goes on
       why = _last_words(stderr, code)
     program = generator.generate(seed, last["index"], generator.Settings())
     index = last["index"]
@@ -213,8 +224,13 @@ def _stream(request):
   began = time.monotonic()
   index, end, budget = request["start"], request["end"], request["budget"]
   first_column = request["first_column"]
+  stop = index + request["count"]
   try:
-    while (end is None or index < end) and (budget is None or time.monotonic() - began < budget):
+    while (
+      index < stop
+      and (end is None or index < end)
+      and (budget is None or time.monotonic() - began < budget)
+    ):
       program = generator.generate(request["seed"], index, generator.Settings())
       todo = columns[first_column:]
       if todo:

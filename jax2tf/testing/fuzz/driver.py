@@ -130,11 +130,15 @@ def run_program(
       again = runner.run(p, column)
       return (again.detail or "mismatch") if again.status == targets.MISMATCH else None
 
-    def fails(p) -> bool:
+    def fails(p, column=column) -> bool:
       # A shrunk program that JAX itself cannot run (a reshape to a size
       # that no longer fits) would kill a column's child process: not the
       # mismatch being minimized.
-      return _jax_runs(p) and rerun(p) is not None
+      try:
+        reference = targets.expected(p)
+      except Exception:  # pylint: disable=broad-except
+        return False
+      return runner.run(p, column, reference).status == targets.MISMATCH
 
     small = next((m for m in minimized if fails(m)), None) or minimize.minimize(program, fails)
     minimized.append(small)
@@ -144,14 +148,6 @@ def run_program(
     if gap is None and out:
       finding.path = write(out, small, seed=seed, index=index, column=name, detail=detail)
     yield name, KNOWN if gap else targets.MISMATCH, finding
-
-
-def _jax_runs(program) -> bool:
-  try:
-    targets.expected(program)
-  except Exception:  # pylint: disable=broad-except
-    return False
-  return True
 
 
 def describe(gap: known_gaps.KnownGap | None) -> str | None:

@@ -108,13 +108,13 @@ def _clamp_finite(x, limit: float):
   return np.where(huge, np.copysign(limit, wide), wide).astype(x.dtype)
 
 
+_FLOAT16S = {np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)}
+
+
 def computes_16_bit_floats(program: program_lib.Program, detail: str) -> bool:
   """Whether the program computes a float16 or bfloat16 value."""
   del detail
   return bool(program_lib.value_dtypes(program) & _FLOAT16S)
-
-
-_FLOAT16S = {np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)}
 
 
 def integer_one_step_apart(program: program_lib.Program, detail: str) -> bool:

@@ -305,6 +305,39 @@ def test_a_refusal_naming_the_primitive_is_no_mismatch():
   assert Unclear().run(sin, ("graph_no_xla", "eager")).status == targets.MISMATCH
 
 
+def test_a_column_matching_jax_op_by_op_where_jit_differs_is_known(monkeypatch):
+  # JAX 0.10's jax.jit of program 2673 of seed 13 (a dynamic_slice, then a
+  # scatter-add that drops its update) gave another slice than JAX op by op.
+  # Here jit's result is faked one off; a column giving op by op's passes as
+  # known, one giving neither stays a mismatch.
+  x = np.array([0.5, -2.0], np.float32)
+  sin = program.Program(
+    ("x0",), ((x,),), (program.Eq("v0", "lax.sin(x0)", ("x0",), "sin", False),), ("v0",)
+  )
+  right = targets.expected_op_by_op(sin)
+  wrong = [jax.tree_util.tree_map(lambda r: r + 1, results) for results in right]
+  monkeypatch.setattr(targets, "expected", lambda p: wrong)
+
+  class Giving(targets.Runner):
+    def __init__(self, results):
+      super().__init__()
+      self.given = results
+
+    def results(self, p, column):
+      return self.given
+
+  column = ("graph", "eager")
+  [(_, status, finding)] = driver.run_program(
+    sin, wrong, [column], Giving(right), seed=13, index=0, out=None
+  )
+  assert (status, finding.explanation) == (driver.KNOWN, driver.JIT_DIFFERS)
+  neither = [jax.tree_util.tree_map(lambda r: r - 1, results) for results in right]
+  [(_, status, finding)] = driver.run_program(
+    sin, wrong, [column], Giving(neither), seed=13, index=0, out=None
+  )
+  assert (status, finding.explanation) == (targets.MISMATCH, None)
+
+
 def test_a_program_that_ends_the_process_is_a_finding_and_the_run_goes_on(tmp_path, monkeypatch):
   # Program 5 of seed 0 is one slice, program 6 one comparison (ne): the
   # children abort in graph-eager on the first and in JAX's jit of the second.

@@ -48,8 +48,9 @@ demo: $(VENV)/.installed
 	else echo "npm not found: the demo will skip its TF.js export"; fi
 	$(PY) -m jax2tf.demo
 
+# The slowest tests are listed at the end: CI has 60 minutes on two cores.
 test: $(VENV)/.installed node_modules/.installed chromium
-	$(PY) -m pytest -n 2 -q -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 -q -m "not slow" --durations=15 $(PYTEST_ARGS)
 
 # The model-set tests convert and compile every model (ResNet-50 included):
 # they run in fresh worker processes of their own, as a worker that has run

@@ -305,6 +305,29 @@ def test_a_refusal_naming_the_primitive_is_no_mismatch():
   assert Unclear().run(sin, ("graph_no_xla", "eager")).status == targets.MISMATCH
 
 
+def test_the_minimizer_keeps_the_kind_of_mismatch():
+  # Program 3248 of seed 13 gave inf for NaN on TF.js; a smaller program
+  # that lost a sign of zero there (XLA folding a sum of a broadcast) is
+  # another mismatch, not this one made small.
+  kinds = [
+    driver.mismatch_kind(detail)
+    for detail in (
+      "p [tfjs-node] args#0: NaN positions differ in 1 of 9 elements; at [0, 0]: JAX nan",
+      "p [tfjs-node] args#0: signs of zero differ in 1 of 3 elements",
+      "p [graph-eager] args#0: values differ (bit for bit) in 5 of 18 elements",
+      "p [graph-eager] args#0: values differ beyond rtol=1e-05, atol=1e-05 in 1 of 2",
+      "ValueError: Invalid tensor size.",
+    )
+  ]
+  assert kinds == [
+    "NaN positions differ",
+    "signs of zero differ",
+    "values differ",
+    "values differ",
+    "ValueError",
+  ]
+
+
 def test_a_column_matching_jax_op_by_op_where_jit_differs_is_known(monkeypatch):
   # JAX 0.10's jax.jit of program 2673 of seed 13 (a dynamic_slice, then a
   # scatter-add that drops its update) gave another slice than JAX op by op.

@@ -7,6 +7,7 @@ primitive), known (a mismatch that a known gap explains) and mismatch
 
 import collections
 import dataclasses
+import re
 import time
 from collections.abc import Callable, Iterator
 
@@ -130,15 +131,20 @@ def run_program(
       again = runner.run(p, column)
       return (again.detail or "mismatch") if again.status == targets.MISMATCH else None
 
-    def fails(p, column=column) -> bool:
+    kind = mismatch_kind(outcome.detail)
+
+    def fails(p, column=column, kind=kind) -> bool:
       # A shrunk program that JAX itself cannot run (a reshape to a size
       # that no longer fits) would kill a column's child process: not the
-      # mismatch being minimized.
+      # mismatch being minimized. Nor is a mismatch of another kind (a sign
+      # of zero where NaN was inf), which a smaller program can show for
+      # another reason.
       try:
         reference = targets.expected(p)
       except Exception:  # pylint: disable=broad-except
         return False
-      return runner.run(p, column, reference).status == targets.MISMATCH
+      again = runner.run(p, column, reference)
+      return again.status == targets.MISMATCH and mismatch_kind(again.detail) == kind
 
     small = next((m for m in minimized if fails(m)), None) or minimize.minimize(program, fails)
     minimized.append(small)
@@ -151,6 +157,19 @@ def run_program(
     if explanation is None and out:
       finding.path = write(out, small, seed=seed, index=index, column=name, detail=detail)
     yield name, KNOWN if explanation else targets.MISMATCH, finding
+
+
+_KINDS = re.compile(
+  r"NaN positions differ|infinities differ|signs of zero differ|values differ"
+  r"|: shape |: dtype |results where JAX has"
+)
+
+
+def mismatch_kind(detail: str) -> str:
+  """What a mismatch's detail says differs (NaN positions, values, shapes,
+  ...), or, for an error, its first words (the exception's type)."""
+  found = _KINDS.search(detail)
+  return found[0] if found else detail.split(":")[0]
 
 
 JIT_DIFFERS = (

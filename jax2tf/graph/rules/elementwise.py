@@ -348,7 +348,15 @@ def _sub(ctx, x, y):
     x = sem.hidden_from_grappler(x, for_tfjs=ctx.for_tfjs)
   elif sem.producer(x) == "Exp" and sem.is_constant_of(y, [1]):
     y = sem.hidden_from_grappler(y, for_tfjs=ctx.for_tfjs)
-  return _constant_first(ctx, tf.subtract, x, y)
+  difference = _constant_first(ctx, tf.subtract, x, y)
+  if difference.dtype in _NO_SQUARED_DIFFERENCE:
+    # Grappler fuses the square of a difference (Square(Sub), also x * x)
+    # into SquaredDifference, which has no kernel for these dtypes.
+    return sem.hidden_from_grappler(difference, for_tfjs=ctx.for_tfjs)
+  return difference
+
+
+_NO_SQUARED_DIFFERENCE = frozenset({tf.int8, tf.uint8, tf.int16, tf.uint16, tf.uint32, tf.uint64})
 
 
 def _is_constant(t) -> bool:

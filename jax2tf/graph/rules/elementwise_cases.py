@@ -148,6 +148,14 @@ CASES.add("log1p_huge_arguments", lax.log1p,
 # sign of a nonzero (1 / 3.4e38 is 2.9e-39).
 CASES.add("subnormal_results", lambda x: lax.sign(lax.integer_pow(x, -1)),
           V(np.array([3.4e38, -3.4e38, 1e38, 2.0]), F32), exact=True)
+# Grappler fuses the square of a difference (integer_pow, square, or a product
+# with itself, also of two equal differences) into SquaredDifference, which has
+# no kernel for narrow and unsigned integers.
+for _dt in (I8, U8, I16, U16, U32, U64):
+  CASES.add(f"square_of_difference_{dtype_name(_dt)}",
+            lambda x, y: (lax.integer_pow(x - y, 2), lax.square(x - y), (x - y) * (x - y)),
+            A(5, dtype=_dt, lo=0, hi=9), A(5, dtype=_dt, lo=0, hi=9), exact=True,
+            slow=_dt not in (I8, U32))
 
 # Patterns TF's graph optimizer rewrites in a tf.function into ops computing
 # other numbers: pow with exponent 0.5, -0.5 or -1 (Sqrt, Rsqrt, Reciprocal),
@@ -1087,15 +1095,17 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'integer_pow3_bfloat16', 'integer_pow3_float16', 'integer_pow3_float64',
         'integer_pow_int8', 'integer_pow_neg2_bfloat16', 'integer_pow_neg2_float16',
         'integer_pow_neg2_float64', 'integer_pow_u8_wraps', 'integer_pow_uint16',
-        'integer_pow_uint64', 'integer_pow_uint8', 'table_ipow2_bfloat16',
-        'table_ipow2_complex128', 'table_ipow2_float16', 'table_ipow2_float64',
-        'table_ipow2_int8', 'table_ipow2_uint16', 'table_ipow2_uint64', 'table_ipow2_uint8',
-        'table_ipow3_bfloat16', 'table_ipow3_complex128', 'table_ipow3_float16',
-        'table_ipow3_float64', 'table_ipow3_int8', 'table_ipow3_uint16', 'table_ipow3_uint64',
-        'table_ipow3_uint8', 'table_ipow5_bfloat16', 'table_ipow5_complex128',
-        'table_ipow5_float16', 'table_ipow5_float64', 'table_ipow5_int8', 'table_ipow5_uint16',
-        'table_ipow5_uint64', 'table_ipow5_uint8', 'table_ipow_m2_bfloat16',
-        'table_ipow_m2_complex128', 'table_ipow_m2_float16', 'table_ipow_m2_float64'
+        'integer_pow_uint64', 'integer_pow_uint8', 'square_of_difference_int8',
+        'square_of_difference_uint16', 'square_of_difference_uint64',
+        'square_of_difference_uint8', 'table_ipow2_bfloat16', 'table_ipow2_complex128',
+        'table_ipow2_float16', 'table_ipow2_float64', 'table_ipow2_int8', 'table_ipow2_uint16',
+        'table_ipow2_uint64', 'table_ipow2_uint8', 'table_ipow3_bfloat16',
+        'table_ipow3_complex128', 'table_ipow3_float16', 'table_ipow3_float64',
+        'table_ipow3_int8', 'table_ipow3_uint16', 'table_ipow3_uint64', 'table_ipow3_uint8',
+        'table_ipow5_bfloat16', 'table_ipow5_complex128', 'table_ipow5_float16',
+        'table_ipow5_float64', 'table_ipow5_int8', 'table_ipow5_uint16', 'table_ipow5_uint64',
+        'table_ipow5_uint8', 'table_ipow_m2_bfloat16', 'table_ipow_m2_complex128',
+        'table_ipow_m2_float16', 'table_ipow_m2_float64'
     ],
     ('integer_pow', 'RealDiv'): [
         'reciprocal_bfloat16', 'reciprocal_float16', 'reciprocal_float64',
@@ -1330,8 +1340,9 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_square_int8', 'table_square_uint16', 'table_square_uint64', 'table_square_uint8'
     ],
     ('sub', 'Sub'): [
-        'sub_bfloat16', 'sub_float16', 'sub_float64', 'sub_int16', 'sub_int8', 'sub_uint16',
-        'sub_uint32', 'sub_uint64', 'sub_uint8', 'table_sub_bfloat16', 'table_sub_complex128',
+        'square_of_difference_int16', 'square_of_difference_uint32', 'sub_bfloat16',
+        'sub_float16', 'sub_float64', 'sub_int16', 'sub_int8', 'sub_uint16', 'sub_uint32',
+        'sub_uint64', 'sub_uint8', 'table_sub_bfloat16', 'table_sub_complex128',
         'table_sub_complex64', 'table_sub_float16', 'table_sub_float64', 'table_sub_int16',
         'table_sub_int8', 'table_sub_uint16', 'table_sub_uint32', 'table_sub_uint64',
         'table_sub_uint8'
@@ -1579,6 +1590,10 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ('the converter has no builtin lowering for tf.Rsqrt',
      "TF's TFLite converter failed"): [
         'table_rsqrt_complex64'
+    ],
+    ('the converter has no builtin lowering for tf.Sub',
+     "TF's TFLite converter failed"): [
+        'square_of_difference_uint32'
     ],
     ('the converter has no builtin lowering for tf.Tanh',
      "TF's TFLite converter failed"): [
@@ -1829,9 +1844,12 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ('the converter has no builtin lowering for tfl.sub',
      "TF's TFLite converter failed"): [
         'acos_bfloat16', 'acos_float16', 'acos_float64', 'all_2ary_int16', 'asin_bfloat16',
-        'asin_float16', 'asin_float64', 'graph_optimizer_patterns_bfloat16', 'sub_bfloat16',
-        'sub_float16', 'sub_float64', 'sub_int16', 'sub_int8', 'sub_uint16', 'sub_uint64',
-        'sub_uint8', 'table_acos_bfloat16', 'table_acos_float16', 'table_acos_float64',
+        'asin_float16', 'asin_float64', 'graph_optimizer_patterns_bfloat16',
+        'square_of_difference_int16', 'square_of_difference_int8',
+        'square_of_difference_uint16', 'square_of_difference_uint64',
+        'square_of_difference_uint8', 'sub_bfloat16', 'sub_float16', 'sub_float64',
+        'sub_int16', 'sub_int8', 'sub_uint16', 'sub_uint64', 'sub_uint8',
+        'table_acos_bfloat16', 'table_acos_float16', 'table_acos_float64',
         'table_asin_bfloat16', 'table_asin_float16', 'table_asin_float64',
         'table_sub_bfloat16', 'table_sub_complex128', 'table_sub_complex64',
         'table_sub_float16', 'table_sub_float64', 'table_sub_int16', 'table_sub_int8',
@@ -2908,19 +2926,19 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'sub_float64', 'table_sub_float64'
     ],
     ('sub', 'dtype int16'): [
-        'sub_int16', 'table_sub_int16'
+        'square_of_difference_int16', 'sub_int16', 'table_sub_int16'
     ],
     ('sub', 'dtype int8'): [
-        'sub_int8', 'table_sub_int8'
+        'square_of_difference_int8', 'sub_int8', 'table_sub_int8'
     ],
     ('sub', 'dtype uint16'): [
-        'sub_uint16', 'table_sub_uint16'
+        'square_of_difference_uint16', 'sub_uint16', 'table_sub_uint16'
     ],
     ('sub', 'dtype uint64'): [
-        'sub_uint64', 'table_sub_uint64'
+        'square_of_difference_uint64', 'sub_uint64', 'table_sub_uint64'
     ],
     ('sub', 'dtype uint8'): [
-        'sub_uint8', 'table_sub_uint8'
+        'square_of_difference_uint8', 'sub_uint8', 'table_sub_uint8'
     ],
     ('tan', 'dtype bfloat16'): [
         'tan_bfloat16'

@@ -174,7 +174,8 @@ def mismatch_kind(detail: str) -> str:
 
 JIT_DIFFERS = (
   "JAX: jax.jit's result differs from JAX's op by op (each primitive compiled alone), "
-  "which the column matches: a defect of JAX's XLA"
+  "which the column matches: XLA compiled the whole program to other numbers (excess "
+  "precision, a rewrite, or a defect)"
 )
 
 

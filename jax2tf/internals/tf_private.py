@@ -52,11 +52,11 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
   "could_possibly_record": "tensorflow.python.eager.record:could_possibly_record",
   # -- freezing a concrete function's variables into constants (TF.js graph
   # models hold no variables); TF 2 exports no API for it, only TF 1's
-  # Session-based graph_util.convert_variables_to_constants, and
-  # convert_variables_to_constants_v2 is:
-  # Its two steps, without the third (wrapping the result as a new concrete
-  # function, which copies every node in Python: a minute for a graph of
-  # 50,000 ops, where the GraphDef alone serves).
+  # Session-based graph_util.convert_variables_to_constants. These are the
+  # first two steps of the internal convert_variables_to_constants_v2, less
+  # its third (wrapping the GraphDef as a new concrete function, which copies
+  # every node in Python: a minute for a graph of 50,000 ops, where the
+  # GraphDef alone serves).
   "function_converter_data_in_eager": (
     "tensorflow.python.framework.convert_to_constants:_FunctionConverterDataInEager"
   ),

@@ -19,6 +19,18 @@ from jax2tf.testing import case as case_lib
 _SHOWN = 5  # mismatching elements quoted in a message
 
 
+# The phrases that name what differs; the fuzzer's minimizer reads them back
+# to keep a mismatch of the same kind while it shrinks a program.
+NAN_POSITIONS = "NaN positions differ"
+INFINITIES = "infinities differ"
+SIGNS_OF_ZERO = "signs of zero differ"
+VALUES = "values differ"
+SHAPE = ": shape "
+DTYPE = ": dtype "
+RESULT_COUNT = "results where JAX has"
+MISMATCH_KINDS = (NAN_POSITIONS, INFINITIES, SIGNS_OF_ZERO, VALUES, SHAPE, DTYPE, RESULT_COUNT)
+
+
 def assert_same(expected, actual, *, tol=None, exact=False, where: str = "result"):
   """`actual` (a pytree of arrays) is `expected`, element by element.
 
@@ -27,7 +39,7 @@ def assert_same(expected, actual, *, tol=None, exact=False, where: str = "result
   e_leaves, e_tree = jax.tree_util.tree_flatten(expected)
   a_leaves = jax.tree_util.tree_leaves(actual)
   assert len(e_leaves) == len(a_leaves), (
-    f"{where}: {len(a_leaves)} results where JAX has {len(e_leaves)} ({e_tree})"
+    f"{where}: {len(a_leaves)} {RESULT_COUNT} {len(e_leaves)} ({e_tree})"
   )
   for i, (e, a) in enumerate(zip(e_leaves, a_leaves)):
     assert_array_same(
@@ -41,10 +53,10 @@ def is_inexact(dtype) -> bool:
 
 def assert_array_same(expected, actual, *, tol=None, exact=False, where: str = "result"):
   e, a = np.asarray(expected), np.asarray(actual)
-  assert e.shape == a.shape, f"{where}: shape {a.shape} where JAX has {e.shape}"
-  assert e.dtype == a.dtype, f"{where}: dtype {a.dtype} where JAX has {e.dtype}"
+  assert e.shape == a.shape, f"{where}{SHAPE}{a.shape} where JAX has {e.shape}"
+  assert e.dtype == a.dtype, f"{where}{DTYPE}{a.dtype} where JAX has {e.dtype}"
   if not is_inexact(e.dtype):
-    _assert_at(e == a, e, a, where, "values differ")
+    _assert_at(e == a, e, a, where, VALUES)
     return
   rtol, atol = (0.0, 0.0) if exact else (tol or case_lib.default_tol(e.dtype))
   if e.dtype.kind == "c":
@@ -70,21 +82,21 @@ def _bits(x):
 def _assert_floats(e, a, rtol, atol, exact, scale, where):
   e_w, a_w = _wide(e), _wide(a)
   e_nan, a_nan = np.isnan(e_w), np.isnan(a_w)
-  _assert_at(e_nan == a_nan, e, a, where, "NaN positions differ")
+  _assert_at(e_nan == a_nan, e, a, where, NAN_POSITIONS)
   numbers = ~e_nan
   e_inf, a_inf = np.isinf(e_w), np.isinf(a_w)
-  _assert_at(~numbers | ~(e_inf | a_inf) | (e_w == a_w), e, a, where, "infinities differ")
+  _assert_at(~numbers | ~(e_inf | a_inf) | (e_w == a_w), e, a, where, INFINITIES)
   both_zero = numbers & (e_w == 0) & (a_w == 0)
-  _assert_at(~both_zero | (np.signbit(e_w) == np.signbit(a_w)), e, a, where, "signs of zero differ")
+  _assert_at(~both_zero | (np.signbit(e_w) == np.signbit(a_w)), e, a, where, SIGNS_OF_ZERO)
   if exact:
-    _assert_at(~numbers | (_bits(e) == _bits(a)), e, a, where, "values differ (bit for bit)")
+    _assert_at(~numbers | (_bits(e) == _bits(a)), e, a, where, f"{VALUES} (bit for bit)")
     return
   finite = numbers & ~(e_inf | a_inf)
   e64, a64 = e_w.astype(np.float64), a_w.astype(np.float64)
   bound = atol + rtol * (np.abs(e64) if scale is None else scale)
   with np.errstate(invalid="ignore", over="ignore"):
     close = np.abs(a64 - e64) <= bound
-  _assert_at(~finite | close, e, a, where, f"values differ beyond rtol={rtol:g}, atol={atol:g}")
+  _assert_at(~finite | close, e, a, where, f"{VALUES} beyond rtol={rtol:g}, atol={atol:g}")
 
 
 def _assert_at(ok, e, a, where, what):

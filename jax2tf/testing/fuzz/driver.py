@@ -11,6 +11,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 
+from jax2tf.testing import compare
 from jax2tf.testing.fuzz import generator, known_gaps, minimize, targets, writer
 
 KNOWN = "known"
@@ -159,10 +160,7 @@ def run_program(
     yield name, KNOWN if explanation else targets.MISMATCH, finding
 
 
-_KINDS = re.compile(
-  r"NaN positions differ|infinities differ|signs of zero differ|values differ"
-  r"|: shape |: dtype |results where JAX has"
-)
+_KINDS = re.compile("|".join(map(re.escape, compare.MISMATCH_KINDS)))
 
 
 def mismatch_kind(detail: str) -> str:

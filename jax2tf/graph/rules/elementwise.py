@@ -31,6 +31,9 @@ from jax2tf.graph import int32_bits, portable_bits, registry, windowing
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 
+# Integers narrower than 32 bits: several TF and TFLite kernels lack them.
+_NARROW_INTS = (tf.int8, tf.uint8, tf.int16, tf.uint16)
+
 # ---------------------------------------------------------------------------
 # Unary float math that TF has for every dtype JAX accepts.
 
@@ -356,7 +359,7 @@ def _sub(ctx, x, y):
   return difference
 
 
-_NO_SQUARED_DIFFERENCE = frozenset({tf.int8, tf.uint8, tf.int16, tf.uint16, tf.uint32, tf.uint64})
+_NO_SQUARED_DIFFERENCE = frozenset({*_NARROW_INTS, tf.uint32, tf.uint64})
 
 
 def _is_constant(t) -> bool:
@@ -614,9 +617,6 @@ def _complex(ctx, x, y):
 
 # ---------------------------------------------------------------------------
 # Comparisons and logic.
-
-
-_NARROW_INTS = (tf.int8, tf.uint8, tf.int16, tf.uint16)
 
 
 def _compare(tf_fn, ordered: bool):

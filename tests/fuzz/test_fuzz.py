@@ -401,3 +401,15 @@ def test_a_dead_childs_last_words_skip_routine_logging(tmp_path):
   with open(log, "r+") as stderr:
     words = isolation._last_words(stderr, -11)  # pylint: disable=protected-access
   assert words == "the process died (killed by SIGSEGV): Fatal Python error: Segmentation fault"
+
+
+def test_a_dead_childs_last_words_come_from_the_step_that_died(tmp_path):
+  earlier = "Converted an earlier program's tf.Sum to SUM\n"
+  log = tmp_path / "stderr"
+  log.write_text(earlier + "Floating point exception\n")
+  since = len(earlier.encode())
+  with open(log, "r+") as stderr:
+    words = isolation._last_words(stderr, -8, since=since)  # pylint: disable=protected-access
+    quiet = isolation._last_words(stderr, -8, since=log.stat().st_size)  # pylint: disable=protected-access
+  assert words == "the process died (killed by SIGFPE): Floating point exception"
+  assert quiet == "the process died (killed by SIGFPE): no message"

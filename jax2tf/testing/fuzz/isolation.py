@@ -84,6 +84,7 @@ def fuzz(
       "count": child_programs,
     }
     last = None  # the step the child began and has not finished
+    began_at = 0  # where in the child's stderr that step began
     done = 0  # programs this child finished
     with tempfile.TemporaryFile("w+") as stderr:
       child = _start(["--stream", json.dumps(request)], stderr)
@@ -91,6 +92,7 @@ def fuzz(
         kind = event["event"]
         if kind in ("reference", "column"):
           last = event
+          began_at = os.fstat(stderr.fileno()).st_size
         elif kind == "outcome":
           finding = event["finding"]
           summary.record(event["column"], event["status"], finding and driver.Finding(**finding))
@@ -109,7 +111,7 @@ def fuzz(
         if done < child_programs:
           break  # the child ran what it was asked to
         continue  # a fresh child goes on
-      why = _last_words(stderr, code)
+      why = _last_words(stderr, code, since=began_at)
     program = generator.generate(seed, last["index"], generator.Settings())
     index = last["index"]
     if last["event"] == "reference":
@@ -173,11 +175,14 @@ def _events(child, stall):
 _ROUTINE_LOG = re.compile(r"^[IW]\d{4} ")
 
 
-def _last_words(stderr, code) -> str:
+def _last_words(stderr, code, since: int = 0) -> str:
   """How the child ended: its signal or status and the last line it wrote
-  that is not routine logging."""
-  stderr.seek(0)
-  lines = [line.strip() for line in stderr.read().splitlines() if line.strip()]
+  after offset `since` that is not routine logging (a child runs many
+  programs: an earlier one's line would not say why this one died)."""
+  with open(stderr.fileno(), "rb", closefd=False) as raw:
+    raw.seek(since)
+    text = raw.read().decode("utf-8", "replace")
+  lines = [line.strip() for line in text.splitlines() if line.strip()]
   lines = [line for line in lines if not _ROUTINE_LOG.match(line)] or lines
   how = (
     f"killed by {signal.Signals(-code).name}"

@@ -350,12 +350,12 @@ def test_a_column_matching_jax_op_by_op_where_jit_differs_is_known(monkeypatch):
       return self.given
 
   column = ("graph", "eager")
-  [(_, status, finding)] = driver.run_program(
+  [(_, status, finding, _)] = driver.run_program(
     sin, wrong, [column], Giving(right), seed=13, index=0, out=None
   )
   assert (status, finding.explanation) == (driver.KNOWN, driver.JIT_DIFFERS)
   neither = [jax.tree_util.tree_map(lambda r: r - 1, results) for results in right]
-  [(_, status, finding)] = driver.run_program(
+  [(_, status, finding, _)] = driver.run_program(
     sin, wrong, [column], Giving(neither), seed=13, index=0, out=None
   )
   assert (status, finding.explanation) == (targets.MISMATCH, None)
@@ -413,3 +413,31 @@ def test_a_dead_childs_last_words_come_from_the_step_that_died(tmp_path):
     quiet = isolation._last_words(stderr, -8, since=log.stat().st_size)  # pylint: disable=protected-access
   assert words == "the process died (killed by SIGFPE): Floating point exception"
   assert quiet == "the process died (killed by SIGFPE): no message"
+
+
+def test_refusals_are_counted_by_what_is_missing():
+  import jax2tf
+
+  def smaller(x, y):
+    return lax.min(x, y)
+
+  x = np.arange(3, dtype=np.uint8)
+  with pytest.raises(NotImplementedError) as by_tflite:
+    jax2tf.to_tflite(smaller, x, x, route="graph", verify=False)
+  with pytest.raises(NotImplementedError) as by_tfjs:
+    jax2tf.to_tfjs(smaller, x, x)
+  tflite = targets.refusal_reasons(str(by_tflite.value))
+  tfjs = targets.refusal_reasons(str(by_tfjs.value))
+  assert tflite == ["no kernel for TF op Minimum"]
+  assert tfjs == ["no uint8 tensors", "uint8 in the signature"]
+  assert targets.refusal_reasons("to_tflite (route 'graph'): crashes\nRemedies: no") == ["crashes"]
+
+  summary = driver.new_summary(0, tflite=True, tfjs=False)
+  for reasons in (tflite, tflite, ["no kernel for TF op Pow"]):
+    summary.record("tflite-litert", targets.REFUSED, None, "; ".join(reasons))
+  summary.record("tflite-litert", targets.PASS)
+  assert summary.refusal_table().splitlines() == [
+    "tflite-litert: 3 of 4 refused",
+    "        2  no kernel for TF op Minimum",
+    "        1  no kernel for TF op Pow",
+  ]

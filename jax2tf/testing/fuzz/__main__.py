@@ -49,6 +49,9 @@ def main(argv=None) -> int:
   )
   print()
   print(summary.table())
+  if summary.refusals:
+    print("\nRefused, the most frequent reasons:")
+    print(summary.refusal_table())
   for f in summary.findings:
     where = f"known gap ({f.explanation[:120]})" if f.explanation else f"written to {f.path}"
     print(f"{f.program} [{f.column}] {f.detail[:160]}\n    -> {where}")

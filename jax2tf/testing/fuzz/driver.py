@@ -41,11 +41,27 @@ class Summary:
   findings: list = dataclasses.field(default_factory=list)
   # Programs whose jax.jit aborted the process: compared with JAX op by op.
   reference_crashes: list = dataclasses.field(default_factory=list)
+  # Per column, how many refused programs gave each reason (targets.refusal_reasons).
+  refusals: dict = dataclasses.field(
+    default_factory=lambda: collections.defaultdict(collections.Counter)
+  )
 
-  def record(self, column: str, status: str, finding: Finding | None = None):
+  def record(self, column: str, status: str, finding: Finding | None = None, detail: str = ""):
+    """`detail`: a refusal's reasons, joined by "; "."""
     self.counts[column][status] += 1
     if finding is not None:
       self.findings.append(finding)
+    if status == targets.REFUSED:
+      self.refusals[column].update(detail.split("; ") if detail else ["refused"])
+
+  def refusal_table(self, top: int = 8) -> str:
+    """The most frequent reasons for refusing, per column that refused."""
+    rows = []
+    for column, reasons in self.refusals.items():
+      refused = self.counts[column][targets.REFUSED]
+      rows.append(f"{column}: {refused} of {sum(self.counts[column].values())} refused")
+      rows += [f"  {n:>7}  {reason}" for reason, n in reasons.most_common(top)]
+    return "\n".join(rows)
 
   def unexplained(self) -> list:
     return [f for f in self.findings if f.explanation is None]
@@ -101,10 +117,10 @@ def fuzz(
       index = start + summary.programs
       program = generator.generate(seed, index, settings or generator.Settings())
       want = targets.expected(program)
-      for column, status, finding in run_program(
+      for column, status, finding, detail in run_program(
         program, want, columns, runner, seed=seed, index=index, out=out
       ):
-        summary.record(column, status, finding)
+        summary.record(column, status, finding, detail)
       summary.programs += 1
       summary.seconds = time.monotonic() - began
       if progress:
@@ -116,15 +132,16 @@ def fuzz(
 
 def run_program(
   program, want, columns, runner, *, seed: int, index: int, out: str | None
-) -> Iterator[tuple[str, str, Finding | None]]:
-  """(column, status, finding) for each column in turn; a mismatch is
-  minimized, explained by a known gap or written as a case under `out`."""
+) -> Iterator[tuple[str, str, Finding | None, str]]:
+  """(column, status, finding, refusal's reasons) for each column in turn; a
+  mismatch is minimized, explained by a known gap or written as a case under
+  `out`."""
   minimized: list = []  # programs minimized for earlier columns, reused where they fail too
   for column in columns:
     name = targets.column_name(column)
     outcome = runner.run(program, column, want)
     if outcome.status != targets.MISMATCH:
-      yield name, outcome.status, None
+      yield name, outcome.status, None, outcome.detail
       continue
 
     def rerun(p, column=column) -> str | None:
@@ -157,7 +174,7 @@ def run_program(
     finding = Finding(program.name, name, detail, explanation)
     if explanation is None and out:
       finding.path = write(out, small, seed=seed, index=index, column=name, detail=detail)
-    yield name, KNOWN if explanation else targets.MISMATCH, finding
+    yield name, KNOWN if explanation else targets.MISMATCH, finding, ""
 
 
 _KINDS = re.compile("|".join(map(re.escape, compare.MISMATCH_KINDS)))

@@ -95,7 +95,12 @@ def fuzz(
           began_at = os.fstat(stderr.fileno()).st_size
         elif kind == "outcome":
           finding = event["finding"]
-          summary.record(event["column"], event["status"], finding and driver.Finding(**finding))
+          summary.record(
+            event["column"],
+            event["status"],
+            finding and driver.Finding(**finding),
+            event.get("detail", ""),
+          )
           last = None
         elif kind == "done":
           summary.programs += 1
@@ -246,11 +251,11 @@ def _stream(request):
         for column in todo:
           _emit("column", index=index, column=targets.column_name(column))
           _abort_if_asked(targets.column_name(column), program)
-          for name, status, finding in driver.run_program(
+          for name, status, finding, detail in driver.run_program(
             program, want, [column], runner, seed=request["seed"], index=index, out=request["out"]
           ):
             found = finding and dataclasses.asdict(finding)
-            _emit("outcome", index=index, column=name, status=status, finding=found)
+            _emit("outcome", index=index, column=name, status=status, finding=found, detail=detail)
       _emit("done", index=index)
       index, first_column = index + 1, 0
   finally:

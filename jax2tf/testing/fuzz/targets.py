@@ -116,6 +116,30 @@ def _names_what_is_refused(message: str, program: program_lib.Program) -> bool:
   )
 
 
+_REASONS = (
+  # What a refusal says is missing, by kind: the TF op without a kernel, a
+  # dtype the runtime has no tensors of, a dtype its signatures cannot carry.
+  (re.compile(r"^TF op (\w+), emitted for"), "no kernel for TF op {}"),
+  (re.compile(r"^dtype (\w+) \(TF.js has no"), "no {} tensors"),
+  (re.compile(r"^(?:input|output) '\w+' is (\w+);"), "{} in the signature"),
+)
+
+
+def refusal_reasons(message: str) -> list[str]:
+  """What a refusal says is missing, one short reason per kind named (for
+  counting refusals by reason), else its first line."""
+  reasons = []
+  for line in message.splitlines():
+    for pattern, reason in _REASONS:
+      found = pattern.match(line.strip())
+      if found and reason.format(found[1]) not in reasons:
+        reasons.append(reason.format(found[1]))
+  if reasons:
+    return reasons
+  first = message.strip().splitlines()[0] if message.strip() else "refused"
+  return [re.sub(r"^to_\w+( \(route '\w+'\))?: ", "", first)[:120]]
+
+
 class Runner:
   """Runs programs in columns; the deployment runtimes start on first use."""
 
@@ -136,7 +160,7 @@ class Runner:
     except NotImplementedError as e:
       # A refusal at conversion is no mismatch if it says which primitive.
       if _names_what_is_refused(str(e), program):
-        return Outcome(REFUSED, _first_line(e))
+        return Outcome(REFUSED, "; ".join(refusal_reasons(str(e))))
       return Outcome(MISMATCH, f"refused without naming a primitive: {_first_line(e)}")
     except Exception as e:  # pylint: disable=broad-except
       return Outcome(MISMATCH, f"{type(e).__name__}: {_first_line(e)}")

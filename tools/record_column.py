@@ -111,7 +111,8 @@ def _runtime_name(column: str) -> str:
 
 
 def _conversion_outcome(column: str, message: str) -> dict:
-  kernel = re.search(r"TF op (\w+), emitted for .*?the JAX primitives? ([\w-]+)", message)
+  kernel = re.search(r"TF op (\w+)(?: on [\w, ]+)?, emitted for .*?the JAX primitives? ([\w-]+)",
+                     message)
   if kernel:
     return {"kind": "no_kernel", "primitive": kernel.group(2), "op": kernel.group(1)}
   dtype = re.search(r"dtype (\w+) \(.*?\), in ops emitted for .*?the JAX primitives? ([\w-]+)",

@@ -43,6 +43,43 @@ def refused_ops(message: str) -> list[str]:
   return ops
 
 
+# Its "Details:" lines show each refused op's operand types, in MLIR's
+# spelling: "tf.Minimum(tensor<3xui8>, tensor<3xui8>) -> (tensor<3xui8>)".
+_DETAIL = re.compile(r"^\s*tf\.(\w+)\((.*?)\) ->", re.MULTILINE)
+_TENSOR = re.compile(r"tensor<(?:[?\d]+x)*([^<>]+(?:<[^<>]+>)?)>")
+_MLIR_DTYPES = {
+  "i1": "bool",
+  "f16": "float16",
+  "bf16": "bfloat16",
+  "f32": "float32",
+  "f64": "float64",
+  "complex<f32>": "complex64",
+  "complex<f64>": "complex128",
+}
+
+
+def _mlir_dtype(name: str) -> str:
+  if name in _MLIR_DTYPES:
+    return _MLIR_DTYPES[name]
+  found = re.fullmatch(r"(u?)i(\d+)", name)
+  if found:
+    return f"{'uint' if found[1] else 'int'}{found[2]}"
+  return name.removeprefix("!tf_type.")
+
+
+def operand_dtypes(message: str) -> dict[str, list[str]]:
+  """{TF op: the dtypes of its operands where the converter refused it}: TFLite
+  has kernels for most ops, but often not for every dtype (MINIMUM and NEG take
+  8-bit integers only quantized)."""
+  out: dict[str, list[str]] = {}
+  for op, operands in _DETAIL.findall(message):
+    dtypes = out.setdefault(op, [])
+    for t in _TENSOR.findall(operands):
+      if _mlir_dtype(t) not in dtypes:
+        dtypes.append(_mlir_dtype(t))
+  return out
+
+
 # The converter's error data locate an op by its TF name: name: "scope/Op@function".
 _LOCATED_OP = re.compile(r'name: "([^"@]+)@')
 
@@ -58,6 +95,7 @@ def explain(error: Exception, traced: Traced, route: str, allow_flex: bool) -> s
   message = str(error)
   concrete = traced.function.get_concrete_function()
   ops = refused_ops(message)
+  dtypes = operand_dtypes(message)
   applied = provenance.primitive_lines(traced.jaxpr)
   origins = provenance.primitives_of_ops(
     provenance.node_defs(concrete.graph.as_graph_def()), set(ops), set(applied)
@@ -68,7 +106,8 @@ def explain(error: Exception, traced: Traced, route: str, allow_flex: bool) -> s
     if not primitives:
       continue
     where = provenance.describe(primitives, applied)
-    lines.append(f"TF op {op}, emitted for the JAX primitive {where}")
+    on = f" on {', '.join(dtypes[op])}" if dtypes.get(op) else ""
+    lines.append(f"TF op {op}{on}, emitted for the JAX primitive {where}")
   if lines:
     what = "TFLite has no builtin kernel for:\n  " + "\n  ".join(lines)
   else:

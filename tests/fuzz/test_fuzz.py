@@ -428,7 +428,7 @@ def test_refusals_are_counted_by_what_is_missing():
     jax2tf.to_tfjs(smaller, x, x)
   tflite = targets.refusal_reasons(str(by_tflite.value))
   tfjs = targets.refusal_reasons(str(by_tfjs.value))
-  assert tflite == ["no kernel for TF op Minimum"]
+  assert tflite == ["no kernel for TF op Minimum on uint8"]
   assert tfjs == ["no uint8 tensors", "uint8 in the signature"]
   assert targets.refusal_reasons("to_tflite (route 'graph'): crashes\nRemedies: no") == ["crashes"]
 
@@ -438,6 +438,6 @@ def test_refusals_are_counted_by_what_is_missing():
   summary.record("tflite-litert", targets.PASS)
   assert summary.refusal_table().splitlines() == [
     "tflite-litert: 3 of 4 refused",
-    "        2  no kernel for TF op Minimum",
+    "        2  no kernel for TF op Minimum on uint8",
     "        1  no kernel for TF op Pow",
   ]

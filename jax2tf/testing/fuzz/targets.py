@@ -119,7 +119,7 @@ def _names_what_is_refused(message: str, program: program_lib.Program) -> bool:
 _REASONS = (
   # What a refusal says is missing, by kind: the TF op without a kernel, a
   # dtype the runtime has no tensors of, a dtype its signatures cannot carry.
-  (re.compile(r"^TF op (\w+), emitted for"), "no kernel for TF op {}"),
+  (re.compile(r"^TF op (\w+(?: on [\w, ]+)?), emitted for"), "no kernel for TF op {}"),
   (re.compile(r"^dtype (\w+) \(TF.js has no"), "no {} tensors"),
   (re.compile(r"^(?:input|output) '\w+' is (\w+);"), "{} in the signature"),
 )

@@ -21,6 +21,11 @@ def _axes(axes):
 @register(lax.reduce_sum_p)
 def _reduce_sum(ctx, x, *, axes, out_sharding=None):
   del out_sharding  # no TF meaning
+  shape = ctx.avals_in[0].shape
+  if axes and all(dim_eval.is_constant(shape[a]) and int(shape[a]) == 1 for a in axes):
+    # XLA drops a sum over one element, keeping -0.0; LiteRT's and TF.js's
+    # SUM add it to +0.0.
+    return tf.squeeze(x, _axes(axes))
   # 16-bit floats accumulate in float32 (as XLA on CPU does); integers wrap.
   dt = sem.compute_dtype(ctx.aval_out.dtype)
   return tf.cast(tf.reduce_sum(tf.cast(x, dt), _axes(axes)), x.dtype)

@@ -110,14 +110,16 @@ def closed_jaxpr(jax_fun, specs):
     return None
 
 
-def primitive_lines(closed) -> dict[str, list[str]]:
+def primitive_lines(closed, keep=None) -> dict[str, list[str]]:
   """{primitive name: lines of user code applying it} over the closed jaxpr
   `closed` (from `closed_jaxpr`), nested jaxprs included (an empty list where
-  JAX kept no user frame); {} for None."""
+  JAX kept no user frame); {} for None. `keep(eqn)`: only such equations."""
   if closed is None:
     return {}
   found: dict[str, list[str]] = {}
   for eqn in equations(closed.jaxpr):
+    if keep is not None and not keep(eqn):
+      continue
     lines = found.setdefault(str(eqn.primitive), [])
     line = user_line(eqn)
     if line and line not in lines:

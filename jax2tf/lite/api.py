@@ -155,8 +155,15 @@ def _max_error(expected, actual, tolerance, route) -> float:
   return worst
 
 
+def _on_floats(eqn) -> bool:
+  """Whether an equation reads floats: only they have NaN and signed zeros."""
+  return any(
+    jax.numpy.issubdtype(getattr(v.aval, "dtype", np.int32), np.inexact) for v in eqn.invars
+  )
+
+
 def _warn_nan_blind(traced) -> None:
-  applied = provenance.primitive_lines(traced.jaxpr)
+  applied = provenance.primitive_lines(traced.jaxpr, keep=_on_floats)
   blind = sorted(NAN_BLIND_ON_NATIVE_ROUTE & set(applied))
   if not blind:
     return

@@ -161,6 +161,8 @@ def test_native_route_warns_where_litert_drops_nan():
   with warnings.catch_warnings():
     warnings.simplefilter("error")
     jax2tf.to_tflite(f, x, y, route="graph")
+    # Integers have neither NaN nor signed zeros: nothing to warn about.
+    jax2tf.to_tflite(f, np.arange(2, dtype=np.int32), np.ones(2, np.int32), route="native")
 
 
 def test_allow_flex_warns_that_the_app_needs_the_flex_delegate():

@@ -441,3 +441,21 @@ def test_refusals_are_counted_by_what_is_missing():
     "        2  no kernel for TF op Minimum on uint8",
     "        1  no kernel for TF op Pow",
   ]
+
+
+def test_a_product_with_constant_zeros_that_litert_folds_is_known():
+  x = np.array([np.inf, -2.0], np.float32)
+
+  def one(expr, uses):
+    return program.Program(("x0", "x1"), ((x, x),), (program.Eq("v0", expr, uses, "mul", False),), ("v0",))
+
+  folded = one("lax.mul(x0, lax.full_like(x0, 0.0))", ("x0",))
+  plain = one("lax.mul(x0, x1)", ("x0", "x1"))
+  assert program.multiplies_by_a_constant(folded) and not program.multiplies_by_a_constant(plain)
+  litert = targets.DEPLOYED["tflite"]
+  detail = "p [tflite-litert] args#0: NaN positions differ in 1 of 2 elements; at [0]: JAX nan, converted 0.0"
+  gap = known_gaps.explain(folded, litert, detail)
+  assert gap is not None and "folds a product with zeros" in gap.why
+  assert known_gaps.explain(plain, litert, detail) is None
+  # Only where the column gives the folded +0.0.
+  assert known_gaps.explain(folded, litert, detail.replace("converted 0.0", "converted 1.0")) is None

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
 from jax import export, lax
+from jax.extend import core as jax_core
 
 # What a program's source may name.
 NAMESPACE = {"jax": jax, "jnp": jnp, "lax": lax, "np": np, "ml_dtypes": ml_dtypes}
@@ -172,6 +173,28 @@ def primitives(program: Program) -> set[str]:
 def value_dtypes(program: Program) -> set[np.dtype]:
   """The dtypes of every value the program computes, in nested jaxprs too."""
   return {np.dtype(v.aval.dtype) for e in _equations(_jaxpr(program)) for v in e.outvars}
+
+
+def multiplies_by_a_constant(program: Program) -> bool:
+  """Whether the program multiplies by a value it computes from literals
+  alone (zeros broadcast and padded for a gradient, say)."""
+  constant: set = set()
+  for eqn in _equations(_jaxpr(program)):
+    operands = [v for v in eqn.invars if not isinstance(v, jax_core.Literal)]
+    from_constants = [v in constant for v in operands]
+    if eqn.primitive.name == "mul" and (len(operands) < 2 or any(from_constants)):
+      return True
+    if all(from_constants) and not _has_inner_jaxprs(eqn):
+      constant.update(eqn.outvars)
+  return False
+
+
+def _has_inner_jaxprs(eqn) -> bool:
+  return any(
+    hasattr(getattr(sub, "jaxpr", sub), "eqns")
+    for p in eqn.params.values()
+    for sub in (p if isinstance(p, (tuple, list)) else (p,))
+  )
 
 
 def _jaxpr(program: Program):

@@ -459,3 +459,31 @@ def test_a_product_with_constant_zeros_that_litert_folds_is_known():
   assert known_gaps.explain(plain, litert, detail) is None
   # Only where the column gives the folded +0.0.
   assert known_gaps.explain(folded, litert, detail.replace("converted 0.0", "converted 1.0")) is None
+
+
+def test_what_a_program_computes_from_litert_rsqrt_at_zero_is_known():
+  def ge_rsqrt(x0):
+    eqs = (program.Eq("v0", "lax.rsqrt(x0)", ("x0",), "rsqrt", False),
+           program.Eq("v1", "lax.ge(x1, v0)", ("x1", "v0"), "ge", True))
+    args = ((np.array([x0], np.float32), np.array([-1.5], np.float32)),)
+    return program.Program(("x0", "x1"), args, eqs, ("v1",))
+
+  def rerun_giving(column_result):
+    def rerun(p):
+      [(want,)] = targets.expected(p)
+      return None if np.array_equal(want, column_result) else "values differ"
+
+    return rerun
+
+  litert = targets.DEPLOYED["tflite"]
+  detail = "p [tflite-litert] args#0: values differ in 1 of 1 elements; at [0]: JAX {}, converted {}"
+  # LiteRT's RSQRT(-0.0) is NaN, and -1.5 >= NaN is False.
+  gap = known_gaps.explain(
+    ge_rsqrt(-0.0), litert, detail.format(True, False), rerun_giving(np.array([False]))
+  )
+  assert gap is not None and gap.inputs_changed is known_gaps.with_litert_rsqrt
+  # Away from zero LiteRT's RSQRT is JAX's: a mismatch there is something else.
+  other = known_gaps.explain(
+    ge_rsqrt(4.0), litert, detail.format(False, True), rerun_giving(np.array([True]))
+  )
+  assert other is None

@@ -84,21 +84,27 @@ def user_line(eqn) -> str | None:
 
 def equations(jaxpr) -> Iterator:
   """Every equation of `jaxpr` and of the jaxprs nested in its parameters."""
+  for eqn in jaxpr.eqns:
+    yield eqn
+    for inner in inner_jaxprs(eqn):
+      yield from equations(inner)
 
-  def inner_jaxprs(value):
+
+def inner_jaxprs(eqn) -> Iterator:
+  """The jaxprs in `eqn`'s parameters (a cond's branches, a scan's body, ...),
+  open: a closed jaxpr gives its `jaxpr`."""
+
+  def found_in(value):
     if hasattr(value, "eqns"):
       yield value
     elif hasattr(getattr(value, "jaxpr", None), "eqns"):
       yield value.jaxpr
     elif isinstance(value, (tuple, list)):
       for v in value:
-        yield from inner_jaxprs(v)
+        yield from found_in(v)
 
-  for eqn in jaxpr.eqns:
-    yield eqn
-    for value in eqn.params.values():
-      for inner in inner_jaxprs(value):
-        yield from equations(inner)
+  for value in eqn.params.values():
+    yield from found_in(value)
 
 
 def closed_jaxpr(jax_fun, specs):

@@ -16,6 +16,8 @@ import numpy as np
 from jax import export, lax
 from jax.extend import core as jax_core
 
+from jax2tf import provenance
+
 # What a program's source may name.
 NAMESPACE = {"jax": jax, "jnp": jnp, "lax": lax, "np": np, "ml_dtypes": ml_dtypes}
 
@@ -172,29 +174,21 @@ def primitives(program: Program) -> set[str]:
 
 def value_dtypes(program: Program) -> set[np.dtype]:
   """The dtypes of every value the program computes, in nested jaxprs too."""
-  return {np.dtype(v.aval.dtype) for e in _equations(_jaxpr(program)) for v in e.outvars}
+  return {np.dtype(v.aval.dtype) for e in provenance.equations(_jaxpr(program)) for v in e.outvars}
 
 
 def multiplies_by_a_constant(program: Program) -> bool:
   """Whether the program multiplies by a value it computes from literals
   alone (zeros broadcast and padded for a gradient, say)."""
   constant: set = set()
-  for eqn in _equations(_jaxpr(program)):
+  for eqn in provenance.equations(_jaxpr(program)):
     operands = [v for v in eqn.invars if not isinstance(v, jax_core.Literal)]
     from_constants = [v in constant for v in operands]
     if eqn.primitive.name == "mul" and (len(operands) < 2 or any(from_constants)):
       return True
-    if all(from_constants) and not _has_inner_jaxprs(eqn):
+    if all(from_constants) and not any(provenance.inner_jaxprs(eqn)):
       constant.update(eqn.outvars)
   return False
-
-
-def _has_inner_jaxprs(eqn) -> bool:
-  return any(
-    hasattr(getattr(sub, "jaxpr", sub), "eqns")
-    for p in eqn.params.values()
-    for sub in (p if isinstance(p, (tuple, list)) else (p,))
-  )
 
 
 def _jaxpr(program: Program):
@@ -203,14 +197,4 @@ def _jaxpr(program: Program):
 
 def jaxpr_primitives(jaxpr) -> set[str]:
   """The primitive names of a jaxpr, with those of the jaxprs in its parameters."""
-  return {eqn.primitive.name for eqn in _equations(jaxpr)}
-
-
-def _equations(jaxpr):
-  for eqn in jaxpr.eqns:
-    yield eqn
-    for p in eqn.params.values():
-      for sub in p if isinstance(p, (tuple, list)) else (p,):
-        inner = getattr(sub, "jaxpr", sub)
-        if hasattr(inner, "eqns"):
-          yield from _equations(inner)
+  return {eqn.primitive.name for eqn in provenance.equations(jaxpr)}

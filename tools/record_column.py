@@ -31,8 +31,6 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RULES = ROOT / "jax2tf" / "graph" / "rules"
-_COMPARE_KINDS = ("NaN positions differ", "infinities differ", "signs of zero differ",
-                  "values differ", "shape", "dtype")
 _CRASH_WHY = "LiteRT's interpreter crashes running it (pinned in a child process)"
 
 
@@ -111,17 +109,14 @@ def _runtime_name(column: str) -> str:
 
 
 def _conversion_outcome(column: str, message: str) -> dict:
-  kernel = re.search(r"TF op (\w+)(?: on [\w, ]+)?, emitted for .*?the JAX primitives? ([\w-]+)",
-                     message)
-  if kernel:
-    return {"kind": "no_kernel", "primitive": kernel.group(2), "op": kernel.group(1)}
-  dtype = re.search(r"dtype (\w+) \(.*?\), in ops emitted for .*?the JAX primitives? ([\w-]+)",
-                    message)
-  if dtype:
-    return {"kind": "no_kernel", "primitive": dtype.group(2), "op": f"dtype {dtype.group(1)}"}
-  signature = re.search(r"(?:input|output) '\w+' is (\w+); a TF.js model's signature", message)
-  if signature:
-    return {"kind": "no_kernel", "primitive": "signature", "op": f"dtype {signature.group(1)}"}
+  from jax2tf.testing import refusals
+
+  blamed = [m for m in refusals.missing(message)
+            if m.primitive is not None or m.kind == refusals.SIGNATURE]
+  if blamed:
+    first = blamed[0]
+    return {"kind": "no_kernel", "primitive": first.primitive or "signature",
+            "op": first.name if first.kind == refusals.KERNEL else f"dtype {first.name}"}
   if column == "tfjs":
     return {"kind": "gap", "why": "to_tfjs refuses it", "error": _pattern(message)}
   legalize = re.search(r"failed to legalize operation '([\w.]+)'", message) or re.search(
@@ -148,7 +143,9 @@ def _runtime_outcome(column: str, error: Exception) -> dict:
 
 
 def _compare_outcome(column: str, message: str) -> dict:
-  kind = next((k for k in _COMPARE_KINDS if k in message), None)
+  from jax2tf.testing import compare
+
+  kind = next((k.strip(": ") for k in compare.MISMATCH_KINDS if k in message), None)
   runtime = _runtime_name(column)
   if kind is None:
     return {"kind": "gap", "why": f"{runtime}'s result differs from JAX's",

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from jax import export, lax
 
-from jax2tf.testing import compare
+from jax2tf.testing import compare, refusals
 from jax2tf.testing.fuzz import (
   driver,
   generator,
@@ -431,6 +431,16 @@ def test_refusals_are_counted_by_what_is_missing():
   assert tflite == ["no kernel for TF op Minimum on uint8"]
   assert tfjs == ["no uint8 tensors", "uint8 in the signature"]
   assert targets.refusal_reasons("to_tflite (route 'graph'): crashes\nRemedies: no") == ["crashes"]
+  # The case-table recorder reads the blamed primitive from the same lines.
+  assert refusals.missing(str(by_tflite.value)) == [
+    refusals.Missing(refusals.KERNEL, "Minimum", "uint8", "min")
+  ]
+  assert [(m.kind, m.name, m.primitive) for m in refusals.missing(str(by_tfjs.value))] == [
+    (refusals.TENSORS, "uint8", "min"),
+    (refusals.SIGNATURE, "uint8", None),
+    (refusals.SIGNATURE, "uint8", None),
+    (refusals.SIGNATURE, "uint8", None),
+  ]
 
   summary = driver.new_summary(0, tflite=True, tfjs=False)
   for reasons in (tflite, tflite, ["no kernel for TF op Pow"]):

@@ -15,7 +15,7 @@ import numpy as np
 
 from jax2tf.lite.signature import output_name
 from jax2tf.testing import case as case_lib
-from jax2tf.testing import compare, tf_modes
+from jax2tf.testing import compare, refusals, tf_modes
 from jax2tf.testing.fuzz import program as program_lib
 
 PASS, REFUSED, MISMATCH = "pass", "refused", "mismatch"
@@ -116,24 +116,10 @@ def _names_what_is_refused(message: str, program: program_lib.Program) -> bool:
   )
 
 
-_REASONS = (
-  # What a refusal says is missing, by kind: the TF op without a kernel, a
-  # dtype the runtime has no tensors of, a dtype its signatures cannot carry.
-  (re.compile(r"^TF op (\w+(?: on [\w, ]+)?), emitted for"), "no kernel for TF op {}"),
-  (re.compile(r"^dtype (\w+) \(TF.js has no"), "no {} tensors"),
-  (re.compile(r"^(?:input|output) '\w+' is (\w+);"), "{} in the signature"),
-)
-
-
 def refusal_reasons(message: str) -> list[str]:
   """What a refusal says is missing, one short reason per kind named (for
   counting refusals by reason), else its first line."""
-  reasons = []
-  for line in message.splitlines():
-    for pattern, reason in _REASONS:
-      found = pattern.match(line.strip())
-      if found and reason.format(found[1]) not in reasons:
-        reasons.append(reason.format(found[1]))
+  reasons = list(dict.fromkeys(m.reason() for m in refusals.missing(message)))
   if reasons:
     return reasons
   first = message.strip().splitlines()[0] if message.strip() else "refused"

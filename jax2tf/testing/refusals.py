@@ -1,0 +1,63 @@
+"""What a deployment converter's refusal says is missing, read back.
+
+`to_tflite` and `to_tfjs` refuse at conversion with one line per thing the
+runtime lacks:
+
+    TF op Minimum on uint8, emitted for the JAX primitive min (at f.py:3)
+    dtype uint8 (TF.js has no uint8 tensors), in ops emitted for the JAX primitive ...
+    input 'x' is uint8; a TF.js model's signature takes and returns ...
+
+The fuzzer counts refusals by these lines and the case-table recorder files
+them; both read them here.
+"""
+
+import dataclasses
+import re
+
+KERNEL = "kernel"  # a TF op the runtime has no kernel for (on these dtypes)
+TENSORS = "tensors"  # a dtype the runtime has no tensors of
+SIGNATURE = "signature"  # a dtype a model's inputs and outputs cannot carry
+
+_PRIMITIVE = r"(?:.*?the JAX primitives? ([\w-]+))?"
+_LINES = (
+  (KERNEL, re.compile(rf"^TF op (\w+)(?: on ([\w, ]+))?, emitted for{_PRIMITIVE}")),
+  (
+    TENSORS,
+    re.compile(rf"^dtype (\w+) \(TF.js has no \w+ tensors\), in ops emitted for{_PRIMITIVE}"),
+  ),
+  (SIGNATURE, re.compile(r"^(?:input|output) '\w+' is (\w+); a TF.js model's signature")),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Missing:
+  """One thing a refusal names: `name` is the TF op or the dtype; `on`, the
+  dtypes a TF op was refused on ("uint8"; "" where not said); `primitive`,
+  the JAX primitive the refusal blames, None where it names none (a
+  signature's dtype, or ops outside any primitive)."""
+
+  kind: str
+  name: str
+  on: str = ""
+  primitive: str | None = None
+
+  def reason(self) -> str:
+    """A short phrase to count refusals by."""
+    if self.kind == KERNEL:
+      return f"no kernel for TF op {self.name}" + (f" on {self.on}" if self.on else "")
+    if self.kind == TENSORS:
+      return f"no {self.name} tensors"
+    return f"{self.name} in the signature"
+
+
+def missing(message: str) -> list[Missing]:
+  """Every line of a refusal that names what is missing, in its order."""
+  found = []
+  for line in message.splitlines():
+    for kind, pattern in _LINES:
+      matched = pattern.match(line.strip())
+      if matched and kind == KERNEL:
+        found.append(Missing(kind, matched[1], matched[2] or "", matched[3]))
+      elif matched:
+        found.append(Missing(kind, matched[1], primitive=matched[2] if kind == TENSORS else None))
+  return found

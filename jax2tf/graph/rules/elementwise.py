@@ -511,8 +511,9 @@ def _div(ctx, x, y):
 def _fmod_portable(x, y):
   # TruncateMod has no TFLite or TF.js kernel; FloorMod has. On |x| and |y|
   # the two agree, and exactly: fmod takes the sign of x (of -0.0 too).
+  # The negation as a product: LiteRT's NEG gives +0.0 for -(+0.0).
   r = tf.math.floormod(tf.abs(x), tf.abs(y))
-  return tf.where(sem.is_negative(x), -r, r)
+  return tf.where(sem.is_negative(x), sem.negate_float(r), r)
 
 
 @register(lax.rem_p)

@@ -1383,7 +1383,7 @@ _TFLITE_GAPS = {  # (why, error): cases
     ],
     ("LiteRT's kernels differ from XLA's: signs of zero differ",
      'signs\\ of\\ zero\\ differ'): [
-        'expm1_float32_specials', 'rem_f32_edges'
+        'expm1_float32_specials'
     ],
     ("LiteRT's kernels differ from XLA's: values differ",
      'values\\ differ'): [

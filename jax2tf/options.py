@@ -60,12 +60,14 @@ class ConvertOptions:
   # Who runs a graph: "tf", or "tfjs" (TensorFlow.js holds no unsigned
   # tensors and computes int32 products and casts in JavaScript numbers: the
   # rules carry uint32 values as int32 tensors of the same bits and keep
-  # integer arithmetic exact there; jax2tf/graph/int32_bits.py).
+  # integer arithmetic exact there; jax2tf/graph/int32_bits.py), or "tflite"
+  # (whose kernels compute in float32: 16-bit floats travel in float32
+  # lanes; jax2tf/graph/float_lanes.py).
   graph_consumer: str = "tf"
 
 
 NATIVE_CONSUMERS = ("tf_xla", "tflite")
-GRAPH_CONSUMERS = ("tf", "tfjs")
+GRAPH_CONSUMERS = ("tf", "tfjs", "tflite")
 
 
 def require_bool(name: str, value):

@@ -20,10 +20,13 @@ class LoweringEnv:
   enable_xla: bool
   dim_values: dict[str, tf.Tensor]  # dimension variable -> int32 TF scalar
   lower_jaxpr: Callable[..., list]  # (closed_jaxpr, args) -> results
-  consumer: str = "tf"  # who runs the graph: "tf" or "tfjs" (options.GRAPH_CONSUMERS)
+  consumer: str = "tf"  # who runs the graph: options.GRAPH_CONSUMERS
   # For TF.js: whether the rule at hand takes uint32 as int32 lanes (False
   # for the rules that the interpreter hands real uint32 tensors).
   uint32_in_lanes: bool = True
+  # For TFLite: whether the rule at hand computes its float16 and bfloat16
+  # values in float32 (jax2tf/graph/float_lanes.py).
+  in_float32_lanes: bool = False
 
 
 @dataclasses.dataclass
@@ -46,6 +49,13 @@ class RuleContext:
     tensors of the same bits (for the rules registered with `int32_lanes`),
     and int32 arithmetic must stay exact in its JavaScript kernels."""
     return self.env.consumer == "tfjs"
+
+  @property
+  def in_float32_lanes(self) -> bool:
+    """Whether the rule computes 16-bit floats in float32 for TFLite: its
+    avals say float32, and TF's TFLite converter would move the widening
+    cast below a Gather or BroadcastTo of an operand (float_lanes.py)."""
+    return self.env.in_float32_lanes
 
   def lower_jaxpr(self, closed_jaxpr, args) -> list:
     """Lowers a sub-computation (branches, loop bodies, called functions)."""

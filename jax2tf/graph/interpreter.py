@@ -9,6 +9,10 @@ registered with `int32_lanes` compute on those; any other rule gets real
 uint32 tensors and gives them back as int32, so it never reads the bits as
 signed numbers, and the uint32 ops it emits make TF.js refuse the graph at
 conversion, naming its primitive.
+
+For TFLite, whose kernels compute in float32, primitives on float16 and
+bfloat16 compute in float32 lanes and round each result back
+(jax2tf/graph/float_lanes.py).
 """
 
 import dataclasses
@@ -18,7 +22,7 @@ import jax
 import numpy as np
 import tensorflow as tf
 
-from jax2tf.graph import fusions, implicit_broadcasts, key_data, registry
+from jax2tf.graph import float_lanes, fusions, implicit_broadcasts, key_data, registry
 from jax2tf.graph.context import LoweringEnv, RuleContext
 
 
@@ -67,6 +71,7 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
     jaxpr, consts = closed_jaxpr, ()
   values: dict = {}
   lanes = env.consumer == "tfjs"
+  float32_lanes = env.consumer == "tflite"
 
   def read(v):
     if _is_literal(v):
@@ -94,24 +99,36 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
     if rule is None:
       raise registry.missing_rule_error(eqn.primitive, eqn.params)
     convert_lanes = lanes and not rule.int32_lanes
+    widen = float32_lanes and float_lanes.widens(eqn, rule)
+    avals_in, avals_out = [v.aval for v in eqn.invars], [v.aval for v in eqn.outvars]
+    params = eqn.params
+    if widen:
+      avals_in = [float_lanes.widened_aval(a) for a in avals_in]
+      avals_out = [float_lanes.widened_aval(a) for a in avals_out]
+      params = float_lanes.widened_params(params)
+    rule_env = env
+    if convert_lanes:
+      rule_env = _env_taking_uint32(env)
+    elif widen:
+      rule_env = _env_in_float32_lanes(env)
     ctx = RuleContext(
-      eqn.primitive,
-      [v.aval for v in eqn.invars],
-      [v.aval for v in eqn.outvars],
-      _env_taking_uint32(env) if convert_lanes else env,
-      broadcast_by_users=i in by_users,
+      eqn.primitive, avals_in, avals_out, rule_env, broadcast_by_users=i in by_users
     )
-    if not env.enable_xla and not _allows_no_xla(rule, ctx, eqn.params):
-      raise registry.no_xla_error(eqn.primitive, eqn.params)
+    if not env.enable_xla and not _allows_no_xla(rule, ctx, params):
+      raise registry.no_xla_error(eqn.primitive, params)
     with tf.name_scope(str(eqn.primitive)):
       operands = [read(v) for v in eqn.invars]
       if convert_lanes:
         operands = [_from_lanes(x, v.aval) for x, v in zip(operands, eqn.invars)]
-      outs = rule.fn(ctx, *operands, **eqn.params)
+      if widen:
+        operands = [float_lanes.widen(x) for x in operands]
+      outs = rule.fn(ctx, *operands, **params)
       if not eqn.primitive.multiple_results:
         outs = [outs]
       if convert_lanes:
         outs = [_to_lanes(o, v.aval) for o, v in zip(outs, eqn.outvars)]
+      if widen:
+        outs = [float_lanes.narrow(o, v.aval) for o, v in zip(outs, eqn.outvars)]
     for v, o in zip(eqn.outvars, outs):
       if type(v).__name__ != "DropVar":
         values[v] = o
@@ -129,6 +146,18 @@ def _env_taking_uint32(env: LoweringEnv) -> LoweringEnv:
     return [_from_lanes(o, v.aval) for o, v in zip(outs, jaxpr.outvars)]
 
   return dataclasses.replace(env, lower_jaxpr=lower_sub, uint32_in_lanes=False)
+
+
+def _env_in_float32_lanes(env: LoweringEnv) -> LoweringEnv:
+  """`env` for a rule computing in float32 lanes: its sub-computations take
+  their 16-bit float operands rounded back, and give float32."""
+
+  def lower_sub(closed_jaxpr, args) -> list:
+    jaxpr = getattr(closed_jaxpr, "jaxpr", closed_jaxpr)
+    args = [float_lanes.narrow(a, v.aval) for a, v in zip(args, jaxpr.invars)]
+    return [float_lanes.widen(o) for o in env.lower_jaxpr(closed_jaxpr, args)]
+
+  return dataclasses.replace(env, lower_jaxpr=lower_sub, in_float32_lanes=True)
 
 
 def _allows_no_xla(rule: registry.Rule, ctx: RuleContext, params) -> bool:

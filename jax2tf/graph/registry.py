@@ -24,12 +24,16 @@ class Rule:
   no_xla: Any = True  # bool, or callable(ctx, **params) -> bool
   module: str = ""
   int32_lanes: bool = False
+  # For TFLite: whether the rule may get float16 and bfloat16 values as
+  # float32 (graph/float_lanes.py); False for rules that must see the dtype
+  # itself (a value's bits, dtypes JAX refuses).
+  float32_lanes: bool = True
 
 
 _RULES: dict[Any, Rule] = {}
 
 
-def register(*primitives, no_xla=True, int32_lanes=False):
+def register(*primitives, no_xla=True, int32_lanes=False, float32_lanes=True):
   """Decorator registering `fn` as the rule of `primitives`."""
 
   def wrap(fn):
@@ -46,7 +50,7 @@ def register(*primitives, no_xla=True, int32_lanes=False):
           f"primitive {p} already has a rule ({_describe(old.fn)}); refusing a second "
           f"one ({_describe(fn)})"
         )
-      _RULES[p] = Rule(fn, no_xla, fn.__module__, int32_lanes)
+      _RULES[p] = Rule(fn, no_xla, fn.__module__, int32_lanes, float32_lanes)
     return fn
 
   return wrap

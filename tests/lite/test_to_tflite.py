@@ -12,6 +12,7 @@ from jax import lax
 import jax2tf
 from jax2tf import lite
 from jax2tf.lite import inspect as lite_inspect
+from jax2tf.testing import compare
 from tests.lite.litert_plan import operators_left_unsized
 
 
@@ -113,6 +114,46 @@ def test_refusal_of_an_op_dtype_names_the_primitive():
   message = str(info.value)
   assert "JAX primitive cummin (at test_to_tflite.py:" in message, message
   assert "i16" in message and "route='native'" in message, message
+
+
+def test_16_bit_floats_compute_in_float32_and_round_where_jax_does():
+  # TFLite has no float16 arithmetic: each primitive computes on float32
+  # copies and rounds its result, so the product overflows to inf and
+  # underflows to 0 before the division, as in JAX; -2 * 0 is -0.0.
+  def f(x, y):
+    return (x * y) / y, jnp.sin(x) * y, jnp.isnan(x * y)
+
+  x = np.array([300, 1e-4, 3, -2, np.inf, 65504], np.float16)
+  y = np.array([300, 1e-4, 1 / 3, 0, 0, 2], np.float16)
+  model = jax2tf.to_tflite(f, x, y, route="graph")
+  compare.assert_same(jax.jit(f)(x, y), lite.run(model, x, y))
+  assert jax.jit(f)(x, y)[0][0] == np.inf  # the rounding this checks
+  ops = lite_inspect.op_counts(model)
+  assert ops["CAST"] >= 2 and lite_inspect.flex_ops(model) == [], ops
+
+
+def test_float16_gathers_and_broadcasts_convert_with_builtin_ops():
+  # TF's converter would move the widening cast below GATHER and BROADCAST_TO,
+  # which have no float16 kernels.
+  def embed(table, ids, bias):
+    return table[ids] + jnp.broadcast_to(bias, (ids.shape[0], table.shape[1]))
+
+  table = np.arange(12, dtype=np.float16).reshape(4, 3) / 7
+  ids, bias = np.array([3, 0, 3], np.int32), np.array([0.5, -0.0, np.inf], np.float16)
+  model = jax2tf.to_tflite(embed, table, ids, bias, route="graph")
+  compare.assert_same(jax.jit(embed)(table, ids, bias), lite.run(model, table, ids, bias))
+  assert lite_inspect.flex_ops(model) == []
+
+
+def test_bfloat16_inside_a_float32_function_runs_on_litert():
+  def f(x):
+    return jnp.exp(x.astype(jnp.bfloat16)).astype(jnp.float32)
+
+  # LiteRT rounds exp's result to bfloat16; XLA on CPU may keep it in float32
+  # (excess precision), so the float32 outputs differ by up to bfloat16's ulp.
+  x = np.linspace(-3, 3, 7, dtype=np.float32)
+  model = jax2tf.to_tflite(f, x, route="graph", tolerance=(2**-7, 1e-6))
+  compare.assert_same(jax.jit(f)(x), lite.run(model, x), tol=(2**-7, 1e-6))
 
 
 @pytest.mark.parametrize("route", ["graph", "native"])

@@ -228,7 +228,7 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
 }
 _TFLITE_GAPS = {  # (why, error): cases
     ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
-     'Invalid\\ tensor\\ size\\.'): [
+     'Invalid\\s+tensor\\s+size\\.'): [
         'cond_empty_operand', 'scan_zero_length'
     ],
 }

@@ -182,12 +182,6 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('ragged_dot_general', 'UpperBound'): [
         'ragged_dot', 'ragged_dot_short_groups'
     ],
-    ('scaled_dot', 'BroadcastTo'): [
-        'scaled_dot_batch_bf16'
-    ],
-    ('scaled_dot', 'Mul'): [
-        'scaled_dot'
-    ],
 }
 _TFLITE_GAPS = {  # (why, error): cases
     ('LiteRT fails to run it (ValueError: Invalid tensor size.)',

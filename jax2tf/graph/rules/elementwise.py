@@ -562,7 +562,7 @@ def _clamp(ctx, lo, x, hi):
   return sem.minimum(sem.maximum(x, lo), hi)
 
 
-@register(lax.nextafter_p)
+@register(lax.nextafter_p, float32_lanes=False)
 def _nextafter(ctx, x, y):
   if x.dtype not in sem.SMALL_FLOATS:
     return tf.math.nextafter(x, y)
@@ -871,7 +871,7 @@ def _convert_element_type(ctx, x, *, new_dtype, weak_type, sharding):
   return convert_to(x, target)
 
 
-@register(lax.bitcast_convert_type_p, int32_lanes=True)
+@register(lax.bitcast_convert_type_p, int32_lanes=True, float32_lanes=False)
 def _bitcast_convert_type(ctx, x, *, new_dtype):
   target = tf.as_dtype(np.dtype(new_dtype))
   if ctx.for_tfjs and x.dtype == tf.int32 and target in (tf.int32, tf.uint32, tf.float32):
@@ -886,7 +886,7 @@ def _bitcast_convert_type(ctx, x, *, new_dtype):
   return tf.bitcast(x, target)
 
 
-@register(lax.reduce_precision_p)
+@register(lax.reduce_precision_p, float32_lanes=False)
 def _reduce_precision(ctx, x, *, exponent_bits, mantissa_bits):
   finfo = ml_dtypes.finfo(x.dtype.as_numpy_dtype)
   src_mant, src_exp = int(finfo.nmant), int(finfo.nexp)

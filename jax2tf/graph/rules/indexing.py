@@ -164,7 +164,7 @@ def _gather_ordinary(ctx, operand, starts, start_map, slice_sizes):
       ctx.shape([op_shape[d] if d in start_map else slice_sizes[d] for d in range(rank)]),
     )
   windowed = [k for k, d in enumerate(start_map) if not _is_one(slice_sizes[d])]
-  if len(start_map) == 1 and not windowed:
+  if len(start_map) == 1 and not windowed and not ctx.in_float32_lanes:
     d = start_map[0]
     res = tf.gather(operand, starts[0], axis=d)
     labels = (

@@ -689,7 +689,7 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
 }
 _TFLITE_GAPS = {  # (why, error): cases
     ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
-     'Invalid\\ tensor\\ size\\.'): [
+     'Invalid\\s+tensor\\s+size\\.'): [
         'empty_matrices'
     ],
     ("LiteRT's kernels differ from XLA's: values differ",

@@ -160,23 +160,17 @@ CASES += [
 # and cases LiteRT runs differently from XLA. Recorded from a run of the
 # column; a fix shows up as a failing case to take out of here.
 _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
-    ('approx_top_k', 'GatherV2'): [
-        'approx_top_k_bf16'
-    ],
     ('sort', 'BitwiseXor'): [
         'sort_f64_nan', 'sort_i64', 'sort_u32', 'sort_u64'
     ],
     ('sort', 'GatherV2'): [
-        'sort_bf16', 'sort_c64', 'sort_complex64', 'sort_f16', 'sort_u16'
+        'sort_c64', 'sort_complex64', 'sort_u16'
     ],
     ('sub', 'Sub'): [
         'searchsorted', 'searchsorted_sides'
     ],
     ('top_k', 'BitwiseXor'): [
         'top_k_f64'
-    ],
-    ('top_k', 'GatherV2'): [
-        'top_k_bfloat16', 'top_k_f16'
     ],
 }
 _TFLITE_GAPS = {  # (why, error): cases

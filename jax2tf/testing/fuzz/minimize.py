@@ -5,7 +5,7 @@ this order, keeping each that still fails: one concrete size instead of a
 polymorphic dimension, no gradient, a single output, an earlier value as the
 output, an equation replaced by an input holding the value JAX computes for it (so that a long chain shrinks
 to the one equation that goes wrong, on the operands it went wrong on), and
-inputs cut down along an axis.
+inputs cut down along an axis (and then equations again).
 """
 
 import dataclasses
@@ -31,38 +31,26 @@ def minimize(
     return still_fails(candidate)
 
   best = program
-  for candidate in _drop_polymorphism(best):
-    if accept(candidate):
-      best = candidate
-      break
-  if best.grad and accept(dataclasses.replace(best, grad=False)):
-    best = dataclasses.replace(best, grad=False)
-  if len(best.outputs) > 1:
-    for out in best.outputs:
-      candidate = program_lib.used(dataclasses.replace(best, outputs=(out,)))
+
+  def shrink(candidates) -> bool:
+    """Keeps the first of `candidates` that still fails."""
+    nonlocal best
+    for candidate in candidates:
       if accept(candidate):
         best = candidate
-        break
-  changed = True
-  while changed and tries[0] < max_tries:
-    changed = False
-    for eq in best.eqs:
-      # An earlier value as the output (the rest went wrong already), or
-      # the equation's value as an input (it went wrong later).
-      for propose in (_as_output, _as_input):
-        candidate = propose(best, eq)
-        if candidate is not None and accept(candidate):
-          best, changed = candidate, True
-          break
-      if changed:
-        break
-  changed = True
-  while changed and tries[0] < max_tries:
-    changed = False
-    for candidate in _cuts(best):
-      if accept(candidate):
-        best, changed = candidate, True
-        break
+        return True
+    return False
+
+  shrink(_drop_polymorphism(best))
+  if best.grad:
+    shrink([dataclasses.replace(best, grad=False)])
+  if len(best.outputs) > 1:
+    shrink(program_lib.used(dataclasses.replace(best, outputs=(out,))) for out in best.outputs)
+  # Equations first, then an input cut down, then equations again: a cut can
+  # make an equation droppable that was not (the rows that hid the
+  # difference are gone).
+  while tries[0] < max_tries and (shrink(_fewer_equations(best)) or shrink(_cuts(best))):
+    pass
   return best
 
 
@@ -71,6 +59,14 @@ def _drop_polymorphism(p: Program):
     return
   for args in p.args:
     yield dataclasses.replace(p, args=(args,), polymorphic_shapes=None)
+
+
+def _fewer_equations(p: Program):
+  for eq in p.eqs:
+    # An earlier value as the output (the rest went wrong already), or the
+    # equation's value as an input (it went wrong later).
+    yield _as_output(p, eq)
+    yield _as_input(p, eq)
 
 
 def _as_output(p: Program, eq: program_lib.Eq) -> Program | None:

@@ -403,6 +403,18 @@ def test_a_program_that_ends_the_process_is_a_finding_and_the_run_goes_on(tmp_pa
   assert summary.counts["native-eager"][targets.PASS] == 2
 
 
+def test_a_native_crash_where_jax_jit_crashes_too_is_xlas(tmp_path, monkeypatch):
+  # Program 6 of seed 0 is one comparison (ne): JAX's jit of it and the
+  # native and graph columns all end their process. The native column hands
+  # XLA JAX's module, so its crash is XLA's; the graph column's is a finding.
+  monkeypatch.setenv("JAX2TF_FUZZ_ABORT", "reference:ne,native-eager:ne,graph-eager:ne")
+  summary = isolation.fuzz(0, start=6, programs=1, out=str(tmp_path), progress=None, crash_tries=2)
+  found = {f.column: f for f in summary.findings}
+  assert found["native-eager"].explanation == driver.describe(known_gaps.XLA_ENDS_JAX_TOO)
+  assert found["graph-eager"].explanation is None
+  assert summary.counts["native-eager"][driver.KNOWN] == 1
+
+
 def test_a_missing_runtime_is_an_error_before_any_program(tmp_path, monkeypatch):
   monkeypatch.setenv("JAX2TF_NODE_MODULES", str(tmp_path / "nothing"))
   with pytest.raises(FileNotFoundError, match="TF.js is not installed"):

@@ -10,7 +10,8 @@ the last step it began says what killed it:
   (`targets.OP_BY_OP`), and the run lists it.
 * a column: a mismatch of that column ("the process died: ..."), minimized
   by probing smaller programs each in its own child process, explained by a
-  known gap or written as a case.
+  known gap or written as a case. A native column's crash is XLA's where
+  JAX's own jax.jit of the minimized program ends a process too.
 
 A fresh child then goes on from the next column. A child that reports
 nothing for `stall` seconds is killed and judged the same way. A child also
@@ -23,6 +24,7 @@ child abort at a step ("reference" or a column name) of any program that has
 an equation of generator operation <op>.
 """
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -201,14 +203,20 @@ def _crash_finding(program, column, why, *, seed, index, out, tries) -> driver.F
   col = next(c for c in targets.columns(True, True) if targets.column_name(c) == column)
   small = minimize.minimize(program, lambda p: _dies(p, col), max_tries=tries)
   gap = known_gaps.explain(small, col, why)
+  if gap is None and col in known_gaps.XLA_ENDS_JAX_TOO.columns and _dies(small, JAX_JIT):
+    gap = known_gaps.XLA_ENDS_JAX_TOO
   finding = driver.Finding(program.name, column, why, driver.describe(gap))
   if gap is None and out:
     finding.path = driver.write(out, small, seed=seed, index=index, column=column, detail=why)
   return finding
 
 
+# The column of a probe that runs JAX's own jax.jit of the program.
+JAX_JIT = ("jax", "jit")
+
+
 def _dies(program, column) -> bool:
-  """Whether running `program` in `column` ends a process."""
+  """Whether running `program` in `column` (or JAX_JIT) ends a process."""
   with tempfile.TemporaryFile("w+") as stderr:
     child = _start(["--probe"], stderr)
     child.communicate(pickle.dumps((program, column)).hex())
@@ -265,6 +273,11 @@ def _stream(request):
 def _probe():
   """The child: runs one program (pickled on stdin) in one column."""
   program, column = pickle.loads(bytes.fromhex(sys.stdin.read()))
+  if column == JAX_JIT:
+    _abort_if_asked("reference", program)
+    with contextlib.suppress(Exception):  # only an ended process counts
+      targets.expected(program)
+    return
   _abort_if_asked(targets.column_name(column), program)
   runner = targets.Runner()
   try:

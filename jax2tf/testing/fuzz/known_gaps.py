@@ -160,6 +160,19 @@ def _flush(x):
 
 _GRAPH_NO_XLA_COMPILE = ("graph-eager", "graph-graph", "graph_no_xla-eager", "graph_no_xla-graph")
 
+# Not in FUZZ_GAPS: whether it holds takes a process of its own (see
+# isolation), where JAX's jax.jit of the (minimized) program ends it too.
+XLA_ENDS_JAX_TOO = KnownGap(
+  frozenset(),
+  _columns("native"),
+  "the process died",
+  "XLA ends the process compiling the program, in JAX's own jax.jit too (integer division "
+  "of constant zeros, folded at compile time, raises SIGFPE): native serialization hands "
+  "TF's XLA the module JAX's jit compiles",
+  "fuzz",
+  match=ANY,
+)
+
 # Gaps only the fuzzer meets, each with its reason.
 FUZZ_GAPS = (
   KnownGap(

@@ -501,6 +501,22 @@ def test_a_product_with_constant_zeros_that_litert_folds_is_known():
   assert known_gaps.explain(folded, litert, detail.replace("converted 0.0", "converted 1.0")) is None
 
 
+def test_litert_complex_products_recovering_infinities_are_known():
+  # p3166 of seed 14: (-inf + tiny j) * (1 + nan j) is nan + nan j in XLA;
+  # LiteRT's MUL, as C's complex product, recovers -inf for the real part.
+  x0 = np.array([complex(-np.inf, 1e-45)], np.complex64)
+  x1 = np.array([complex(1.0, np.nan)], np.complex64)
+  p = program.Program(
+    ("x0", "x1"), ((x0, x1),), (program.Eq("v0", "lax.mul(x0, x1)", ("x0", "x1"), "mul", True),), ("v0",)
+  )
+  litert = targets.DEPLOYED["tflite"]
+  detail = "p [tflite-litert] args#0 (real part): NaN positions differ in 1 of 1 elements; at [0]: JAX nan, converted {}"
+  gap = known_gaps.explain(p, litert, detail.format("-inf"))
+  assert gap is not None and "Annex G" in gap.why
+  # A number where C's product would give an infinity is something else.
+  assert known_gaps.explain(p, litert, detail.format("1.0")) is None
+
+
 def test_what_a_program_computes_from_litert_rsqrt_at_zero_is_known():
   def ge_rsqrt(x0):
     eqs = (program.Eq("v0", "lax.rsqrt(x0)", ("x0",), "rsqrt", False),

@@ -139,6 +139,13 @@ def integer_one_step_apart(program: program_lib.Program, detail: str) -> bool:
   return not program.exact and found is not None and abs(int(found[1]) - int(found[2])) == 1
 
 
+def _differs_only_as(detail: str, jax: str, converted: tuple[str, ...]) -> bool:
+  """Whether every differing element a mismatch's detail shows is `jax` in
+  JAX and one of `converted` in the column."""
+  pairs = re.findall(r"JAX (\S+?), converted (\S+?)(?:;|$)", detail)
+  return bool(pairs) and all(j == jax and c in converted for j, c in pairs)
+
+
 def folded_product_with_zeros(program: program_lib.Program, detail: str) -> bool:
   """Whether the program multiplies by a value computed from constants and
   the column gives +0.0 where JAX differs: a product with zeros folded."""
@@ -300,6 +307,17 @@ FUZZ_GAPS = (
     "differ in sign)",
     "fuzz",
     match=ANY,
+  ),
+  KnownGap(
+    frozenset({"mul"}),
+    frozenset({targets.DEPLOYED["tflite"]}),
+    r"\((real|imaginary) part\): NaN positions differ",
+    "LiteRT's complex MUL multiplies as C does (C99's Annex G): where both parts of the "
+    "product come out NaN and a factor has an infinite part, it recovers an infinity; JAX's "
+    "XLA keeps the NaN",
+    "fuzz",
+    match=ANY,
+    holds_for=lambda program, detail: _differs_only_as(detail, "nan", ("inf", "-inf")),
   ),
   KnownGap(
     frozenset({"add"}),

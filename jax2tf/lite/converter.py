@@ -189,15 +189,17 @@ def configure(converter, *, quantize: str | None, allow_flex: bool = False, cali
     converter.representative_dataset = calibration
 
 
-# A complex BroadcastTo read by one of these: TF's TFLite converter (2.21)
-# crashes the process (a segmentation fault) on it, so it is refused first.
+# A complex value broadcast at run time (a shape-polymorphic ones_like is a
+# OnesLike) read by one of these: TF's TFLite converter (2.21) crashes the
+# process (a segmentation fault) on it, so it is refused first.
+_COMPLEX_BROADCASTS = frozenset({"BroadcastTo", "Fill", "OnesLike", "ZerosLike"})
 _CRASHING_READERS_OF_COMPLEX_BROADCAST = frozenset({"Real", "Imag", "ComplexAbs"})
 
 
 def _graph_readers_of_complex_broadcasts(traced: Traced, applied) -> list[str]:
   nodes = list(provenance.node_defs(traced.function.get_concrete_function().graph.as_graph_def()))
   broadcasts = {
-    n.name for n in nodes if n.op == "BroadcastTo" and provenance.node_dtypes(n) & _COMPLEX
+    n.name for n in nodes if n.op in _COMPLEX_BROADCASTS and provenance.node_dtypes(n) & _COMPLEX
   }
   readers = [
     n.name
@@ -236,7 +238,8 @@ def _refuse_what_crashes_the_converter(traced: Traced, route: str):
   where = provenance.describe(primitives, applied)
   raise TFLiteConversionError(
     f"to_tflite (route {route!r}): TF's TFLite converter crashes the process on a "
-    f"complex BroadcastTo read by {'/'.join(sorted(_CRASHING_READERS_OF_COMPLEX_BROADCAST))}, "
+    f"complex {'/'.join(sorted(_COMPLEX_BROADCASTS))} read by "
+    f"{'/'.join(sorted(_CRASHING_READERS_OF_COMPLEX_BROADCAST))}, "
     f"emitted for the JAX primitive {where}, so it is not run.\nRemedies: "
     + ("route='native'; " if route == "graph" else "")
     + "take the real or imaginary part before broadcasting; native serialization to a "

@@ -172,6 +172,17 @@ def test_what_crashes_the_converter_is_refused_before_it_runs(route):
   np.testing.assert_array_equal(lite.run(model, x)[0], np.full((4, 2), 1.5, np.float32))
 
 
+def test_a_complex_ones_like_read_by_abs_is_refused_before_it_runs():
+  # Shape-polymorphic, x ** 0 is a complex OnesLike at run time: TF's
+  # converter crashes on it as on a broadcast.
+  def f(x):
+    return lax.abs(lax.integer_pow(x, 0))
+
+  x = np.array([1.5 - 2j, 0.5j], np.complex64)
+  with pytest.raises(lite.TFLiteConversionError, match="crashes the process.*OnesLike"):
+    jax2tf.to_tflite(f, x, route="graph", polymorphic_shapes=["b"])
+
+
 def test_auto_route_falls_back_to_native_and_says_so():
   # TF's Igamma has no TFLite kernel; JAX's own decomposition of igamma in
   # the StableHLO module legalizes to builtins.

@@ -27,9 +27,11 @@ ops it leaves alone instead (GatherNd, Tile).
 
 import numpy as np
 import tensorflow as tf
-from ml_dtypes import bfloat16
 
-NARROW = (np.dtype(np.float16), np.dtype(bfloat16))
+from jax2tf.graph import semantics as sem
+
+# semantics.SMALL_FLOATS, as the numpy dtypes of avals.
+NARROW = tuple(np.dtype(t.as_numpy_dtype) for t in sem.SMALL_FLOATS)
 
 
 def is_narrow(aval) -> bool:
@@ -69,7 +71,7 @@ def widened_params(params: dict) -> dict:
 
 def widen(x):
   """A 16-bit float tensor as float32 (exact); anything else as it is."""
-  if isinstance(x, tf.Tensor) and x.dtype in (tf.float16, tf.bfloat16):
+  if isinstance(x, tf.Tensor) and x.dtype in sem.SMALL_FLOATS:
     return tf.cast(x, tf.float32)
   return x
 

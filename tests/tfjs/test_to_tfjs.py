@@ -221,6 +221,17 @@ def test_dtypes_tfjs_lacks_are_refused():
     jax2tf.to_tfjs(lambda x: x, np.ones(2, np.float16))
 
 
+def test_complex64_arithmetic_runs_with_scalar_operands():
+  def f(x, y):  # Complex, Mul, AddV2, Sub, Real, Imag, ComplexAbs, Reshape, ConcatV2
+    z = jax.lax.complex(x, y)
+    w = (z * z + z - 1j).reshape(2, 3)  # TF.js read the scalar 1j past its end
+    w = jnp.concatenate([w, z.reshape(2, 3) * (2 + 1j)], axis=0)
+    return jnp.real(w), jnp.imag(w), jnp.abs(w), jnp.abs(z.astype(jnp.complex64) * x)
+
+  x, y = _floats((6,), 10), _floats((6,), 11)
+  _assert_matches_jax(f, [(x, y)], [tfjs.run(jax2tf.to_tfjs(f, x, y), x, y)])
+
+
 def test_save_is_atomic_and_keeps_an_existing_directory(tmp_path, elementwise_model):
   path = tmp_path / "model"
   saved = elementwise_model.save(path)

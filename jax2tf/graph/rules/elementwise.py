@@ -335,7 +335,7 @@ def _atan2(ctx, x, y):
 def _add(ctx, x, y):
   if x.dtype == tf.bool:
     return tf.logical_or(x, y)
-  return tf.add(x, y)
+  return tf.add(*_complex_operands_for_tfjs(ctx, x, y))
 
 
 # Addition and subtraction wrap alike on signed and unsigned bits.
@@ -351,7 +351,7 @@ def _sub(ctx, x, y):
     x = sem.hidden_from_grappler(x, for_tfjs=ctx.for_tfjs)
   elif sem.producer(x) == "Exp" and sem.is_constant_of(y, [1]):
     y = sem.hidden_from_grappler(y, for_tfjs=ctx.for_tfjs)
-  difference = _constant_first(ctx, tf.subtract, x, y)
+  difference = _constant_first(ctx, tf.subtract, *_complex_operands_for_tfjs(ctx, x, y))
   if difference.dtype in _NO_SQUARED_DIFFERENCE:
     # Grappler fuses the square of a difference (Square(Sub), also x * x)
     # into SquaredDifference, which has no kernel for these dtypes.
@@ -395,14 +395,29 @@ def _constant_first(ctx, op, x, y):
   if not _transposed(y):
     return op(x, y)
 
-  def with_unit_axis(v, rank):
-    ones = [1] * (1 + rank - v.shape.rank)
-    if v.shape.is_fully_defined():
-      return tf.reshape(v, ones + v.shape.as_list())
-    return tf.reshape(v, tf.concat([ones, tf.shape(v)], 0))
-
-  out = op(*(with_unit_axis(v, max(x.shape.rank, y.shape.rank)) for v in (x, y)))
+  out = op(*(_with_rank(v, 1 + max(x.shape.rank, y.shape.rank)) for v in (x, y)))
   return tf.reshape(out, out.shape[1:] if out.shape.is_fully_defined() else tf.shape(out)[1:])
+
+
+def _with_rank(v, rank: int):
+  """`v` reshaped to `rank` axes, the new ones leading and of size 1."""
+  if v.shape.rank == rank:
+    return v
+  ones = [1] * (rank - v.shape.rank)
+  if v.shape.is_fully_defined():
+    return tf.reshape(v, ones + v.shape.as_list())
+  return tf.reshape(v, tf.concat([ones, tf.shape(v)], 0))
+
+
+def _complex_operands_for_tfjs(ctx, x, y):
+  """TF.js's complex Add, Sub and Mul (cpu backend, 4.22) index an operand
+  of lower rank, a scalar say, as if it had the result's size, reading past
+  its end (NaN); with the result's rank (leading unit axes) it broadcasts
+  right."""
+  if not (ctx.for_tfjs and x.dtype.is_complex) or x.shape.rank == y.shape.rank:
+    return x, y
+  rank = max(x.shape.rank, y.shape.rank)
+  return _with_rank(x, rank), _with_rank(y, rank)
 
 
 def _is_int32_lanes(ctx, x) -> bool:
@@ -424,7 +439,7 @@ def _mul(ctx, x, y, *, out_dtype=None):
     return tf.logical_and(x, y)
   if _is_int32_lanes(ctx, x):
     return int32_bits.multiply(x, y)  # TF.js's cpu products drop low bits past 2**53
-  return tf.multiply(x, y)
+  return tf.multiply(*_complex_operands_for_tfjs(ctx, x, y))
 
 
 if hasattr(lax, "mulhi_p"):

@@ -59,6 +59,19 @@ RUNS = OPS - BROKEN.keys()
 # traced without x64 (a JAX value of 64 bits is refused at the signature);
 # variant is the handle of the TensorLists that loops accumulate into.
 DTYPES = frozenset({"float32", "int32", "bool", "complex64", "string", "int64", "variant"})
+# TF ops whose TF.js kernels take complex64 tensors (read from the cpu
+# backend's kernels; the others assert that no input is complex and fail
+# when the model runs): arithmetic that has a complex form, the complex
+# constructors and readers, reshapes, concatenation, shape queries, and the
+# executor's own routing of values through identities and loops.
+COMPLEX64_OPS = frozenset(
+  """
+  Add AddV2 Sub Mul Cast Complex Real Imag ComplexAbs FFT IFFT RFFT IRFFT
+  Reshape ExpandDims Squeeze ConcatV2 Concat Pack ZerosLike OnesLike
+  Shape ShapeN Size Rank Const Placeholder Identity IdentityN Snapshot StopGradient
+  Enter Exit Switch Merge NextIteration LoopCond While StatelessWhile If StatelessIf
+  """.split()
+)
 # The dtypes of the model's inputs and outputs, which cross into JavaScript
 # typed arrays (Float32Array, Int32Array, Uint8Array).
 SIGNATURE_DTYPES = ("float32", "int32", "bool")

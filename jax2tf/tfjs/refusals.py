@@ -40,20 +40,27 @@ def _signature_problems(frozen: Frozen) -> list[str]:
 
 
 def _findings(graph_def, applied) -> tuple[dict, dict]:
-  """({TF op TF.js lacks: origins}, {dtype TF.js lacks: origins})."""
+  """({TF op TF.js lacks, or "<op> on complex64": origins}, {dtype TF.js
+  lacks: origins})."""
   missing: dict[str, list] = collections.defaultdict(list)
   narrowed: dict[str, list] = collections.defaultdict(list)
+
+  def add(found, key, origin):
+    if origin not in found[key]:
+      found[key].append(origin)
+
   for node in provenance.node_defs(graph_def):
     origin = provenance.primitive_of_node(node, set(applied))
     if node.op not in ops.RUNS:
-      if origin not in missing[node.op]:
-        missing[node.op].append(origin)
+      add(missing, node.op, origin)
       continue
     if origin is None:
       continue  # the inputs and outputs, checked at the signature
-    for dtype in provenance.node_dtypes(node) - ops.DTYPES:
-      if origin not in narrowed[dtype]:
-        narrowed[dtype].append(origin)
+    dtypes = provenance.node_dtypes(node)
+    for dtype in dtypes - ops.DTYPES:
+      add(narrowed, dtype, origin)
+    if "complex64" in dtypes and node.op not in ops.COMPLEX64_OPS:
+      add(missing, f"{node.op} on complex64", origin)
   return missing, narrowed
 
 

@@ -232,6 +232,13 @@ def test_complex64_arithmetic_runs_with_scalar_operands():
   _assert_matches_jax(f, [(x, y)], [tfjs.run(jax2tf.to_tfjs(f, x, y), x, y)])
 
 
+def test_complex64_is_refused_where_tfjs_kernels_refuse_it():
+  # TF.js's Prod (as its Sum, Neg, Transpose, Slice, ...) asserts that no
+  # input is complex when the model runs: refused at conversion instead.
+  with pytest.raises(tfjs.TFJSConversionError, match="TF op Prod on complex64, emitted for the JAX primitive reduce_prod"):
+    jax2tf.to_tfjs(lambda x: jnp.abs(jnp.prod(x.astype(jnp.complex64))), _floats((3,), 12))
+
+
 def test_save_is_atomic_and_keeps_an_existing_directory(tmp_path, elementwise_model):
   path = tmp_path / "model"
   saved = elementwise_model.save(path)

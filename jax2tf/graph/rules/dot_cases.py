@@ -248,6 +248,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('convert_element_type', 'dtype bfloat16'): [
         'matmul_bf16', 'matmul_bf16_pref_f32'
     ],
+    ('dot_general', 'MatMul'): [
+        'dot_complex64', 'matmul_c64'
+    ],
     ('dot_general', 'dtype bfloat16'): [
         'dot_general_preferred_f32'
     ],
@@ -277,9 +280,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('scaled_dot', 'dtype bfloat16'): [
         'scaled_dot', 'scaled_dot_batch_bf16'
-    ],
-    ('signature', 'dtype complex64'): [
-        'dot_complex64', 'matmul_c64'
     ],
     ('signature', 'dtype int64'): [
         'matmul_i64'

@@ -1869,6 +1869,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('abs', 'dtype int8'): [
         'abs_int8', 'abs_int_min', 'table_abs_int8'
     ],
+    ('acos', 'Acos'): [
+        'all_1ary_complex64', 'table_acos_complex64'
+    ],
     ('acos', 'dtype bfloat16'): [
         'acos_bfloat16'
     ],
@@ -1880,6 +1883,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('acos', 'dtype float64'): [
         'acos_float64', 'table_acos_float64'
+    ],
+    ('acosh', 'Acosh'): [
+        'table_acosh_complex64'
     ],
     ('acosh', 'dtype bfloat16'): [
         'acosh_bfloat16'
@@ -1951,6 +1957,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'and_int16', 'and_int8', 'and_uint16', 'and_uint8', 'table_and_int16',
         'table_and_int8', 'table_and_uint16', 'table_and_uint8'
     ],
+    ('asin', 'Asin'): [
+        'asin_complex64', 'table_asin_complex64'
+    ],
     ('asin', 'dtype bfloat16'): [
         'asin_bfloat16'
     ],
@@ -1962,6 +1971,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('asin', 'dtype float64'): [
         'asin_float64', 'table_asin_float64'
+    ],
+    ('asinh', 'Asinh'): [
+        'table_asinh_complex64'
     ],
     ('asinh', 'dtype bfloat16'): [
         'asinh_bfloat16'
@@ -1975,6 +1987,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('asinh', 'dtype float64'): [
         'asinh_float64', 'table_asinh_float64'
     ],
+    ('atan', 'Atan'): [
+        'atan_complex64', 'table_atan_complex64'
+    ],
     ('atan', 'dtype bfloat16'): [
         'atan_bfloat16'
     ],
@@ -1987,6 +2002,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('atan', 'dtype float64'): [
         'atan_float64', 'table_atan_float64'
     ],
+    ('atan2', 'Log'): [
+        'table_atan2_complex64'
+    ],
     ('atan2', 'dtype bfloat16'): [
         'atan2_bfloat16'
     ],
@@ -1998,6 +2016,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('atan2', 'dtype float64'): [
         'atan2_float64', 'table_atan2_float64'
+    ],
+    ('atanh', 'Atanh'): [
+        'table_atanh_complex64'
     ],
     ('atanh', 'dtype bfloat16'): [
         'atanh_bfloat16'
@@ -2037,6 +2058,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('ceil', 'dtype float64'): [
         'ceil_float64', 'table_ceil_float64'
+    ],
+    ('clamp', 'SelectV2'): [
+        'table_clamp_complex64'
     ],
     ('clamp', 'dtype bfloat16'): [
         'all_3ary_bfloat16', 'table_clamp_bfloat16'
@@ -2080,8 +2104,8 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'complex_float64', 'table_complex_float64'
     ],
     ('conj', 'Conj'): [
-        'all_1ary_complex128', 'all_1ary_complex64', 'conj_complex128', 'conj_complex64',
-        'table_conj_complex128', 'table_conj_complex64'
+        'all_1ary_complex128', 'conj_complex128', 'conj_complex64', 'table_conj_complex128',
+        'table_conj_complex64'
     ],
     ('conj', 'dtype complex128'): [
         'table_conj_float64'
@@ -2139,6 +2163,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'all_3ary_uint8', 'convert_float32_to_uint8', 'convert_uint8_to_float32',
         'table_select_n_uint8'
     ],
+    ('cos', 'Cos'): [
+        'cos_complex64', 'table_cos_complex64'
+    ],
     ('cos', 'dtype bfloat16'): [
         'cos_bfloat16'
     ],
@@ -2151,6 +2178,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('cos', 'dtype float64'): [
         'cos_float64', 'table_cos_float64'
     ],
+    ('cosh', 'Cosh'): [
+        'table_cosh_complex64'
+    ],
     ('cosh', 'dtype bfloat16'): [
         'cosh_bfloat16'
     ],
@@ -2162,6 +2192,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('cosh', 'dtype float64'): [
         'cosh_float64', 'table_cosh_float64'
+    ],
+    ('div', 'RealDiv'): [
+        'div_complex64', 'table_div_complex64'
     ],
     ('div', 'TruncateDiv'): [
         'all_2ary_uint32', 'div_int16', 'div_int8', 'div_rem_edges_ints', 'div_uint16',
@@ -2181,6 +2214,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('div', 'dtype float64'): [
         'div_float64', 'table_div_float64'
+    ],
+    ('eq', 'Equal'): [
+        'all_2ary_complex64', 'eq_complex64', 'table_eq_complex64'
     ],
     ('eq', 'dtype bfloat16'): [
         'eq_bfloat16'
@@ -2221,6 +2257,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('exp', 'dtype float64'): [
         'exp_float64', 'table_exp_float64'
     ],
+    ('exp2', 'Exp'): [
+        'table_exp2_complex64'
+    ],
     ('exp2', 'dtype bfloat16'): [
         'exp2_bfloat16', 'table_exp2_bfloat16'
     ],
@@ -2232,6 +2271,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('exp2', 'dtype float64'): [
         'exp2_float64', 'table_exp2_float64'
+    ],
+    ('expm1', 'Expm1'): [
+        'expm1_complex64', 'table_expm1_complex64'
     ],
     ('expm1', 'dtype bfloat16'): [
         'expm1_bfloat16'
@@ -2305,6 +2347,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('imag', 'dtype complex128'): [
         'imag_complex128', 'table_imag_complex128'
     ],
+    ('integer_pow', 'RealDiv'): [
+        'table_ipow_m1_complex64', 'table_ipow_m2_complex64'
+    ],
     ('integer_pow', 'dtype bfloat16'): [
         'integer_pow3_bfloat16', 'integer_pow_neg2_bfloat16', 'reciprocal_bfloat16',
         'table_ipow_m1_bfloat16', 'table_ipow_m2_bfloat16'
@@ -2373,6 +2418,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('le', 'dtype uint8'): [
         'table_le_uint8'
     ],
+    ('log', 'Log'): [
+        'log_complex64', 'table_log2_complex64', 'table_log_complex64'
+    ],
     ('log', 'dtype bfloat16'): [
         'log_bfloat16', 'table_log2_bfloat16'
     ],
@@ -2385,6 +2433,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('log', 'dtype float64'): [
         'log_float64', 'table_log2_float64', 'table_log_float64'
     ],
+    ('log1p', 'Log1p'): [
+        'log1p_complex64', 'table_log1p_complex64'
+    ],
     ('log1p', 'dtype bfloat16'): [
         'log1p_bfloat16'
     ],
@@ -2396,6 +2447,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('log1p', 'dtype float64'): [
         'log1p_float64', 'table_log1p_float64'
+    ],
+    ('logistic', 'Sigmoid'): [
+        'table_logistic_complex64'
     ],
     ('logistic', 'dtype bfloat16'): [
         'logistic_bfloat16'
@@ -2439,6 +2493,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('lt_to', 'dtype uint8'): [
         'total_order_ints_bool'
     ],
+    ('max', 'SelectV2'): [
+        'max_complex_lexicographic', 'table_max_complex64'
+    ],
     ('max', 'dtype bfloat16'): [
         'max_nan_bfloat16', 'table_max_bfloat16'
     ],
@@ -2465,6 +2522,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('max', 'dtype uint8'): [
         'max_uint8', 'table_max_uint8'
+    ],
+    ('min', 'SelectV2'): [
+        'min_complex_lexicographic', 'table_min_complex64'
     ],
     ('min', 'dtype bfloat16'): [
         'min_bf16_nan', 'min_nan_bfloat16', 'table_min_bfloat16'
@@ -2532,6 +2592,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('mulhi', 'dtype uint64'): [
         'mulhi_uint8'
     ],
+    ('ne', 'NotEqual'): [
+        'all_3ary_complex64', 'table_ne_complex64', 'table_select_n_complex64'
+    ],
     ('ne', 'dtype bfloat16'): [
         'ne_bfloat16'
     ],
@@ -2562,6 +2625,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('neg', 'BitwiseXor'): [
         'neg_u8_wraps', 'neg_uint16', 'neg_uint64', 'neg_uint8', 'table_neg_uint16',
         'table_neg_uint64', 'table_neg_uint8'
+    ],
+    ('neg', 'Neg'): [
+        'neg_complex64', 'table_neg_complex64'
     ],
     ('neg', 'dtype bfloat16'): [
         'neg_bfloat16', 'table_neg_bfloat16'
@@ -2613,6 +2679,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_population_count_uint16', 'table_population_count_uint32',
         'table_population_count_uint64', 'table_population_count_uint8'
     ],
+    ('pow', 'Pow'): [
+        'pow_complex64', 'pow_complex_int_exponent', 'table_pow_complex64'
+    ],
     ('pow', 'dtype bfloat16'): [
         'pow_bfloat16'
     ],
@@ -2663,6 +2732,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'round_afz_float64', 'round_even_float64', 'table_round_even_float64',
         'table_round_float64', 'x64_round_sign_f64'
     ],
+    ('rsqrt', 'Rsqrt'): [
+        'rsqrt_complex64', 'table_rsqrt_complex64'
+    ],
     ('rsqrt', 'dtype bfloat16'): [
         'rsqrt_bfloat16'
     ],
@@ -2674,6 +2746,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('rsqrt', 'dtype float64'): [
         'rsqrt_float64', 'table_rsqrt_float64'
+    ],
+    ('select_n', 'SelectV2'): [
+        'select_n_complex'
     ],
     ('select_n', 'dtype int8'): [
         'select_n_bool_int8', 'select_n_scalar_pred'
@@ -2703,6 +2778,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_shift_right_logical_int16', 'table_shift_right_logical_int64',
         'table_shift_right_logical_int8', 'table_shift_right_logical_uint16',
         'table_shift_right_logical_uint64', 'table_shift_right_logical_uint8', 'x64_shifts'
+    ],
+    ('sign', 'DivNoNan'): [
+        'sign_complex64', 'table_sign_complex64'
     ],
     ('sign', 'dtype bfloat16'): [
         'sign_bf16', 'sign_bfloat16', 'table_sign_bfloat16'
@@ -2738,31 +2816,15 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_copy_complex128'
     ],
     ('signature', 'dtype complex64'): [
-        'abs_complex', 'abs_complex64', 'all_2ary_complex64', 'all_3ary_complex64',
-        'asin_complex64', 'atan_complex64', 'complex_float32', 'complex_real_imag',
-        'conj_of_real', 'convert_complex_to_bool', 'convert_complex_to_real',
-        'convert_float32_to_complex64', 'cos_complex64', 'div_complex64', 'eq_complex64',
-        'exp_complex64', 'exp_complex64_special_values', 'expm1_complex64', 'imag_complex64',
-        'log1p_complex64', 'log_complex64', 'max_complex_lexicographic',
-        'min_complex_lexicographic', 'mul_complex64', 'neg_complex64', 'pow_complex64',
-        'pow_complex_int_exponent', 'real_complex64', 'rsqrt_complex64', 'select_n_complex',
-        'sign_complex64', 'sin_complex64', 'sqrt_complex64', 'table_abs_complex64',
-        'table_acos_complex64', 'table_acosh_complex64', 'table_add_any_complex64',
-        'table_add_complex64', 'table_asin_complex64', 'table_asinh_complex64',
-        'table_atan2_complex64', 'table_atan_complex64', 'table_atanh_complex64',
-        'table_clamp_complex64', 'table_complex_float32', 'table_conj_float32',
-        'table_copy_complex64', 'table_cos_complex64', 'table_cosh_complex64',
-        'table_div_complex64', 'table_eq_complex64', 'table_exp2_complex64',
-        'table_exp_complex64', 'table_expm1_complex64', 'table_imag_complex64',
+        'abs_complex', 'abs_complex64', 'complex_float32', 'complex_real_imag', 'conj_of_real',
+        'convert_complex_to_bool', 'convert_complex_to_real', 'convert_float32_to_complex64',
+        'exp_complex64', 'exp_complex64_special_values', 'imag_complex64', 'mul_complex64',
+        'real_complex64', 'table_abs_complex64', 'table_add_any_complex64',
+        'table_add_complex64', 'table_complex_float32', 'table_conj_float32',
+        'table_copy_complex64', 'table_exp_complex64', 'table_imag_complex64',
         'table_ipow2_complex64', 'table_ipow3_complex64', 'table_ipow5_complex64',
-        'table_ipow_m1_complex64', 'table_ipow_m2_complex64', 'table_log1p_complex64',
-        'table_log2_complex64', 'table_log_complex64', 'table_logistic_complex64',
-        'table_max_complex64', 'table_min_complex64', 'table_mul_complex64',
-        'table_ne_complex64', 'table_neg_complex64', 'table_pow_complex64',
-        'table_real_complex64', 'table_rsqrt_complex64', 'table_select_n_complex64',
-        'table_sign_complex64', 'table_sin_complex64', 'table_sinh_complex64',
-        'table_sqrt_complex64', 'table_square_complex64', 'table_stop_gradient_complex64',
-        'table_sub_complex64', 'table_tan_complex64', 'table_tanh_complex64', 'tanh_complex64'
+        'table_mul_complex64', 'table_real_complex64', 'table_stop_gradient_complex64',
+        'table_sub_complex64'
     ],
     ('signature', 'dtype float16'): [
         'table_copy_float16'
@@ -2797,6 +2859,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('signature', 'dtype uint8'): [
         'table_copy_uint8'
     ],
+    ('sin', 'Sin'): [
+        'sin_complex64', 'table_sin_complex64'
+    ],
     ('sin', 'dtype bfloat16'): [
         'sin_bfloat16'
     ],
@@ -2808,6 +2873,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('sin', 'dtype float64'): [
         'sin_float64', 'table_sin_float64'
+    ],
+    ('sinh', 'Sinh'): [
+        'table_sinh_complex64'
     ],
     ('sinh', 'dtype bfloat16'): [
         'sinh_bfloat16'
@@ -2821,6 +2889,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('sinh', 'dtype float64'): [
         'sinh_float64', 'table_sinh_float64'
     ],
+    ('sqrt', 'Sqrt'): [
+        'sqrt_complex64', 'table_sqrt_complex64'
+    ],
     ('sqrt', 'dtype bfloat16'): [
         'sqrt_bfloat16'
     ],
@@ -2832,6 +2903,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('sqrt', 'dtype float64'): [
         'sqrt_float64', 'table_sqrt_float64'
+    ],
+    ('square', 'Square'): [
+        'table_square_complex64'
     ],
     ('square', 'dtype bfloat16'): [
         'square_bfloat16'
@@ -2911,6 +2985,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('sub', 'dtype uint8'): [
         'square_of_difference_uint8', 'sub_uint8', 'table_sub_uint8'
     ],
+    ('tan', 'Tan'): [
+        'table_tan_complex64'
+    ],
     ('tan', 'dtype bfloat16'): [
         'tan_bfloat16'
     ],
@@ -2922,6 +2999,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('tan', 'dtype float64'): [
         'table_tan_float64', 'tan_float64'
+    ],
+    ('tanh', 'Tanh'): [
+        'table_tanh_complex64', 'tanh_complex64'
     ],
     ('tanh', 'dtype bfloat16'): [
         'tanh_bfloat16'

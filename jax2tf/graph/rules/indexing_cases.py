@@ -502,8 +502,14 @@ CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
 # a run of the column (tools/record_column.py tfjs); a fix shows up as a
 # failing case to take out of here.
 _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
+    ('broadcast_in_dim', 'BroadcastTo'): [
+        'at_add_complex64', 'at_mul_complex64', 'at_set_complex', 'at_set_complex64'
+    ],
     ('convert_element_type', 'dtype bfloat16'): [
         'dus_bfloat16', 'dynamic_slice_bfloat16', 'gather_bfloat16'
+    ],
+    ('dynamic_slice', 'Slice'): [
+        'dynamic_slice_complex64'
     ],
     ('dynamic_slice', 'dtype float16'): [
         'dynamic_slice_float16'
@@ -529,8 +535,14 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('dynamic_slice', 'dtype uint8'): [
         'dynamic_slice_uint8'
     ],
+    ('dynamic_update_slice', 'GatherV2'): [
+        'dus_complex64'
+    ],
     ('dynamic_update_slice', 'dtype uint32'): [
         'dus_uint32'
+    ],
+    ('gather', 'GatherV2'): [
+        'gather_complex64', 'take_fill_complex64'
     ],
     ('gather', 'dtype bfloat16'): [
         'take_fill_bfloat16'
@@ -629,17 +641,13 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'at_min_int', 'scatter_min_int32'
     ],
     ('scatter-mul', 'UnsortedSegmentProd'): [
-        'at_mul', 'at_mul_bfloat16', 'at_mul_complex64', 'at_mul_float16', 'at_mul_float32',
-        'at_mul_float64', 'at_mul_int16', 'at_mul_int32', 'at_mul_int64', 'at_mul_int8',
-        'at_mul_int_duplicates', 'at_mul_uint16', 'at_mul_uint32', 'at_mul_uint64',
-        'at_mul_uint8', 'scatter_mul', 'scatter_mul_int32'
+        'at_mul', 'at_mul_bfloat16', 'at_mul_float16', 'at_mul_float32', 'at_mul_float64',
+        'at_mul_int16', 'at_mul_int32', 'at_mul_int64', 'at_mul_int8', 'at_mul_int_duplicates',
+        'at_mul_uint16', 'at_mul_uint32', 'at_mul_uint64', 'at_mul_uint8', 'scatter_mul',
+        'scatter_mul_int32'
     ],
     ('shift_right_logical', 'Bitcast'): [
         'dus_start_through_bitcast'
-    ],
-    ('signature', 'dtype complex64'): [
-        'at_add_complex64', 'at_set_complex', 'at_set_complex64', 'dus_complex64',
-        'dynamic_slice_complex64', 'gather_complex64', 'take_fill_complex64'
     ],
     ('signature', 'dtype int64'): [
         'at_add_int64', 'at_set_int64', 'dus_int64', 'dynamic_slice_int64', 'gather_int64',

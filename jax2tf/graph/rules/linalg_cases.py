@@ -800,6 +800,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'eigh_c128', 'eigh_complex128', 'eigh_complex64', 'eigh_upper_no_symmetrize_c64',
         'qr_complete_wide_c64', 'svd_c64'
     ],
+    ('dot_general', 'BatchMatMulV2'): [
+        'eig_c64_batched'
+    ],
     ('eig', 'Eig'): [
         'eig', 'eigvals', 'eigvals_diagonal', 'eigvals_lapack_order'
     ],
@@ -808,13 +811,16 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'eigh_float64_repeated_eigenvalues', 'eigh_nan_input_is_nan', 'eigvalsh',
         'eigvalsh_batched'
     ],
+    ('gather', 'GatherNd'): [
+        'solve_c64_batched'
+    ],
     ('geqrf', 'Conj'): [
         'geqrf_wide_c64', 'ormqr_right_conjugate_c64'
     ],
     ('hessenberg', 'Conj'): [
         'hessenberg_c64'
     ],
-    ('householder_product', 'Conj'): [
+    ('householder_product', 'BroadcastTo'): [
         'householder_product_c64_batched'
     ],
     ('householder_product', 'MatrixSetDiagV3'): [
@@ -823,13 +829,16 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('lt_to', 'Bitcast'): [
         'expm', 'expm_fixed'
     ],
+    ('lu', 'GatherV2'): [
+        'lu_c64', 'lu_complex64', 'solve_complex64'
+    ],
     ('lu', 'MatrixSetDiagV3'): [
         'lu_f64_blocked'
     ],
     ('lu', 'dtype float64'): [
         'det_batched_float64'
     ],
-    ('qr', 'Conj'): [
+    ('qr', 'BroadcastTo'): [
         'qr_pivoting_wide_c64'
     ],
     ('qr', 'MatrixDiagV3'): [
@@ -838,11 +847,8 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('qr', 'Qr'): [
         'qr', 'qr_complete_tall', 'qr_complex64', 'qr_f64', 'qr_reduced_tall', 'qr_wide_batched'
     ],
-    ('signature', 'dtype complex64'): [
-        'lu_c64', 'lu_complex64', 'tridiagonal_solve_c64'
-    ],
     ('sort', 'Bitcast'): [
-        'eig_c64_batched', 'eig_f32'
+        'eig_f32'
     ],
     ('sort', 'BitwiseXor'): [
         'roots'
@@ -863,8 +869,8 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('triangular_solve', 'MatrixSetDiagV3'): [
         'custom_linear_solve', 'inv', 'lu_factor_solve_scipy', 'solve', 'solve_c128',
-        'solve_c64_batched', 'solve_complex64', 'solve_inv_det_slogdet',
-        'triangular_solve_batched_f32', 'triangular_solve_right_upper_transpose'
+        'solve_inv_det_slogdet', 'triangular_solve_batched_f32',
+        'triangular_solve_right_upper_transpose'
     ],
     ('triangular_solve', 'MatrixTriangularSolve'): [
         'solve_triangular_scipy', 'triangular_solve', 'triangular_solve_bf16'
@@ -874,6 +880,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('tridiagonal', 'MatrixDiagPartV3'): [
         'tridiagonal_reduction', 'tridiagonal_reduction_3x3', 'tridiagonal_upper_batched'
+    ],
+    ('tridiagonal_solve', 'Equal'): [
+        'tridiagonal_solve_c64'
     ],
     ('tridiagonal_solve', 'TridiagonalSolve'): [
         'tridiagonal_solve_perturb_singular'

@@ -478,8 +478,17 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('convert_element_type', 'dtype int8'): [
         'reduce_prod_int8', 'reduce_sum_int8'
     ],
+    ('reduce', 'Fill'): [
+        'reduce_min_c64_init'
+    ],
     ('reduce_and', 'RightShift'): [
         'and_i32'
+    ],
+    ('reduce_max', 'Fill'): [
+        'max_c64_empty', 'max_c64_rows', 'max_c64_specials', 'poly_max_c64'
+    ],
+    ('reduce_max', 'GatherV2'): [
+        'max_c64_one_element'
     ],
     ('reduce_max', 'dtype bfloat16'): [
         'reduce_max_bfloat16'
@@ -498,6 +507,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('reduce_max', 'dtype uint32'): [
         'max_u32', 'reduce_max_uint32'
+    ],
+    ('reduce_min', 'Fill'): [
+        'min_c64_rows', 'min_c64_specials_axes'
     ],
     ('reduce_min', 'dtype bfloat16'): [
         'reduce_min_bfloat16'
@@ -520,11 +532,17 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('reduce_or', 'RightShift'): [
         'or_u8'
     ],
+    ('reduce_prod', 'Prod'): [
+        'prod_c64'
+    ],
     ('reduce_prod', 'dtype complex128'): [
         'prod_c128'
     ],
     ('reduce_prod', 'dtype uint8'): [
         'prod_u8'
+    ],
+    ('reduce_sum', 'Sum'): [
+        'sum_c64'
     ],
     ('reduce_sum', 'dtype float16'): [
         'sum_f16_accumulates_wide'
@@ -555,11 +573,6 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('reduce_xor', 'RightShift'): [
         'poly_xor_int', 'reduce_xor', 'xor_i16'
-    ],
-    ('signature', 'dtype complex64'): [
-        'max_c64_empty', 'max_c64_one_element', 'max_c64_rows', 'max_c64_specials',
-        'min_c64_rows', 'min_c64_specials_axes', 'poly_max_c64', 'prod_c64',
-        'reduce_min_c64_init', 'sum_c64'
     ],
     ('signature', 'dtype int64'): [
         'sum_i64_wraps', 'sum_int64'

@@ -321,6 +321,9 @@ CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
 # a run of the column (tools/record_column.py tfjs); a fix shows up as a
 # failing case to take out of here.
 _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
+    ('broadcast_in_dim', 'BroadcastTo'): [
+        'broadcast_complex64'
+    ],
     ('broadcast_in_dim', 'dtype complex128'): [
         'broadcast_complex128'
     ],
@@ -373,6 +376,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'broadcast_bfloat16', 'concat_bfloat16', 'reshape_bfloat16', 'rev_bfloat16',
         'split_bfloat16', 'tile_bfloat16', 'transpose_bfloat16'
     ],
+    ('iota', 'BroadcastTo'): [
+        'iota_complex64'
+    ],
     ('iota', 'dtype bfloat16'): [
         'iota_bf16_dim2', 'iota_bfloat16'
     ],
@@ -399,6 +405,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('iota', 'dtype uint8'): [
         'iota_u8', 'iota_uint8'
+    ],
+    ('pad', 'BroadcastTo'): [
+        'pad_complex64'
     ],
     ('pad', 'dtype bfloat16'): [
         'pad_bfloat16'
@@ -451,6 +460,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('reshape', 'dtype uint8'): [
         'reshape_uint8'
     ],
+    ('rev', 'ReverseV2'): [
+        'rev_complex64'
+    ],
     ('rev', 'dtype complex128'): [
         'rev_complex128'
     ],
@@ -476,13 +488,14 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'rev_uint8'
     ],
     ('signature', 'dtype complex64'): [
-        'broadcast_complex64', 'concat_complex64', 'iota_complex64', 'pad_complex64',
-        'reshape_complex64', 'rev_complex64', 'split_complex64', 'tile_complex64',
-        'transpose_complex64'
+        'concat_complex64', 'reshape_complex64'
     ],
     ('signature', 'dtype int64'): [
         'broadcast_int64', 'concat_int64', 'iota_int64', 'pad_int64', 'reshape_int64',
         'rev_int64', 'split_int64', 'tile_int64', 'transpose_int64'
+    ],
+    ('split', 'SplitV'): [
+        'split_complex64'
     ],
     ('split', 'dtype complex128'): [
         'split_complex128'
@@ -508,6 +521,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('split', 'dtype uint8'): [
         'split_uint8'
     ],
+    ('tile', 'Tile'): [
+        'tile_complex64'
+    ],
     ('tile', 'dtype complex128'): [
         'tile_complex128'
     ],
@@ -531,6 +547,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('tile', 'dtype uint8'): [
         'tile_uint8'
+    ],
+    ('transpose', 'Transpose'): [
+        'transpose_complex64'
     ],
     ('transpose', 'dtype complex128'): [
         'transpose_complex128'

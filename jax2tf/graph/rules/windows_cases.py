@@ -508,11 +508,17 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'window_sum_bf16'
     ],
     ('cumlogsumexp', 'CumulativeLogsumexp'): [
-        'cumlogsumexp', 'cumlogsumexp_3x7', 'cumlogsumexp_infinities', 'cumlogsumexp_nan', 'cumlogsumexp_reverse',
-        'cumlogsumexp_reverse_f16'
+        'cumlogsumexp', 'cumlogsumexp_3x7', 'cumlogsumexp_infinities', 'cumlogsumexp_nan',
+        'cumlogsumexp_reverse', 'cumlogsumexp_reverse_f16'
+    ],
+    ('cummax', 'PadV2'): [
+        'cummax_c64'
     ],
     ('cummax', 'dtype float16'): [
         'cummax_f16'
+    ],
+    ('cummin', 'PadV2'): [
+        'cummin_c64_reverse'
     ],
     ('cummin', 'dtype float16'): [
         'zeros_cummin_reverse_f16'
@@ -535,6 +541,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('cumsum', 'dtype uint64'): [
         'cumsum_u64'
     ],
+    ('reduce_window_max', 'PadV2'): [
+        'window_max_c64'
+    ],
     ('reduce_window_max', 'dtype float16'): [
         'window_max_f16', 'zeros_window_max_f16'
     ],
@@ -554,7 +563,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'window_sum_i8_wraps'
     ],
     ('signature', 'dtype complex64'): [
-        'cummax_c64', 'cummin_c64_reverse', 'cumsum_c64', 'window_max_c64'
+        'cumsum_c64'
     ],
     ('signature', 'dtype int64'): [
         'cummax_i64'

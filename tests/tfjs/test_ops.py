@@ -28,3 +28,7 @@ def test_recorded_ops_are_those_the_installed_converter_maps():
   assert set(listed) == ops.OPS, (
       "jax2tf/tfjs/ops.py is stale; rewrite OPS from `node tools/tfjs_op_names.js`: "
       f"added {sorted(set(listed) - ops.OPS)}, removed {sorted(ops.OPS - set(listed))}")
+
+
+def test_ops_that_take_complex64_are_ops_tfjs_runs():
+  assert ops.COMPLEX64_OPS <= ops.RUNS, sorted(ops.COMPLEX64_OPS - ops.RUNS)

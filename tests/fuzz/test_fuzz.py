@@ -517,6 +517,19 @@ def test_litert_complex_products_recovering_infinities_are_known():
   assert known_gaps.explain(p, litert, detail.format("1.0")) is None
 
 
+def test_the_sign_of_a_dot_of_zero_terms_is_known_only_as_jaxs_minus_zero():
+  # p4412 of seed 14: a gradient's dot of zeros by negative numbers.
+  row, matrix = np.zeros((1, 2), np.float32), np.full((2, 3), -2.0, np.float32)
+  dims = (((1,), (0,)), ((), ()))
+  assert np.signbit(jax.jit(lambda a, b: lax.dot_general(a, b, dims))(row, matrix)).all()
+  eq = program.Eq("v0", f"lax.dot_general(x0, x1, {dims})", ("x0", "x1"), "dot_general", False)
+  p = program.Program(("x0", "x1"), ((row, matrix),), (eq,), ("v0",))
+  detail = "p [graph-eager] args#0: signs of zero differ in 1 of 3 elements; at [0, 2]: JAX {}, converted {}"
+  graph = ("graph", "eager")
+  assert known_gaps.explain(p, graph, detail.format("-0.0", "0.0")) is not None
+  assert known_gaps.explain(p, graph, detail.format("0.0", "-0.0")) is None
+
+
 def test_what_a_program_computes_from_litert_rsqrt_at_zero_is_known():
   def ge_rsqrt(x0):
     eqs = (program.Eq("v0", "lax.rsqrt(x0)", ("x0",), "rsqrt", False),

@@ -56,7 +56,20 @@ def _int32_product_for_tfjs(x, sizes, axes):
   return x
 
 
+def _negation_hidden(ctx, x):
+  """`x`, where it is a signed integer's Neg, hidden from TF's graph optimizer.
+
+  Grappler rewrites max(-x) as -min(x), and argmax(-x) as argmin(x), where
+  the Neg has no other reader; -x wraps at the integer's minimum (-(-32768)
+  is -32768 in int16), which the rewrite does not see.
+  """
+  if x.dtype.is_integer and not x.dtype.is_unsigned and sem.producer(x) == "Neg":
+    return sem.hidden_from_grappler(x, for_tfjs=ctx.for_tfjs)
+  return x
+
+
 def _extremum(ctx, x, axes, is_max):
+  x = _negation_hidden(ctx, x)
   shape = ctx.avals_in[0].shape
   if not sem.is_complex(x.dtype) and any(dim_eval.is_zero(shape[a]) for a in _axes(axes)):
     # A max or min of nothing is the identity (-inf for a float max); TF.js's
@@ -141,6 +154,7 @@ def _arg_extremum(ctx, x, axes, index_dtype, is_max):
   dtype = np.dtype(ctx.avals_in[0].dtype)
   out = tf.as_dtype(np.dtype(index_dtype))
   tf_out = out if out in (tf.int32, tf.int64) else tf.int64
+  x = _negation_hidden(ctx, x)
   if dtype == np.bool_ or dtype.name in ("float16", "bfloat16") or dtype.itemsize == 1:
     x = tf.cast(x, tf.float32 if sem.is_float(dtype) else tf.int32)
   # ArgMax/ArgMin return the first index among ties, as JAX does.

@@ -306,6 +306,25 @@ def test_overflow_order_gap_needs_huge_inputs_whose_taming_ends_the_mismatch():
   assert known_gaps.explain(normal, column, detail, lambda p: None) is None
 
 
+def test_overflow_order_gap_takes_booleans_that_see_the_nan_but_no_other_values():
+  big = float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
+  finite_product = program.Program(
+    ("x0",),
+    ((np.array([1.72, big, -0.0, -1.79], ml_dtypes.bfloat16),),),
+    (program.Eq("v0", "lax.cumprod(x0, 0, reverse=True)", ("x0",), "cumprod", False),
+     program.Eq("v1", "lax.is_finite(v0)", ("v0",), "is_finite", True)),
+    ("v1",),
+  )
+  column = ("graph", "eager")
+  seen = "values differ in 1 of 4 elements; at [0]: JAX False, converted True"
+  assert known_gaps.explain(finite_product, column, seen, lambda p: None) is not None
+  # Taming that leaves the mismatch explains nothing.
+  assert known_gaps.explain(finite_product, column, seen, lambda p: seen) is None
+  # A number that differs is no NaN seen through a boolean.
+  number = "values differ in 1 of 4 elements; at [0]: JAX 1.0, converted 2.0"
+  assert known_gaps.explain(finite_product, column, number, lambda p: None) is None
+
+
 def test_a_refusal_naming_the_primitive_is_no_mismatch():
   class Refusing(targets.Runner):
     def results(self, p, column):

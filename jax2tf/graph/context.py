@@ -51,6 +51,12 @@ class RuleContext:
     return self.env.consumer == "tfjs"
 
   @property
+  def for_tflite(self) -> bool:
+    """Whether TF's TFLite converter takes the graph: rules for ops that
+    TFLite has no builtin kernel for spell them in ops it has."""
+    return self.env.consumer == "tflite"
+
+  @property
   def in_float32_lanes(self) -> bool:
     """Whether the rule computes 16-bit floats in float32 for TFLite: its
     avals say float32, and TF's TFLite converter would move the widening

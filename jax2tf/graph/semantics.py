@@ -112,6 +112,14 @@ def in_f32(fn: Callable, *xs: tf.Tensor) -> tf.Tensor:
   return tf.cast(fn(*[tf.cast(x, tf.float32) for x in xs]), dtype)
 
 
+def polynomial(coefficients: Sequence[float], x: tf.Tensor) -> tf.Tensor:
+  """The polynomial with `coefficients` (highest degree first) at `x`, by Horner's scheme."""
+  p = tf.fill(tf.shape(x), tf.constant(coefficients[0], x.dtype))
+  for c in coefficients[1:]:
+    p = p * x + c
+  return p
+
+
 # Integer results wrap modulo 2**bits; computing in a wider (or same-width
 # signed) integer type and casting back keeps exactly those low bits.
 _INT_COMPUTE = {

@@ -325,6 +325,26 @@ def test_overflow_order_gap_takes_booleans_that_see_the_nan_but_no_other_values(
   assert known_gaps.explain(finite_product, column, number, lambda p: None) is None
 
 
+def test_tflite_tan_gap_holds_only_beyond_its_exact_reduction():
+  def tan_of(values):
+    return program.Program(
+      ("x0",),
+      ((np.array(values, np.float32),),),
+      (program.Eq("v0", "lax.tan(x0)", ("x0",), "tan", False),),
+      ("v0",),
+    )
+
+  litert = targets.DEPLOYED["tflite"]
+  detail = "values differ beyond tolerance in 1 of 2 elements"
+  far = tan_of([1e6, 1.0])
+  assert np.abs(known_gaps.within_tan_range(far).args[0][0]).max() == 2.0**13
+  assert known_gaps.explain(far, litert, detail, lambda p: None) is not None
+  assert known_gaps.explain(far, litert, detail, lambda p: detail) is None
+  assert known_gaps.within_tan_range(tan_of([1.0, -2.0])) is None
+  assert known_gaps.explain(tan_of([1.0, -2.0]), litert, detail, lambda p: None) is None
+  assert known_gaps.explain(far, ("graph_no_xla", "eager"), detail, lambda p: None) is None
+
+
 def test_a_refusal_naming_the_primitive_is_no_mismatch():
   class Refusing(targets.Runner):
     def results(self, p, column):

@@ -21,6 +21,8 @@ Two recurring concerns:
 Cases: elementwise_cases.py
 """
 
+import math
+
 import ml_dtypes
 import numpy as np
 import tensorflow as tf
@@ -54,7 +56,6 @@ def _math_with_accuracy(tf_fn):
 for _p, _fn in [
   (lax.sin_p, tf.sin),
   (lax.cos_p, tf.cos),
-  (lax.tan_p, tf.tan),
   (lax.tanh_p, tf.tanh),
   (lax.sqrt_p, tf.sqrt),
   (lax.rsqrt_p, tf.math.rsqrt),
@@ -92,19 +93,17 @@ def _exp(ctx, x, *, accuracy=None):
   return _exp_complex(x) if x.dtype.is_complex else sem.in_f32(tf.exp, x)
 
 
-for _p, _fn in [
-  (lax.acos_p, tf.acos),
-  (lax.sinh_p, tf.sinh),
-  (lax.asinh_p, tf.asinh),
-  (lax.acosh_p, tf.acosh),
-  (lax.atanh_p, tf.atanh),
-]:
-  register(_p)(lambda ctx, x, _fn=_fn: sem.in_f32(_fn, x))
-
-
-# Without XLA the graph feeds the TFLite and TF.js converters, which lack
-# Atan, Asin and Cosh kernels: real floats take a formulation in ops they
-# have (Atan2, Sqrt, Exp), exact at zeros, infinities and NaN.
+# Without XLA the graph feeds the TFLite and TF.js converters. Neither has
+# Atan, Asin or Cosh kernels, and TFLite has no Tan, Acos, Sinh, Asinh,
+# Acosh or Atanh either: real floats take a formulation in ops they have
+# (Sin, Cos, Atan2, Sqrt, Exp, Log), exact at zeros (of either sign),
+# infinities and NaN, within a few units in the last place elsewhere
+# (LiteRT's own Exp is further off for large arguments). LiteRT's Log is
+# accurate only to about 1.2e-7 absolute near 1, so where a result is small
+# an odd Taylor series takes over (each truncated below 1e-9 relative at its
+# threshold), and the results taken never come from Log or Sqrt of values
+# beyond 2**126 (LiteRT's Sqrt is off there, its Log overflows from about
+# 2.6e38).
 def _atan_portable(x):
   return tf.math.atan2(x, tf.ones_like(x))
 
@@ -114,23 +113,136 @@ def _asin_portable(x):
   return tf.math.atan2(x, tf.sqrt((one - x) * (one + x)))
 
 
+def _acos_portable(x):
+  one = tf.ones_like(x)
+  return tf.math.atan2(tf.sqrt((one - x) * (one + x)), x)
+
+
+# pi/2 in three parts, the first two with trailing zero bits, so that k times
+# each is exact for |k| < 2**12 (Cody and Waite's reduction).
+_HALF_PI_PARTS = (
+  1.5703125,
+  4.837512969970703125e-4,
+  np.pi / 2 - 1.5703125 - 4.837512969970703125e-4,
+)
+
+
+def _tan_portable(x):
+  # sin(x) / cos(x) loses LiteRT's Cos's absolute accuracy near its zeros;
+  # reduced to r in [-pi/4, pi/4], tan(x) is tan(r) or -1 / tan(r), within
+  # a few units in the last place up to |x| of about 8192.
+  k = tf.round(x * (2 / np.pi))
+  r = x
+  for part in _HALF_PI_PARTS:
+    r = r - k * part
+  sin, cos = tf.sin(r), tf.cos(r)
+  odd = tf.not_equal(tf.floor(k * 0.5) * 2, k)
+  # r is +0.0 for x = -0.0 (-0.0 - -0.0 is +0.0): zeros are their own tangent.
+  return tf.where(tf.equal(x, 0), x, tf.where(odd, -cos / sin, sin / cos))
+
+
+def _exp_halved(x):
+  # e^x / 2 as (e^(x/2) / 2) e^(x/2): it overflows where cosh and sinh do
+  # (LiteRT's Exp overflows from 88.38, short of float32's 88.72), and no
+  # rounded argument shifts it (e^(x - log 2) is 60 units off near 88).
+  root = tf.exp(x * 0.5)
+  return root * 0.5 * root
+
+
 def _cosh_portable(x):
-  # e^|x| / 2 as e^(|x| - log 2), so that it overflows where cosh does.
   a = tf.abs(x)
-  return tf.exp(a - np.log(2.0).astype(a.dtype.as_numpy_dtype)) + 0.5 * tf.exp(-a)
+  return _exp_halved(a) + _exp_halved(-a)
 
 
-def _portable_without_xla(tf_fn, portable_fn):
-  def rule(ctx, x):
-    use_portable = not ctx.enable_xla and sem.is_float(x.dtype)
+def _odd_series(coefficients, x):
+  """x * p(x^2), p's coefficients lowest degree first (x's sign of zero kept)."""
+  return x * sem.polynomial(coefficients[::-1], x * x)
+
+
+# 1 / (2n+1)!, n = 0..6: the series' error below 1e-12 at |x| = 1.
+_SINH_TAYLOR = tuple(1 / math.factorial(2 * n + 1) for n in range(7))
+
+
+def _sinh_portable(x):
+  large = _exp_halved(x) - _exp_halved(-x)
+  return tf.where(tf.abs(x) < 1, _odd_series(_SINH_TAYLOR, x), large)
+
+
+# (-1)^n (2n)! / (4^n (n!)^2 (2n+1)), n = 0..10: below 2e-9 at |x| = 0.5.
+_ASINH_TAYLOR = tuple(
+  (-1) ** n * math.factorial(2 * n) / (4**n * math.factorial(n) ** 2 * (2 * n + 1))
+  for n in range(11)
+)
+_LOG_8 = np.log(8.0)
+# Beyond it x^2 + 1 rounds to x^2 in float32, and x^2 stays far below overflow.
+_HUGE = 2.0**32
+
+
+def _log_of_twice(a):
+  # log(2a) as log(a / 4) + log 8: a / 4 stays below the magnitude where
+  # LiteRT's Log overflows.
+  return tf.math.log(a * 0.25) + _LOG_8.astype(a.dtype.as_numpy_dtype)
+
+
+def _asinh_portable(x):
+  a = tf.abs(x)
+  middle = tf.math.log(a + tf.sqrt(a * a + 1))
+  magnitude = tf.where(a < _HUGE, middle, _log_of_twice(a))
+  small = _odd_series(_ASINH_TAYLOR, x)
+  return tf.where(a < 0.5, small, tf.where(x < 0, -magnitude, magnitude))
+
+
+# acosh(1 + t) / sqrt(2t) = sum (-1)^n (2n)! t^n / (8^n (n!)^2 (2n+1)), n = 0..8:
+# below 1e-9 at t = 0.25.
+_ACOSH_NEAR_1 = tuple(
+  (-1) ** n * math.factorial(2 * n) / (8**n * math.factorial(n) ** 2 * (2 * n + 1))
+  for n in range(9)
+)
+
+
+def _acosh_portable(x):
+  t = x - 1
+  near_1 = tf.sqrt(2 * t) * sem.polynomial(_ACOSH_NEAR_1[::-1], t)
+  middle = tf.math.log(x + tf.sqrt(t * (x + 1)))
+  # x < 1 and -inf give NaN through near_1's square root, NaN through the last branch.
+  return tf.where(x < 1.25, near_1, tf.where(x < _HUGE, middle, _log_of_twice(x)))
+
+
+# 1 / (2n+1), n = 0..6: below 5e-9 at |x| = 0.25.
+_ATANH_TAYLOR = tuple(1 / (2 * n + 1) for n in range(7))
+
+
+def _atanh_portable(x):
+  one = tf.ones_like(x)
+  # (1 + x) / (1 - x) is negative beyond +-1 (NaN through Log), 0 at -1, inf at 1.
+  large = 0.5 * tf.math.log((one + x) / (one - x))
+  return tf.where(tf.abs(x) < 0.25, _odd_series(_ATANH_TAYLOR, x), large)
+
+
+def _portable_rule(tf_fn, portable_fn, *, tflite_only: bool):
+  def rule(ctx, x, *, accuracy=None):
+    del accuracy  # see _math_with_accuracy
+    # The formulations only TFLite needs leave float64 to TF's kernel: their
+    # series are truncated for float32 (and TFLite's float64 kernels are few).
+    wanted = ctx.for_tflite and x.dtype != tf.float64 if tflite_only else True
+    use_portable = not ctx.enable_xla and sem.is_float(x.dtype) and wanted
     return sem.in_f32(portable_fn if use_portable else tf_fn, x)
 
   return rule
 
 
-register(lax.atan_p)(_portable_without_xla(tf.atan, _atan_portable))
-register(lax.asin_p)(_portable_without_xla(tf.asin, _asin_portable))
-register(lax.cosh_p)(_portable_without_xla(tf.cosh, _cosh_portable))
+for _p, _tf_fn, _portable_fn, _tflite_only in [
+  (lax.atan_p, tf.atan, _atan_portable, False),
+  (lax.asin_p, tf.asin, _asin_portable, False),
+  (lax.cosh_p, tf.cosh, _cosh_portable, False),
+  (lax.tan_p, tf.tan, _tan_portable, True),
+  (lax.acos_p, tf.acos, _acos_portable, True),
+  (lax.sinh_p, tf.sinh, _sinh_portable, True),
+  (lax.asinh_p, tf.asinh, _asinh_portable, True),
+  (lax.acosh_p, tf.acosh, _acosh_portable, True),
+  (lax.atanh_p, tf.atanh, _atanh_portable, True),
+]:
+  register(_p)(_portable_rule(_tf_fn, _portable_fn, tflite_only=_tflite_only))
 
 for _p, _fn in [
   (lax.floor_p, tf.floor),

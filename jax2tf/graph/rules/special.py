@@ -91,19 +91,12 @@ _ERF_INV_TAIL = (
 )
 
 
-def _horner(coefficients, w):
-  p = tf.fill(tf.shape(w), tf.constant(coefficients[0], w.dtype))
-  for c in coefficients[1:]:
-    p = p * w + c
-  return p
-
-
 def _erf_inv_portable(x):
   one = tf.ones_like(x)
   w = -tf.math.log((one - x) * (one + x))
-  central = _horner(_ERF_INV_CENTRAL, w - 2.5)
+  central = sem.polynomial(_ERF_INV_CENTRAL, w - 2.5)
   # The tail's sqrt must not see w < 0 (|x| > 1 gives NaN through the log).
-  tail = _horner(_ERF_INV_TAIL, tf.sqrt(tf.maximum(w, 5.0)) - 3.0)
+  tail = sem.polynomial(_ERF_INV_TAIL, tf.sqrt(tf.maximum(w, 5.0)) - 3.0)
   res = tf.where(w < 5.0, central, tail) * x
   return tf.where(tf.equal(tf.abs(x), one), x * np.float32(np.inf), res)
 
@@ -142,12 +135,12 @@ _ERF_TAYLOR = tuple(
 def _erfc_tail(a):
   """erfc(a) for a >= 0."""
   t = 1.0 / (1.0 + 0.5 * a)
-  poly = _horner(_ERFC_FIT[::-1], t)
+  poly = sem.polynomial(_ERFC_FIT[::-1], t)
   return t * tf.exp(-a * a + poly)
 
 
 def _erf_near_zero(x):
-  return x * _horner(_ERF_TAYLOR[::-1], x * x)
+  return x * sem.polynomial(_ERF_TAYLOR[::-1], x * x)
 
 
 def _erf_portable(x):

@@ -325,6 +325,24 @@ def test_overflow_order_gap_takes_booleans_that_see_the_nan_but_no_other_values(
   assert known_gaps.explain(finite_product, column, number, lambda p: None) is None
 
 
+def test_subnormal_quotient_gap_needs_huge_inputs_whose_taming_ends_the_mismatch():
+  def quotient_of(value):
+    return program.Program(
+      ("x0",),
+      ((np.array([value], np.float32),),),
+      (program.Eq("v0", "lax.integer_pow(x0, -1)", ("x0",), "integer_pow", False),
+       program.Eq("v1", "lax.atan2(v0, v0)", ("v0",), "atan2", False)),
+      ("v1",),
+    )
+
+  tfjs = targets.DEPLOYED["tfjs"]
+  detail = "values differ in 1 of 1 elements; at [0]: JAX 0.0, converted 0.7853982"
+  huge = quotient_of(np.finfo(np.float32).max)
+  assert known_gaps.explain(huge, tfjs, detail, lambda p: None) is not None
+  assert known_gaps.explain(huge, tfjs, detail, lambda p: detail) is None
+  assert known_gaps.explain(quotient_of(2.0), tfjs, detail, lambda p: None) is None
+
+
 def test_tflite_tan_gap_holds_only_beyond_its_exact_reduction():
   def tan_of(values):
     return program.Program(

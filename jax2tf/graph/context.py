@@ -25,8 +25,9 @@ class LoweringEnv:
   # for the rules that the interpreter hands real uint32 tensors).
   uint32_in_lanes: bool = True
   # For TFLite: whether the rule at hand computes its float16 and bfloat16
-  # values in float32 (jax2tf/graph/float_lanes.py).
-  in_float32_lanes: bool = False
+  # values in float32, or its 8- and 16-bit integers in int32
+  # (jax2tf/graph/float_lanes.py, int_lanes.py).
+  in_wide_lanes: bool = False
 
 
 @dataclasses.dataclass
@@ -57,11 +58,12 @@ class RuleContext:
     return self.env.consumer == "tflite"
 
   @property
-  def in_float32_lanes(self) -> bool:
-    """Whether the rule computes 16-bit floats in float32 for TFLite: its
-    avals say float32, and TF's TFLite converter would move the widening
-    cast below a Gather or BroadcastTo of an operand (float_lanes.py)."""
-    return self.env.in_float32_lanes
+  def in_wide_lanes(self) -> bool:
+    """Whether the rule computes 16-bit floats in float32 or narrow integers
+    in int32 for TFLite: its avals say the wide dtype, and TF's TFLite
+    converter would move the widening cast below a Gather or BroadcastTo of
+    an operand (float_lanes.py)."""
+    return self.env.in_wide_lanes
 
   def lower_jaxpr(self, closed_jaxpr, args) -> list:
     """Lowers a sub-computation (branches, loop bodies, called functions)."""

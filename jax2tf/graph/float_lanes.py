@@ -21,23 +21,23 @@ compute in the lanes one by one.
 
 TF's TFLite converter moves a float16-to-float32 cast below a gather or a
 broadcast that reads it, and then has no float16 kernel for either: rules
-that know they compute in the lanes (`RuleContext.in_float32_lanes`) emit
+that know they compute in the lanes (`RuleContext.in_wide_lanes`) emit
 ops it leaves alone instead (GatherNd, Tile).
 """
 
 import numpy as np
-import tensorflow as tf
 
+from jax2tf.graph import lanes
 from jax2tf.graph import semantics as sem
 
 # semantics.SMALL_FLOATS, as the numpy dtypes of avals.
 NARROW = tuple(np.dtype(t.as_numpy_dtype) for t in sem.SMALL_FLOATS)
-
-
-def is_narrow(aval) -> bool:
-  """Whether `aval` holds 16-bit floats."""
-  dtype = getattr(aval, "dtype", None)
-  return isinstance(dtype, np.dtype) and dtype in NARROW
+_LANES = lanes.Lanes(NARROW, np.dtype(np.float32))
+is_narrow = _LANES.is_narrow
+widened_aval = _LANES.widened_aval
+widened_params = _LANES.widened_params
+widen = _LANES.widen
+narrow = _LANES.narrow  # rounds to the 16-bit dtype
 
 
 def widens(eqn, rule) -> bool:
@@ -54,30 +54,3 @@ def _float32_holds(aval) -> bool:
   dtype = np.dtype(aval.dtype)
   small = dtype.kind in "fiu" and dtype.itemsize <= 2
   return dtype.kind == "b" or small or dtype in NARROW or dtype == np.float32
-
-
-def widened_aval(aval):
-  return aval.update(dtype=np.dtype(np.float32)) if is_narrow(aval) else aval
-
-
-def widened_params(params: dict) -> dict:
-  """`params` with every 16-bit float dtype (new_dtype, preferred_element_type, ...)
-  made float32, so that the rule computes in the lanes."""
-  return {
-    k: np.dtype(np.float32) if isinstance(v, np.dtype) and v in NARROW else v
-    for k, v in params.items()
-  }
-
-
-def widen(x):
-  """A 16-bit float tensor as float32 (exact); anything else as it is."""
-  if isinstance(x, tf.Tensor) and x.dtype in sem.SMALL_FLOATS:
-    return tf.cast(x, tf.float32)
-  return x
-
-
-def narrow(x, aval):
-  """A result computed in the lanes, rounded to `aval`'s 16-bit dtype."""
-  if is_narrow(aval) and isinstance(x, tf.Tensor) and x.dtype != aval.dtype:
-    return tf.cast(x, tf.as_dtype(aval.dtype))
-  return x

@@ -10,9 +10,10 @@ uint32 tensors and gives them back as int32, so it never reads the bits as
 signed numbers, and the uint32 ops it emits make TF.js refuse the graph at
 conversion, naming its primitive.
 
-For TFLite, whose kernels compute in float32, primitives on float16 and
-bfloat16 compute in float32 lanes and round each result back
-(jax2tf/graph/float_lanes.py).
+For TFLite, whose kernels compute in float32 and int32, primitives on
+float16 and bfloat16 compute in float32 lanes and round each result back
+(jax2tf/graph/float_lanes.py), and primitives on 8- and 16-bit integers in
+int32 lanes, cast back (jax2tf/graph/int_lanes.py).
 """
 
 import dataclasses
@@ -22,7 +23,14 @@ import jax
 import numpy as np
 import tensorflow as tf
 
-from jax2tf.graph import float_lanes, fusions, implicit_broadcasts, key_data, registry
+from jax2tf.graph import (
+  float_lanes,
+  fusions,
+  implicit_broadcasts,
+  int_lanes,
+  key_data,
+  registry,
+)
 from jax2tf.graph.context import LoweringEnv, RuleContext
 
 
@@ -71,7 +79,7 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
     jaxpr, consts = closed_jaxpr, ()
   values: dict = {}
   lanes = env.consumer == "tfjs"
-  float32_lanes = env.consumer == "tflite"
+  wide_lanes = env.consumer == "tflite"
 
   def read(v):
     if _is_literal(v):
@@ -99,18 +107,20 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
     if rule is None:
       raise registry.missing_rule_error(eqn.primitive, eqn.params)
     convert_lanes = lanes and not rule.int32_lanes
-    widen = float32_lanes and float_lanes.widens(eqn, rule)
+    lanes_of = [
+      m for m in (float_lanes, int_lanes) if wide_lanes and m.widens(eqn, rule)
+    ]  # fmt: skip
     avals_in, avals_out = [v.aval for v in eqn.invars], [v.aval for v in eqn.outvars]
     params = eqn.params
-    if widen:
-      avals_in = [float_lanes.widened_aval(a) for a in avals_in]
-      avals_out = [float_lanes.widened_aval(a) for a in avals_out]
-      params = float_lanes.widened_params(params)
+    for m in lanes_of:
+      avals_in = [m.widened_aval(a) for a in avals_in]
+      avals_out = [m.widened_aval(a) for a in avals_out]
+      params = m.widened_params(params)
     rule_env = env
     if convert_lanes:
       rule_env = _env_taking_uint32(env)
-    elif widen:
-      rule_env = _env_in_float32_lanes(env)
+    elif lanes_of:
+      rule_env = _env_in_wide_lanes(env, lanes_of)
     ctx = RuleContext(
       eqn.primitive, avals_in, avals_out, rule_env, broadcast_by_users=i in by_users
     )
@@ -120,15 +130,15 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
       operands = [read(v) for v in eqn.invars]
       if convert_lanes:
         operands = [_from_lanes(x, v.aval) for x, v in zip(operands, eqn.invars)]
-      if widen:
-        operands = [float_lanes.widen(x) for x in operands]
+      for m in lanes_of:
+        operands = [m.widen(x) for x in operands]
       outs = rule.fn(ctx, *operands, **params)
       if not eqn.primitive.multiple_results:
         outs = [outs]
       if convert_lanes:
         outs = [_to_lanes(o, v.aval) for o, v in zip(outs, eqn.outvars)]
-      if widen:
-        outs = [float_lanes.narrow(o, v.aval) for o, v in zip(outs, eqn.outvars)]
+      for m in lanes_of:
+        outs = [m.narrow(o, v.aval) for o, v in zip(outs, eqn.outvars)]
     for v, o in zip(eqn.outvars, outs):
       if type(v).__name__ != "DropVar":
         values[v] = o
@@ -148,16 +158,21 @@ def _env_taking_uint32(env: LoweringEnv) -> LoweringEnv:
   return dataclasses.replace(env, lower_jaxpr=lower_sub, uint32_in_lanes=False)
 
 
-def _env_in_float32_lanes(env: LoweringEnv) -> LoweringEnv:
-  """`env` for a rule computing in float32 lanes: its sub-computations take
-  their 16-bit float operands rounded back, and give float32."""
+def _env_in_wide_lanes(env: LoweringEnv, lanes_of) -> LoweringEnv:
+  """`env` for a rule computing in the lanes of `lanes_of` (float_lanes,
+  int_lanes): its sub-computations take their narrow operands cast back,
+  and give wide results."""
 
   def lower_sub(closed_jaxpr, args) -> list:
     jaxpr = getattr(closed_jaxpr, "jaxpr", closed_jaxpr)
-    args = [float_lanes.narrow(a, v.aval) for a, v in zip(args, jaxpr.invars)]
-    return [float_lanes.widen(o) for o in env.lower_jaxpr(closed_jaxpr, args)]
+    for m in lanes_of:
+      args = [m.narrow(a, v.aval) for a, v in zip(args, jaxpr.invars)]
+    outs = env.lower_jaxpr(closed_jaxpr, args)
+    for m in lanes_of:
+      outs = [m.widen(o) for o in outs]
+    return outs
 
-  return dataclasses.replace(env, lower_jaxpr=lower_sub, in_float32_lanes=True)
+  return dataclasses.replace(env, lower_jaxpr=lower_sub, in_wide_lanes=True)
 
 
 def _allows_no_xla(rule: registry.Rule, ctx: RuleContext, params) -> bool:

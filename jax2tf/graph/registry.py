@@ -28,12 +28,17 @@ class Rule:
   # float32 (graph/float_lanes.py); False for rules that must see the dtype
   # itself (a value's bits, dtypes JAX refuses).
   float32_lanes: bool = True
+  # For TFLite: whether the rule may get 8- and 16-bit integers as int32
+  # (graph/int_lanes.py), or a predicate of the equation saying so.
+  narrow_int_lanes: Any = True
 
 
 _RULES: dict[Any, Rule] = {}
 
 
-def register(*primitives, no_xla=True, int32_lanes=False, float32_lanes=True):
+def register(
+  *primitives, no_xla=True, int32_lanes=False, float32_lanes=True, narrow_int_lanes=True
+):
   """Decorator registering `fn` as the rule of `primitives`."""
 
   def wrap(fn):
@@ -50,7 +55,7 @@ def register(*primitives, no_xla=True, int32_lanes=False, float32_lanes=True):
           f"primitive {p} already has a rule ({_describe(old.fn)}); refusing a second "
           f"one ({_describe(fn)})"
         )
-      _RULES[p] = Rule(fn, no_xla, fn.__module__, int32_lanes, float32_lanes)
+      _RULES[p] = Rule(fn, no_xla, fn.__module__, int32_lanes, float32_lanes, narrow_int_lanes)
     return fn
 
   return wrap

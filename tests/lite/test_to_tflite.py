@@ -105,14 +105,16 @@ def test_refusal_names_primitive_tf_op_line_and_remedies():
 
 def test_refusal_of_an_op_dtype_names_the_primitive():
   # TFLite's SLICE has no int16 kernel: the converter names only its own op,
-  # whose location leads back to the primitive.
+  # whose location leads back to the primitive. (A max window over padding
+  # stays int16: in int32 lanes its padding would be int32's lowest.)
   def f(x):
-    return lax.cummin(x, 1, reverse=True)  # the line the error must point at
+    # the line the error must point at
+    return lax.reduce_window(x, np.int16(-32768), lax.max, (1, 3), (1, 1), ((0, 0), (3, 0)))
 
   with pytest.raises(lite.TFLiteConversionError) as info:
-    jax2tf.to_tflite(f, np.zeros((1, 2), np.int16), route="graph")
+    jax2tf.to_tflite(f, np.zeros((1, 4), np.int16), route="graph")
   message = str(info.value)
-  assert "JAX primitive cummin (at test_to_tflite.py:" in message, message
+  assert "JAX primitive reduce_window_max (at test_to_tflite.py:" in message, message
   assert "i16" in message and "route='native'" in message, message
 
 

@@ -23,7 +23,8 @@ from jax2tf.call_tf.primitive import call_tf_p
 from jax2tf.graph.registry import register
 
 
-@register(call_tf_p)
+# The TF function takes its arguments in their own dtypes.
+@register(call_tf_p, narrow_int_lanes=False)
 def _call_tf(ctx, *args, fn, has_side_effects, ordered, call_tf_graph):
   del ctx, has_side_effects, ordered
   if call_tf_graph:

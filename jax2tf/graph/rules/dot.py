@@ -110,6 +110,10 @@ def _dot_general(
     # TF.js sums int32 products in JavaScript numbers, which drop low bits
     # past 2**53; from 16-bit halves every product and sum stays exact.
     res = int32_bits.bilinear(dot, lhs, rhs)
+  elif ctx.for_tflite and dt == tf.int32 and not _contracts_one_element(ctx, lhs_contract):
+    # TFLite has no int32 MatMul (FULLY_CONNECTED and BATCH_MATMUL take
+    # integers only quantized); its MUL and SUM wrap as XLA's dot does.
+    res = _summed_products(ctx, lhs, rhs, dims)
   else:
     res = dot(lhs, rhs)
   return sem.cast_result(res, out_dtype)
@@ -118,6 +122,38 @@ def _dot_general(
 def _contracts_one_element(ctx, lhs_contract) -> bool:
   shape = ctx.avals_in[0].shape
   return all(isinstance(shape[d], int) and shape[d] == 1 for d in lhs_contract)
+
+
+def _summed_products(ctx, lhs, rhs, dims):
+  """A dot_general as the products of every pair, broadcast, summed over the
+  contracted dimensions: memory for all of them at once, but only MUL and SUM."""
+  lhs_contract, rhs_contract, lhs_batch, rhs_batch = dims
+  lhs_shape, rhs_shape = ctx.avals_in[0].shape, ctx.avals_in[1].shape
+  lhs_free = _free_dims(lhs_shape, lhs_contract, lhs_batch)
+  rhs_free = _free_dims(rhs_shape, rhs_contract, rhs_batch)
+  batch = [lhs_shape[d] for d in lhs_batch]
+  contracted = [lhs_shape[d] for d in lhs_contract]
+  a = _laid_out(
+    ctx,
+    lhs,
+    [*lhs_batch, *lhs_free, *lhs_contract],
+    batch + [lhs_shape[d] for d in lhs_free] + [1] * len(rhs_free) + contracted,
+  )
+  b = _laid_out(
+    ctx,
+    rhs,
+    [*rhs_batch, *rhs_free, *rhs_contract],
+    batch + [1] * len(lhs_free) + [rhs_shape[d] for d in rhs_free] + contracted,
+  )
+  rank = len(batch) + len(lhs_free) + len(rhs_free)
+  return tf.reduce_sum(tf.multiply(a, b), axis=list(range(rank, rank + len(contracted))))
+
+
+def _laid_out(ctx, x, order, out_shape):
+  """`x` transposed to `order`, then reshaped to `out_shape`."""
+  if order != list(range(len(order))):
+    x = tf.transpose(x, order)
+  return ctx.reshape(x, out_shape)
 
 
 def _products(ctx, lhs, rhs, dims):
@@ -129,18 +165,15 @@ def _products(ctx, lhs, rhs, dims):
   lhs_free = _free_dims(lhs_shape, lhs_contract, lhs_batch)
   rhs_free = _free_dims(rhs_shape, rhs_contract, rhs_batch)
 
-  def laid_out(x, order, out_shape):
-    if order != list(range(len(order))):
-      x = tf.transpose(x, order)
-    return ctx.reshape(x, out_shape)
-
   batch = [lhs_shape[d] for d in lhs_batch]
-  a = laid_out(
+  a = _laid_out(
+    ctx,
     lhs,
     [*lhs_batch, *lhs_free, *lhs_contract],
     batch + [lhs_shape[d] for d in lhs_free] + [1] * len(rhs_free),
   )
-  b = laid_out(
+  b = _laid_out(
+    ctx,
     rhs,
     [*rhs_batch, *rhs_contract, *rhs_free],
     batch + [1] * len(lhs_free) + [rhs_shape[d] for d in rhs_free],

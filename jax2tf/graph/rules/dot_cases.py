@@ -167,17 +167,11 @@ CASES += [
 # and cases LiteRT runs differently from XLA. Recorded from a run of the
 # column; a fix shows up as a failing case to take out of here.
 _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
-    ('dot_general', 'BatchMatMulV2'): [
-        'matmul_u32'
-    ],
     ('dot_general', 'Cast'): [
         'matmul_u64'
     ],
     ('dot_general', 'MatMul'): [
-        'dot_complex64', 'dot_float64', 'dot_general_int8_preferred_int32', 'dot_int32',
-        'dot_int32_wrapping', 'matmul_bool', 'matmul_c64', 'matmul_f64', 'matmul_i16',
-        'matmul_i32', 'matmul_i64', 'matmul_i8_pref_i32', 'matmul_i8_wraps', 'matmul_u16',
-        'matmul_u8'
+        'dot_complex64', 'dot_float64', 'matmul_c64', 'matmul_f64', 'matmul_i64'
     ],
     ('ragged_dot_general', 'UpperBound'): [
         'ragged_dot', 'ragged_dot_short_groups'

@@ -29,7 +29,7 @@ import tensorflow as tf
 from jax import lax
 from jax.extend.core import primitives as core_primitives
 
-from jax2tf.graph import int32_bits, portable_bits, registry, windowing
+from jax2tf.graph import int32_bits, int_lanes, portable_bits, registry, windowing
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 
@@ -556,7 +556,7 @@ def _mul(ctx, x, y, *, out_dtype=None):
 
 if hasattr(lax, "mulhi_p"):
 
-  @register(lax.mulhi_p, int32_lanes=True)
+  @register(lax.mulhi_p, int32_lanes=True, narrow_int_lanes=False)
   def _mulhi(ctx, x, y):
     # The high half of the double-width product, signed for signed types.
     dtype = np.dtype(ctx.avals_in[0].dtype)
@@ -873,7 +873,9 @@ def _shift_left(ctx, x, y):
   return tf.where(out, tf.zeros_like(res), res)
 
 
-@register(lax.shift_right_logical_p, int32_lanes=True)
+@register(
+  lax.shift_right_logical_p, int32_lanes=True, narrow_int_lanes=int_lanes.operand_is_unsigned
+)
 def _shift_right_logical(ctx, x, y):
   if _is_int32_lanes(ctx, x):
     return _shift_in_lanes(x, y, int32_bits.shift_right_logical)
@@ -884,7 +886,9 @@ def _shift_right_logical(ctx, x, y):
   return tf.where(out, tf.zeros_like(res), res)
 
 
-@register(lax.shift_right_arithmetic_p, int32_lanes=True)
+@register(
+  lax.shift_right_arithmetic_p, int32_lanes=True, narrow_int_lanes=int_lanes.operand_is_signed
+)
 def _shift_right_arithmetic(ctx, x, y):
   if _is_int32_lanes(ctx, x):
     return _shift_in_lanes(x, y, int32_bits.shift_right_arithmetic)
@@ -897,12 +901,12 @@ def _shift_right_arithmetic(ctx, x, y):
   return tf.bitcast(tf.where(out, fill, res), x.dtype)
 
 
-@register(lax.population_count_p)
+@register(lax.population_count_p, narrow_int_lanes=False)
 def _population_count(ctx, x):
   return tf.cast(tf.raw_ops.PopulationCount(x=x), x.dtype)  # TF's result is uint8
 
 
-@register(lax.clz_p)
+@register(lax.clz_p, narrow_int_lanes=False)
 def _clz(ctx, x):
   # Smear the highest set bit into every lower position; the leading zeros are
   # the bits left unset.
@@ -989,7 +993,9 @@ def _convert_in_lanes(ctx, x, target: tf.DType) -> tf.Tensor:
   return tf.cast(res, tf.int32) if res.dtype == tf.uint32 else res
 
 
-@register(lax.convert_element_type_p, int32_lanes=True)
+@register(
+  lax.convert_element_type_p, int32_lanes=True, narrow_int_lanes=int_lanes.operand_is_integral
+)
 def _convert_element_type(ctx, x, *, new_dtype, weak_type, sharding):
   del weak_type, sharding  # no effect on values
   target = tf.as_dtype(np.dtype(new_dtype))
@@ -998,7 +1004,7 @@ def _convert_element_type(ctx, x, *, new_dtype, weak_type, sharding):
   return convert_to(x, target)
 
 
-@register(lax.bitcast_convert_type_p, int32_lanes=True, float32_lanes=False)
+@register(lax.bitcast_convert_type_p, int32_lanes=True, float32_lanes=False, narrow_int_lanes=False)
 def _bitcast_convert_type(ctx, x, *, new_dtype):
   target = tf.as_dtype(np.dtype(new_dtype))
   if ctx.for_tfjs and x.dtype == tf.int32 and target in (tf.int32, tf.uint32, tf.float32):

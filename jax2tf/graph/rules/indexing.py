@@ -16,7 +16,7 @@ import numpy as np
 import tensorflow as tf
 from jax import lax
 
-from jax2tf.graph import registry
+from jax2tf.graph import int_lanes, registry
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import tf_private
@@ -164,7 +164,7 @@ def _gather_ordinary(ctx, operand, starts, start_map, slice_sizes):
       ctx.shape([op_shape[d] if d in start_map else slice_sizes[d] for d in range(rank)]),
     )
   windowed = [k for k, d in enumerate(start_map) if not _is_one(slice_sizes[d])]
-  if len(start_map) == 1 and not windowed and not ctx.in_float32_lanes:
+  if len(start_map) == 1 and not windowed and not ctx.in_wide_lanes:
     d = start_map[0]
     res = tf.gather(operand, starts[0], axis=d)
     labels = (
@@ -248,7 +248,7 @@ def _gather_xla(ctx, operand, starts, start_map, dnums, slice_sizes, indices_are
   )
 
 
-@register(lax.gather_p)
+@register(lax.gather_p, narrow_int_lanes=int_lanes.gather_fill_is_given)
 def _gather(
   ctx,
   operand,

@@ -42,48 +42,48 @@ def _lower_traced(ctx, fn, args, avals):
   return ctx.lower_jaxpr(closed, args)
 
 
-@register(jax_private.random_wrap_p, int32_lanes=True)
+@register(jax_private.random_wrap_p, int32_lanes=True, narrow_int_lanes=False)
 def _random_wrap(ctx, base_arr, *, impl):
   del impl  # the TF value is the key data either way
   return base_arr
 
 
-@register(jax_private.random_unwrap_p, int32_lanes=True)
+@register(jax_private.random_unwrap_p, int32_lanes=True, narrow_int_lanes=False)
 def _random_unwrap(ctx, keys):
   return keys
 
 
-@register(jax_private.random_clone_p, int32_lanes=True)
+@register(jax_private.random_clone_p, int32_lanes=True, narrow_int_lanes=False)
 def _random_clone(ctx, keys):
   return keys
 
 
-@register(core_primitives.random_seed_p, int32_lanes=True)
+@register(core_primitives.random_seed_p, int32_lanes=True, narrow_int_lanes=False)
 def _random_seed(ctx, seeds, *, impl):
   return _lower_traced(ctx, seed_fn(ctx.avals_in[0], impl), [seeds], ctx.avals_in)[0]
 
 
-@register(core_primitives.random_split_p, int32_lanes=True)
+@register(core_primitives.random_split_p, int32_lanes=True, narrow_int_lanes=False)
 def _random_split(ctx, keys, *, shape):
   (aval,) = ctx.avals_in
   return _lower_traced(ctx, split_fn(aval, shape), [keys], [physical_aval(aval)])[0]
 
 
-@register(core_primitives.random_fold_in_p, int32_lanes=True)
+@register(core_primitives.random_fold_in_p, int32_lanes=True, narrow_int_lanes=False)
 def _random_fold_in(ctx, keys, msgs):
   keys_aval, msgs_aval = ctx.avals_in
   fn = fold_in_fn(keys_aval, ctx.aval_out.shape)
   return _lower_traced(ctx, fn, [keys, msgs], [physical_aval(keys_aval), msgs_aval])[0]
 
 
-@register(core_primitives.random_bits_p, int32_lanes=True)
+@register(core_primitives.random_bits_p, int32_lanes=True, narrow_int_lanes=False)
 def _random_bits(ctx, keys, *, bit_width, shape):
   (aval,) = ctx.avals_in
   fn = bits_fn(aval, bit_width, shape)
   return _lower_traced(ctx, fn, [keys], [physical_aval(aval)])[0]
 
 
-@register(core_primitives.random_gamma_p, int32_lanes=True)
+@register(core_primitives.random_gamma_p, int32_lanes=True, narrow_int_lanes=False)
 def _random_gamma(ctx, keys, a, *, log_space):
   closed = gamma_jaxpr(ctx.avals_in[0], ctx.avals_in[1], log_space)
   return ctx.lower_jaxpr(closed, [keys, a])[0]
@@ -96,7 +96,7 @@ _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _KS_PARITY = 0x1BD11BDA
 
 
-@register(core_primitives.threefry2x32_p, int32_lanes=True)
+@register(core_primitives.threefry2x32_p, int32_lanes=True, narrow_int_lanes=False)
 def _threefry2x32(ctx, k1, k2, x1, x2):
   out_shape = ctx.shape(ctx.avals_out[0].shape)
   if ctx.for_tfjs:
@@ -129,7 +129,7 @@ _EXPANDED_HASHES = {
 }
 
 
-@register(*_EXPANDED_HASHES, int32_lanes=True)
+@register(*_EXPANDED_HASHES, int32_lanes=True, narrow_int_lanes=False)
 def _expanded_hash(ctx, *words):
   return ctx.lower_fun(getattr(jax_private, _EXPANDED_HASHES[ctx.primitive]), words)
 
@@ -158,7 +158,7 @@ def _split_halves_portable(counts):
   return hi, counts - hi * two32
 
 
-@register(jax_private.iota_2x32_shape_p, int32_lanes=True)
+@register(jax_private.iota_2x32_shape_p, int32_lanes=True, narrow_int_lanes=False)
 def _iota_2x32_shape(ctx, *, shape):
   # The row-major position of each element as a 64-bit count, split in halves.
   size = 1
@@ -187,7 +187,7 @@ def _iota_2x32_shape(ctx, *, shape):
 _TF_RNG_ALGORITHM = {0: 3, 1: 2, 2: 1}
 
 
-@register(core_primitives.rng_bit_generator_p, no_xla=False)
+@register(core_primitives.rng_bit_generator_p, no_xla=False, narrow_int_lanes=False)
 def _rng_bit_generator(ctx, key, *, shape, dtype, algorithm, out_sharding=None):
   del out_sharding
   dtype = np.dtype(dtype)
@@ -211,7 +211,7 @@ def _rng_bit_generator(ctx, key, *, shape, dtype, algorithm, out_sharding=None):
   return [new_state, bits]
 
 
-@register(core_primitives.rng_uniform_p)
+@register(core_primitives.rng_uniform_p, narrow_int_lanes=False)
 def _rng_uniform(ctx, minval, maxval, *, shape):
   # JAX gives no guarantee about these bits (XLA's stateful RngUniform); only
   # the distribution and the range [minval, maxval) carry over.

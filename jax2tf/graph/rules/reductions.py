@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 from jax import lax
 
-from jax2tf.graph import int32_bits, portable_bits, windowing
+from jax2tf.graph import int32_bits, int_lanes, portable_bits, windowing
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import tf_private
@@ -82,13 +82,13 @@ def _extremum(ctx, x, axes, is_max):
   return sem.reduce_extremum(x, _axes(axes), is_max)
 
 
-@register(lax.reduce_max_p)
+@register(lax.reduce_max_p, narrow_int_lanes=int_lanes.reduces_no_empty_axis)
 def _reduce_max(ctx, x, *, axes, out_sharding=None):
   del out_sharding
   return _extremum(ctx, x, axes, True)
 
 
-@register(lax.reduce_min_p)
+@register(lax.reduce_min_p, narrow_int_lanes=int_lanes.reduces_no_empty_axis)
 def _reduce_min(ctx, x, *, axes, out_sharding=None):
   del out_sharding
   return _extremum(ctx, x, axes, False)

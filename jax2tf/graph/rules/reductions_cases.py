@@ -300,6 +300,10 @@ CASES += [
     _exact("max_c64_empty", rmax((1,)), np.zeros((3, 0), C64)),
     _exact("max_f32_empty", rmax((0, 1)), np.zeros((0, 1, 2), np.float32)),
     _exact("min_i32_empty", rmin((1,)), np.zeros((3, 0), I32)),
+    # The narrow type's extreme as the identity (TFLite computes 8- and
+    # 16-bit integers in int32, where -128 would be INT32_MIN).
+    _exact("max_i8_empty", rmax((1,)), np.zeros((3, 0), I8)),
+    _exact("min_i16_empty", rmin((0,)), np.zeros((0, 2), I16)),
     _exact("reduce_min_c64_init",
            lambda x: lax.reduce(x, np.complex64(1 - 1j), lax.min, (1,)),
            complex_specials((5, 4), seed=4)),
@@ -328,16 +332,13 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'max_c64_empty', 'max_c64_one_element'
     ],
     ('reduce_max', 'Max'): [
-        'max_i8', 'max_u32', 'reduce_max_int8', 'reduce_max_uint32'
+        'max_u32', 'reduce_max_uint32'
     ],
     ('reduce_min', 'Abs'): [
         'min_f64_signed_zeros'
     ],
     ('reduce_min', 'ConcatV2'): [
         'min_c128_specials', 'min_c64_rows', 'min_c64_specials_axes'
-    ],
-    ('reduce_min', 'Min'): [
-        'min_i16', 'min_of_neg_i16_wraps', 'min_u8', 'reduce_min_int8'
     ],
     ('reduce_prod', 'Prod'): [
         'prod_c128', 'prod_c64'
@@ -516,7 +517,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'max_f64_nan'
     ],
     ('reduce_max', 'dtype int8'): [
-        'max_i8', 'reduce_max_int8'
+        'max_i8', 'max_i8_empty', 'reduce_max_int8'
     ],
     ('reduce_max', 'dtype uint32'): [
         'max_u32', 'reduce_max_uint32'
@@ -534,7 +535,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'min_f64_signed_zeros'
     ],
     ('reduce_min', 'dtype int16'): [
-        'min_i16'
+        'min_i16', 'min_i16_empty'
     ],
     ('reduce_min', 'dtype int8'): [
         'reduce_min_int8'

@@ -164,7 +164,7 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'sort_f64_nan', 'sort_i64', 'sort_u32', 'sort_u64'
     ],
     ('sort', 'GatherV2'): [
-        'sort_c64', 'sort_complex64', 'sort_u16'
+        'sort_c64', 'sort_complex64'
     ],
     ('sub', 'Sub'): [
         'searchsorted', 'searchsorted_sides'

@@ -80,9 +80,9 @@ def _broadcast_in_dim(ctx, operand, *dyn, shape, broadcast_dimensions, sharding)
   if not dim_eval.same_dims(inter, in_shape):
     operand = ctx.reshape(operand, inter)
   if not dim_eval.same_dims(inter, shape) and not ctx.broadcast_by_users:
-    if ctx.in_float32_lanes:
+    if ctx.in_wide_lanes:
       # Repeats what BroadcastTo would, in an op TFLite's converter keeps
-      # in float32 (float_lanes.py).
+      # in the wide lanes (float_lanes.py).
       repeats = [
         ctx.dim(d) if dim_eval.is_constant(i) and int(i) == 1 else 1 for i, d in zip(inter, shape)
       ]

@@ -15,7 +15,7 @@ import numpy as np
 import tensorflow as tf
 from jax import lax
 
-from jax2tf.graph import int32_bits, registry
+from jax2tf.graph import int32_bits, int_lanes, registry
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.graph.windowing import (
@@ -112,15 +112,23 @@ def _reduce_window_rule(kind):
 
 
 register(lax.reduce_window_sum_p)(_reduce_window_rule("sum"))
-register(lax.reduce_window_max_p)(_reduce_window_rule("max"))
-register(lax.reduce_window_min_p)(_reduce_window_rule("min"))
+register(lax.reduce_window_max_p, narrow_int_lanes=int_lanes.windows_hold_operand_values)(
+  _reduce_window_rule("max")
+)
+register(lax.reduce_window_min_p, narrow_int_lanes=int_lanes.windows_hold_operand_values)(
+  _reduce_window_rule("min")
+)
 
 
 def _generic_no_xla(ctx, *, jaxpr, consts, **_):
   return len(ctx.avals_in) == 2 and not consts and recognise_body(jaxpr) is not None
 
 
-@register(lax.reduce_window_p, no_xla=_generic_no_xla)
+@register(
+  lax.reduce_window_p,
+  no_xla=_generic_no_xla,
+  narrow_int_lanes=int_lanes.windows_hold_operand_values,
+)
 def _reduce_window(
   ctx,
   *args,
@@ -215,7 +223,7 @@ def _selection(ctx, select_prim, operand_dtype) -> _Selection:
   return _Selection(select, pad_value, dt)
 
 
-@register(lax.select_and_gather_add_p)
+@register(lax.select_and_gather_add_p, narrow_int_lanes=int_lanes.windows_hold_operand_values)
 def _select_and_gather_add(
   ctx,
   tangents,
@@ -251,7 +259,7 @@ def _select_and_gather_add(
   return best_t
 
 
-@register(lax.select_and_scatter_add_p)
+@register(lax.select_and_scatter_add_p, narrow_int_lanes=int_lanes.windows_hold_operand_values)
 def _select_and_scatter_add(
   ctx, source, operand, *, select_prim, window_dimensions, window_strides, padding
 ):
@@ -326,7 +334,7 @@ def _only_primitive(jaxpr, consts, allowed):
   return eqn.primitive
 
 
-@register(lax.select_and_scatter_p)
+@register(lax.select_and_scatter_p, narrow_int_lanes=int_lanes.windows_hold_operand_values)
 def _select_and_scatter(
   ctx,
   operand,

@@ -158,6 +158,9 @@ CASES += [
          slow=True),
     _exact("window_max_u8", rw(NEG_INF, lax.max, (3, 3), (2, 1), "SAME"),
            rand((6, 7), U8, 0, 255), slow=True),
+    # Windows of padding only: the narrow type's lowest value.
+    _exact("window_max_i8_padding_only", rw(NEG_INF, lax.max, (3,), (1,), ((3, 0),)),
+           rand((5,), I8, -128, 127)),
     _exact("window_max_f16", rw(NEG_INF, lax.max, (2, 2), (1, 1), "SAME"),
            with_specials((4, 5), F16), slow=True),
     case("window_sum_bf16", in_bf16(rw(ZERO, lax.add, (2, 2), (1, 1))), rand((4, 5)),
@@ -385,9 +388,6 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('cummax', 'PadV2'): [
         'cummax_c64'
     ],
-    ('cummin', 'Minimum'): [
-        'cummin_u8'
-    ],
     ('cummin', 'PadV2'): [
         'cummin_c64_reverse'
     ],
@@ -405,7 +405,7 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'maxpool_f64'
     ],
     ('reduce_window_max', 'Maximum'): [
-        'window_max_u8'
+        'window_max_i8_padding_only', 'window_max_u8'
     ],
     ('reduce_window_max', 'PadV2'): [
         'window_max_c64'
@@ -483,8 +483,8 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('the converter has no builtin lowering for tfl.maximum',
      "TF's TFLite converter failed"): [
-        'cummax_f16', 'maxpool_f64', 'window_max_bool', 'window_max_f16', 'window_max_u8',
-        'zeros_window_max_f16'
+        'cummax_f16', 'maxpool_f64', 'window_max_bool', 'window_max_f16',
+        'window_max_i8_padding_only', 'window_max_u8', 'zeros_window_max_f16'
     ],
     ('the converter has no builtin lowering for tfl.minimum',
      "TF's TFLite converter failed"): [
@@ -549,6 +549,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('reduce_window_max', 'dtype float64'): [
         'maxpool_f64'
+    ],
+    ('reduce_window_max', 'dtype int8'): [
+        'window_max_i8_padding_only'
     ],
     ('reduce_window_max', 'dtype uint8'): [
         'window_max_u8'

@@ -472,6 +472,23 @@ def test_a_native_crash_where_jax_jit_crashes_too_is_xlas(tmp_path, monkeypatch)
   assert summary.counts["native-eager"][driver.KNOWN] == 1
 
 
+def test_a_crash_the_column_alone_does_not_reproduce_is_rerun_with_jax_op_by_op(tmp_path):
+  # Program 27451 of seed 14 mismatches on LiteRT (an empty input), and JAX
+  # 0.10's jax.jit of a program the child's minimizer shrinks it to (a slice
+  # of a concatenation with an empty operand) aborts the child. LiteRT alone
+  # survives the program: the child reruns it with JAX's values op by op,
+  # and the mismatch is the known one, no finding.
+  summary = isolation.fuzz(
+    14, start=27451, programs=1, out=str(tmp_path), progress=None, tflite=True, crash_tries=2
+  )
+  assert summary.programs == 1
+  [finding] = summary.findings
+  assert finding.column == "tflite-litert" and "no elements" in finding.explanation
+  assert summary.counts["tflite-litert"][driver.KNOWN] == 1
+  assert all("(shrunk, in tflite-litert)" in c for c in summary.reference_crashes)
+  assert not list(tmp_path.iterdir())
+
+
 def test_a_missing_runtime_is_an_error_before_any_program(tmp_path, monkeypatch):
   monkeypatch.setenv("JAX2TF_NODE_MODULES", str(tmp_path / "nothing"))
   with pytest.raises(FileNotFoundError, match="TF.js is not installed"):

@@ -740,6 +740,10 @@ def _conj(ctx, x, *, input_dtype):
 
 @register(lax.complex_p)
 def _complex(ctx, x, y):
+  if ctx.for_tfjs and not (x.shape.is_fully_defined() and x.shape == y.shape):
+    # TF.js's Complex asserts that both parts have one shape; TF's broadcasts.
+    shape = ctx.shape(ctx.aval_out.shape)
+    x, y = tf.broadcast_to(x, shape), tf.broadcast_to(y, shape)
   return tf.complex(x, y)
 
 

@@ -114,6 +114,11 @@ for _n, _f in [("exp", lax.exp), ("log", lax.log), ("sqrt", lax.sqrt), ("sin", l
   CASES.add(f"{_n}_complex128", _f, A(3, 4, dtype=C128),
             tol=None if _exact else (1e-10, 1e-12), exact=_exact, slow=True)
 CASES.add("complex_float32", lax.complex, A(3, 4), A(3, 4), exact=True)
+# The gradient of imag(complex(x)) makes a complex of a scalar 0 and an
+# array: TF.js's Complex takes only parts of one shape.
+CASES.add("complex_of_scalar_and_array_in_gradient",
+          jax.grad(lambda x: jnp.sum(jnp.imag(x.astype(jnp.complex64)) * x)), A(2, 3),
+          exact=True)
 CASES.add("complex_float64", lax.complex, A(3, 4, dtype=F64), A(3, 4, dtype=F64), exact=True,
           slow=True)
 CASES.add("mul_complex64", lax.mul, A(3, 4, dtype=C64), A(3, 4, dtype=C64))
@@ -1010,7 +1015,8 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'x64_clz_popcount'
     ],
     ('complex', 'Complex'): [
-        'all_2ary_float32', 'complex_float32', 'complex_float64', 'complex_real_imag',
+        'all_2ary_float32', 'complex_float32', 'complex_float64',
+        'complex_of_scalar_and_array_in_gradient', 'complex_real_imag',
         'table_complex_float32', 'table_complex_float64', 'table_log2_complex128',
         'table_log2_complex64'
     ],

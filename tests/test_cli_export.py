@@ -264,6 +264,13 @@ def test_random_inputs_stay_in_the_example_range():
     assert x.dtype == np.int32 and x.min() >= 0 and x.max() <= 9
 
 
+def test_random_bfloat16_inputs_stay_in_the_finite_example_range():
+  example = np.array([[-2.0, np.inf, 3.0]], jax.numpy.bfloat16)
+  sets, _ = input_sets.input_sets((example,), ["(b, t)"])
+  for (x,) in list(sets.values())[1:]:
+    assert x.dtype == example.dtype and np.isfinite(x).all() and x.min() >= -2 and x.max() <= 3
+
+
 def test_compare_output_sees_nan_and_dtype():
   want = np.array([1.0, np.nan], np.float32)
   assert verification.compare_output(want, want.copy(), 1e-5, 0)["ok"]
@@ -271,3 +278,7 @@ def test_compare_output_sees_nan_and_dtype():
   assert not moved["ok"] and "NaN" in moved["problem"]
   wrong = verification.compare_output(want, want.astype(np.float64), 1e-5, 0)
   assert not wrong["ok"] and "float64" in wrong["problem"]
+  # bfloat16, which NumPy does not see as a float kind: NaN is NaN there too.
+  half = want.astype(jax.numpy.bfloat16)
+  assert verification.compare_output(half, half.copy(), 1e-2, 0)["ok"]
+  assert not verification.compare_output(half, half[::-1].copy(), 1e-2, 0)["ok"]

@@ -7,6 +7,7 @@ valid indices), drawn from a fixed seed: a check is reproducible.
 
 import re
 
+import jax.numpy as jnp
 import numpy as np
 from jax import export
 
@@ -31,7 +32,8 @@ def _evaluate(expression: str, values: dict[str, int]) -> int:
 def _random_like(example: np.ndarray, shape: tuple, rng: np.random.Generator) -> np.ndarray:
   if example.dtype == np.bool_:
     return rng.random(shape) < 0.5
-  finite = example[np.isfinite(example)] if example.dtype.kind in "fc" else example
+  inexact = jnp.issubdtype(example.dtype, jnp.inexact)  # bfloat16 too
+  finite = example[np.isfinite(example)] if inexact else example
   lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 1.0)
   if lo == hi:
     lo, hi = lo - 1, hi + 1

@@ -41,7 +41,7 @@ def compare_output(want: np.ndarray, got: np.ndarray, rtol: float, atol: float) 
       f"got {got.dtype}{list(got.shape)}, JAX gives {want.dtype}{list(want.shape)}"
     )
     return result
-  if want.dtype.kind not in "fc":
+  if not jax.numpy.issubdtype(want.dtype, jax.numpy.inexact):  # bfloat16 too
     bad = int(np.sum(got != want))
     result.update(max_abs_error=float(np.max(np.abs(got.astype(np.float64) - want), initial=0)))
     result["ok"] = bad == 0

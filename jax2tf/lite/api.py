@@ -131,7 +131,7 @@ def _max_error(expected, actual, tolerance, route) -> float:
         f"route {route!r}: output {i} is {a.dtype}{list(a.shape)} on LiteRT, "
         f"{e.dtype}{list(e.shape)} in JAX"
       )
-    if e.dtype.kind not in "fc":
+    if not jax.numpy.issubdtype(e.dtype, jax.numpy.inexact):  # bfloat16 too
       bad = np.count_nonzero(e != a)
       if bad:
         raise VerificationError(f"route {route!r}: output {i} differs from JAX at {bad} positions")
@@ -224,9 +224,7 @@ def _one_route(
   # arithmetic, which keeps LiteRT from planning (and XNNPack from running)
   # everything after it, and its bias, ReLU and pool fusions undone. Graph:
   # the ABS after each ReLU can often go or move past a pool.
-  content = rewrite.simplify(
-    content, route, restore_infinities=not infinities.held_by(traced.jaxpr)
-  )
+  content = rewrite.simplify(content, route, restore_infinities=infinities.restorable(traced.jaxpr))
   max_error = None
   if verify:
     args = _example_inputs(specs, traced.inputs)

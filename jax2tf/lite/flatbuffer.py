@@ -8,6 +8,7 @@ index); `dump` drops what nothing uses and renumbers the rest.
 """
 
 import flatbuffers
+import ml_dtypes
 import numpy as np
 from tensorflow.lite.python import schema_py_generated as schema
 
@@ -18,6 +19,14 @@ NUMPY_TYPES = {
   TensorType.INT32: np.int32,
   TensorType.INT64: np.int64,
   TensorType.BOOL: np.bool_,
+}
+
+# The float types whose constants `constant_buffers` also reads, for
+# infinities.py; the rewrites read only NUMPY_TYPES.
+FLOAT_TYPES = {
+  TensorType.FLOAT32: np.float32,
+  TensorType.FLOAT16: np.float16,
+  TensorType.BFLOAT16: ml_dtypes.bfloat16,
 }
 
 
@@ -175,11 +184,11 @@ class Graph:
     self.changed = True
 
 
-def is_plain_constant(model, t) -> bool:
+def is_plain_constant(model, t, types=NUMPY_TYPES) -> bool:
   """Whether tensor `t` of `model` is a constant whose buffer holds its values
-  as they are: a type in NUMPY_TYPES, dense, unquantized."""
+  as they are: a type in `types`, dense, unquantized."""
   buffer = model.buffers[t.buffer] if t.buffer else None
-  if buffer is None or buffer.data is None or len(buffer.data) == 0 or t.type not in NUMPY_TYPES:
+  if buffer is None or buffer.data is None or len(buffer.data) == 0 or t.type not in types:
     return False
   if t.isVariable or t.sparsity is not None:
     return False
@@ -189,18 +198,19 @@ def is_plain_constant(model, t) -> bool:
 def constant_buffers(model, tensor_type: int):
   """(buffer, values) once per constant buffer that every tensor reading it,
   in every subgraph, reads as a plain constant (`is_plain_constant`) of
-  `tensor_type`; `values` is a writable flat copy. The converter shares one
-  buffer between equal constants, of any type."""
+  `tensor_type` (in NUMPY_TYPES or FLOAT_TYPES); `values` is a writable flat
+  copy. The converter shares one buffer between equal constants, of any type."""
+  types = NUMPY_TYPES | FLOAT_TYPES
   readers: dict[int, list] = {}
   for subgraph in model.subgraphs or []:
     for t in subgraph.tensors or []:
       if t.buffer:
         readers.setdefault(t.buffer, []).append(t)
   for index, tensors in readers.items():
-    if all(t.type == tensor_type and is_plain_constant(model, t) for t in tensors):
+    if all(t.type == tensor_type and is_plain_constant(model, t, types) for t in tensors):
       buffer = model.buffers[index]
       raw = np.asarray(buffer.data, dtype=np.uint8).tobytes()
-      yield buffer, np.frombuffer(raw, dtype=NUMPY_TYPES[tensor_type]).copy()
+      yield buffer, np.frombuffer(raw, dtype=types[tensor_type]).copy()
 
 
 def rewritable(model) -> bool:

@@ -1,14 +1,16 @@
 """Infinite constants, which TF's TFLite converter writes as finite floats.
 
-The converter (both routes) stores each +-inf element of a float32 constant
-as +-3.4028235e38, the largest finite float32: `where(x > 0, inf, x)` gives
-3.4e38 on LiteRT, `x * inf` gives 0 at x = 0 where JAX gives NaN. The
-converted function's own constants (its literals, closed-over arrays and
-parameters) tell whether it could mean that finite value: where none of them
-is +-3.4028235e38, every constant element of that value in the flatbuffer
-was an infinity, and `to_tflite` writes it back as one. Where one is, the two
-cannot be told apart: the constants stay as the converter wrote them, and
-`to_tflite` warns.
+The converter (both routes) stores each +-inf element of a float constant as
+that type's largest finite value: +-3.4028235e38 in float32, +-65504 in
+float16, +-3.3895314e38 in bfloat16. `where(x > 0, inf, x)` gives 3.4e38 on
+LiteRT, `x * inf` gives 0 at x = 0 where JAX gives NaN, and the maximum of an
+empty bfloat16 slice gives -3.39e38 where JAX gives -inf. The converted
+function's own constants (its literals, closed-over arrays and parameters)
+tell whether it could mean that finite value: where none of them is, in that
+type, its largest finite value, every constant element of that value in the
+flatbuffer was an infinity, and `to_tflite` writes it back as one. Where one
+is, the two cannot be told apart: that type's constants stay as the converter
+wrote them, and `to_tflite` warns.
 
 Rules that compare with an infinite constant compare with `>=` (or `<=`),
 which holds both ways: for inf itself, and for the value the converter may
@@ -18,14 +20,18 @@ leave.
 import warnings
 
 import jax.numpy as jnp
+import ml_dtypes
 import numpy as np
 from jax.extend import core as jax_core
 
 from jax2tf import provenance
 from jax2tf.lite import flatbuffer
-from jax2tf.lite.flatbuffer import TensorType
 
-_LARGEST = np.float32(np.finfo(np.float32).max)
+# The flatbuffer's float types, each with its largest finite value.
+_LARGEST = {
+  tensor_type: ml_dtypes.finfo(dtype).max for tensor_type, dtype in flatbuffer.FLOAT_TYPES.items()
+}
+EVERY_TYPE = frozenset(_LARGEST)
 
 
 def _values(closed) -> list:
@@ -40,51 +46,59 @@ def _values(closed) -> list:
   return found
 
 
-def _is_largest(value) -> bool:
+def _is_largest(value, tensor_type) -> bool:
+  # Rounded to the type first: float32 65510 is float16's 65504.
   a = np.asarray(value)
   if not jnp.issubdtype(a.dtype, np.floating):
     return False
+  dtype = flatbuffer.FLOAT_TYPES[tensor_type]
   with np.errstate(over="ignore"):
-    return bool((np.abs(a.astype(np.float32)) == _LARGEST).any())
+    return bool((np.abs(a.astype(dtype)) == _LARGEST[tensor_type]).any())
 
 
-def held_by(closed) -> bool:
-  """Whether the closed jaxpr `closed` holds a constant of +-3.4028235e38 (the
-  largest finite float32, as any float type): then its infinities cannot be
-  restored. True for None (a function JAX cannot trace): unknown, so the
+def restorable(closed) -> frozenset:
+  """The flatbuffer float types (TensorType values) whose infinite constants
+  can be restored: those whose largest finite value no constant of the closed
+  jaxpr `closed` holds (as any float type, rounded to that type). None for
+  `closed` (a function JAX cannot trace) gives none: unknown, so the
   converter's constants stay."""
   if closed is None:
-    return True
-  return any(_is_largest(v) for v in _values(closed))
+    return frozenset()
+  values = _values(closed)
+  return frozenset(t for t in EVERY_TYPE if not any(_is_largest(v, t) for v in values))
 
 
-def _largest_constants(model):
-  """(buffer, values) for each float32 constant buffer holding +-3.4028235e38."""
-  for buffer, values in flatbuffer.constant_buffers(model, TensorType.FLOAT32):
-    if (np.abs(values) == _LARGEST).any():
-      yield buffer, values
+def _largest_constants(model, types):
+  """(buffer, values, largest) for each constant buffer of one of `types`
+  holding that type's +-largest finite value."""
+  for tensor_type in sorted(types):
+    largest = _LARGEST[tensor_type]
+    for buffer, values in flatbuffer.constant_buffers(model, tensor_type):
+      if (np.abs(values) == largest).any():
+        yield buffer, values, largest
 
 
-def restore(model) -> bool:
-  """Writes each +-3.4028235e38 element of the model's float32 constants back
-  as +-inf; whether any changed."""
+def restore(model, types=EVERY_TYPE) -> bool:
+  """Writes each +-largest finite element of the model's constants of
+  `types` back as +-inf; whether any changed."""
   changed = False
-  for buffer, values in _largest_constants(model):
-    largest = np.abs(values) == _LARGEST
-    values[largest] = np.copysign(np.inf, values[largest])
+  for buffer, values, largest in _largest_constants(model, types):
+    at_largest = np.abs(values) == largest
+    values[at_largest] = np.copysign(np.inf, values[at_largest]).astype(values.dtype)
     buffer.data = np.frombuffer(values.tobytes(), dtype=np.uint8)
     changed = True
   return changed
 
 
-def warn_unrestored(model) -> None:
-  """Warns where the model holds +-3.4028235e38 that may stand for +-inf."""
-  for _ in _largest_constants(model):
+def warn_unrestored(model, types) -> None:
+  """Warns where the model's constants of `types` hold their type's largest
+  finite value, which may stand for an infinity."""
+  for _, values, largest in _largest_constants(model, types):
     warnings.warn(
-      "to_tflite: the function holds the constant +-3.4028235e38 (the largest "
-      "float32), and TF's TFLite converter writes infinite constants as that value "
-      "too; the model's constants keep it, so infinities that JAX takes from "
-      "constants come out finite on LiteRT",
+      f"to_tflite: the function holds the constant +-{float(largest):.8g} (the largest "
+      f"{values.dtype.name}), and TF's TFLite converter writes infinite constants "
+      "as that value too; the model's constants keep it, so infinities that JAX "
+      "takes from constants come out finite on LiteRT",
       stacklevel=5,
     )
     return

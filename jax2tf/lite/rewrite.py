@@ -523,20 +523,20 @@ _GRAPH_PASSES = (
 PASSES = {"native": _PASSES, "graph": _GRAPH_PASSES}
 
 
-def simplify(content: bytes, route: str = "native", *, restore_infinities: bool = True) -> bytes:
+def simplify(
+  content: bytes, route: str = "native", *, restore_infinities=infinities.EVERY_TYPE
+) -> bytes:
   """The flatbuffer `to_tflite` converted on `route`, with that route's
   rewrites applied (the same bytes when none applies), and its infinite
-  constants written back where `restore_infinities` (infinities.py)."""
+  constants written back in the float types `restore_infinities` names
+  (infinities.py)."""
   model = flatbuffer.load(content)
   if not flatbuffer.rewritable(model):
     return content
-  restored = False
-  if restore_infinities:
-    # First: the passes below read constants (a MAXIMUM with -inf, a bias
-    # that could turn a result infinite).
-    restored = infinities.restore(model)
-  else:
-    infinities.warn_unrestored(model)
+  # First: the passes below read constants (a MAXIMUM with -inf, a bias
+  # that could turn a result infinite).
+  restored = infinities.restore(model, restore_infinities)
+  infinities.warn_unrestored(model, infinities.EVERY_TYPE - restore_infinities)
   regions = flatbuffer.stablehlo_regions(model)
   graphs = [Graph(model, n, region=n in regions) for n in range(len(model.subgraphs))]
   for g in graphs:

@@ -40,7 +40,7 @@ def test_a_largest_float_constant_is_kept_and_the_conversion_warns(route):
   def f(x):
     return jnp.where(x > 1, _LARGEST, x), jnp.where(x < 0, -jnp.inf, x)
 
-  with pytest.warns(UserWarning, match=r"holds the constant \+-3\.4028235e38"):
+  with pytest.warns(UserWarning, match=r"holds the constant \+-3\.4028235e\+38 \(the largest float32\)"):
     model = jax2tf.to_tflite(f, _X, route=route, verify=False)
   largest, lowest = lite.run(model, _X)
   _assert_same_bits(largest, np.asarray(f(_X)[0]))
@@ -48,7 +48,7 @@ def test_a_largest_float_constant_is_kept_and_the_conversion_warns(route):
   assert lowest[1] == -_LARGEST
 
 
-def test_held_by_finds_constants_in_nested_computations():
+def test_restorable_finds_constants_in_nested_computations():
   def in_cond(x):
     return lax.cond(x[0] > 0, lambda v: v * _LARGEST, lambda v: v, x)
 
@@ -58,13 +58,13 @@ def test_held_by_finds_constants_in_nested_computations():
   spec = jax.ShapeDtypeStruct((4,), np.float32)
 
   def held(f):
-    return infinities.held_by(jax.make_jaxpr(f)(spec))
+    return flatbuffer.TensorType.FLOAT32 not in infinities.restorable(jax.make_jaxpr(f)(spec))
 
   assert held(in_cond)
   assert held(in_scan)
   assert held(lambda x: x + jnp.asarray([0.0, _LARGEST, 0.0, 0.0]))
   assert not held(lambda x: jnp.maximum(x, -jnp.inf) * 3.0e38)
-  assert infinities.held_by(None)  # JAX could not trace: keep the constants
+  assert not infinities.restorable(None)  # JAX could not trace: keep the constants
 
 
 def test_restore_leaves_a_buffer_that_an_integer_constant_shares():
@@ -88,3 +88,36 @@ def test_restore_leaves_a_buffer_that_an_integer_constant_shares():
   model.subgraphs[0].tensors.append(shared)
   assert not infinities.restore(model)
   assert largest_buffers(model)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, jnp.bfloat16], ids=["float16", "bfloat16"])
+def test_infinite_16_bit_constants_stay_infinite(dtype):
+  # The converter folds the identity of an empty max into a constant of the
+  # 16-bit type's largest finite value.
+  def f(x):
+    return lax.reduce_max(x[:, :0], (1,)), lax.reduce_min(x[:0], (0,)), x * jnp.inf
+
+  x = _X.reshape(2, 2).astype(dtype)
+  model = jax2tf.to_tflite(f, x, route="graph")
+  for got, want in zip(lite.run(model, x), jax.jit(f)(x)):
+    assert got.dtype == want.dtype
+    _assert_same_bits(got.astype(np.float32), np.asarray(want, np.float32))
+
+
+def test_a_type_whose_largest_float_the_function_holds_keeps_only_its_constants():
+  # The float16 results fold into constants. float32 65510 rounds to float16's
+  # largest: the float16 constants stay (and the conversion warns), the
+  # float32 ones are restored.
+  def f(x):
+    empty = x[:0].astype(jnp.float16)
+    largest = (jnp.float32(65510.0) + lax.reduce_sum(x[:0], (0,))).astype(jnp.float16)
+    return lax.reduce_max(empty, (0,)), largest, jnp.where(x > 1, jnp.inf, x)
+
+  traced = jax.make_jaxpr(f)(_X)
+  assert infinities.restorable(traced) == infinities.EVERY_TYPE - {flatbuffer.TensorType.FLOAT16}
+  with pytest.warns(UserWarning, match=r"holds the constant \+-65504 \(the largest float16\)"):
+    model = jax2tf.to_tflite(f, _X, route="graph", verify=False)
+  empty_max, largest, single = lite.run(model, _X)
+  assert empty_max == -65504  # JAX: -inf, which the constant cannot tell from -65504
+  assert largest == 65504
+  _assert_same_bits(single, np.asarray(f(_X)[2]))

@@ -304,6 +304,12 @@ CASES += [
     # 16-bit integers in int32, where -128 would be INT32_MIN).
     _exact("max_i8_empty", rmax((1,)), np.zeros((3, 0), I8)),
     _exact("min_i16_empty", rmin((0,)), np.zeros((0, 2), I16)),
+    # The 16-bit float identities, +-inf, which TF's TFLite converter folds
+    # into constants of the narrow type's largest finite value.
+    _exact("max_bf16_of_empty_slice", lambda x: lax.reduce_max(x[:, :0], (1,)),
+           rand((3, 2), BF16)),
+    _exact("min_f16_of_empty_slice", lambda x: lax.reduce_min(x[:0], (0,)),
+           rand((2, 3), F16)),
     _exact("reduce_min_c64_init",
            lambda x: lax.reduce(x, np.complex64(1 - 1j), lax.min, (1,)),
            complex_specials((5, 4), seed=4)),
@@ -505,7 +511,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'max_c64_one_element'
     ],
     ('reduce_max', 'dtype bfloat16'): [
-        'reduce_max_bfloat16'
+        'max_bf16_of_empty_slice', 'reduce_max_bfloat16'
     ],
     ('reduce_max', 'dtype complex128'): [
         'max_c128_specials_all'
@@ -530,6 +536,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('reduce_min', 'dtype complex128'): [
         'min_c128_specials'
+    ],
+    ('reduce_min', 'dtype float16'): [
+        'min_f16_of_empty_slice'
     ],
     ('reduce_min', 'dtype float64'): [
         'min_f64_signed_zeros'

@@ -104,6 +104,24 @@ def invert(a: tf.Tensor) -> tf.Tensor:
   return _c(-1) - a
 
 
+def population_count(a: tf.Tensor) -> tf.Tensor:
+  """The number of set bits of `a`: the bit planes of its halves, summed."""
+  high, low = halves(a)
+  return tf.cast(tf.reduce_sum(_bit_planes(high) + _bit_planes(low), axis=-1), tf.int32)
+
+
+def _bit_length(half: tf.Tensor) -> tf.Tensor:
+  """The bits that `half` (in [0, 2**16)) needs: the powers of two it reaches."""
+  reached = tf.expand_dims(_to_float(half), -1) >= _BIT_VALUES
+  return tf.reduce_sum(tf.cast(reached, tf.int32), axis=-1)
+
+
+def count_leading_zeros(a: tf.Tensor) -> tf.Tensor:
+  """The number of zero bits of `a` above its highest set bit."""
+  high, low = halves(a)
+  return tf.where(high > 0, _c(16) - _bit_length(high), _c(32) - _bit_length(low))
+
+
 def negate(a: tf.Tensor) -> tf.Tensor:
   """-a, wrapping: TF.js's wasm Neg of int32 computes in float32."""
   return invert(a) + _c(1)

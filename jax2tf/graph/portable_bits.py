@@ -102,12 +102,41 @@ def left_shift(x: tf.Tensor, shift) -> tf.Tensor:
   return from_u32(to_u32(x) * factor, x.dtype)
 
 
+def _lowest_bit(u: tf.Tensor) -> tf.Tensor:
+  """The lowest bit of uint32 `u` (0 or 1) as int32."""
+  # u - 2 * (u >> 1), the subtraction as a wrapping addition.
+  low = u + tf.bitwise.right_shift(u, _u32(1)) * _u32(_U32_MAX - 1)
+  return tf.cast(low, tf.int32)
+
+
 def bit_is_set(u: tf.Tensor, b: int) -> tf.Tensor:
   """Whether bit `b` of uint32 `u` is set, as bool."""
-  shifted = tf.bitwise.right_shift(u, _u32(b))
-  # shifted - 2 * (shifted >> 1), the subtraction as a wrapping addition.
-  low = shifted + tf.bitwise.right_shift(shifted, _u32(1)) * _u32(_U32_MAX - 1)
-  return tf.not_equal(tf.cast(low, tf.int32), 0)
+  return tf.not_equal(_lowest_bit(tf.bitwise.right_shift(u, _u32(b))), 0)
+
+
+def _shifted_down(x: tf.Tensor) -> tf.Tensor:
+  """The bits of integer `x` as uint32, shifted down by 0, 1, ..., its bit
+  width - 1, along a new last axis. The bits above the width (copies of
+  the sign bit, or zeros) never reach the lowest position."""
+  shifts = np.arange(sem.bit_width(x.dtype), dtype=np.uint32)
+  return tf.bitwise.right_shift(tf.expand_dims(to_u32(x), -1), tf.constant(shifts))
+
+
+def population_count(x: tf.Tensor) -> tf.Tensor:
+  """The number of set bits of each element of `x` (of at most 32 bits),
+  as `x.dtype`: the lowest bits of its shifts, summed."""
+  ones = tf.reduce_sum(_lowest_bit(_shifted_down(x)), axis=-1)
+  return ones if x.dtype == tf.int32 else tf.cast(ones, x.dtype)
+
+
+def count_leading_zeros(x: tf.Tensor) -> tf.Tensor:
+  """The number of zero bits above the highest set bit of each element of
+  `x` (of at most 32 bits), as `x.dtype`: the width less the number of
+  shifts that leave something."""
+  nonzero = tf.not_equal(tf.cast(_shifted_down(x), tf.int32), 0)
+  bit_length = tf.reduce_sum(tf.cast(nonzero, tf.int32), axis=-1)
+  leading = tf.constant(sem.bit_width(x.dtype), tf.int32) - bit_length
+  return leading if x.dtype == tf.int32 else tf.cast(leading, x.dtype)
 
 
 def rotate_left_u32(x: tf.Tensor, r: int) -> tf.Tensor:

@@ -69,6 +69,8 @@ _UNARY = {
   "to_float32": lambda a: a.astype(jnp.float32),
   "bits_to_float32": lambda a: lax.bitcast_convert_type(a, jnp.float32),
   "to_bool": lambda a: a.astype(jnp.bool_),
+  "population_count": lax.population_count,
+  "clz": lax.clz,
 }
 
 

@@ -905,13 +905,24 @@ def _shift_right_arithmetic(ctx, x, y):
   return tf.bitcast(tf.where(out, fill, res), x.dtype)
 
 
-@register(lax.population_count_p, narrow_int_lanes=False)
+# TFLite and TF.js have no PopulationCount kernel, TF.js no bitwise one.
+
+
+@register(lax.population_count_p, int32_lanes=True, narrow_int_lanes=False)
 def _population_count(ctx, x):
+  if _is_int32_lanes(ctx, x):
+    return int32_bits.population_count(x)
+  if ctx.for_tflite and portable_bits.handles(x.dtype):
+    return portable_bits.population_count(x)
   return tf.cast(tf.raw_ops.PopulationCount(x=x), x.dtype)  # TF's result is uint8
 
 
-@register(lax.clz_p, narrow_int_lanes=False)
+@register(lax.clz_p, int32_lanes=True, narrow_int_lanes=False)
 def _clz(ctx, x):
+  if _is_int32_lanes(ctx, x):
+    return int32_bits.count_leading_zeros(x)
+  if ctx.for_tflite and portable_bits.handles(x.dtype):
+    return portable_bits.count_leading_zeros(x)
   # Smear the highest set bit into every lower position; the leading zeros are
   # the bits left unset.
   bits = sem.bit_width(x.dtype)

@@ -595,6 +595,13 @@ CASES += [
     _exact("population_count_i8", lax.population_count, np.array([0, 1, -1, 127, -128], I8),
            graph_ops=["PopulationCount"]),
     _exact("not_i8", lax.bitwise_not, _int_edge(I8), graph_ops=["BitwiseXor"]),
+    # Every bit and none, alternating bits, the sign bit alone.
+    *[_exact(f"bit_counts_{np.dtype(t).name}",
+             lambda x: (lax.population_count(x), lax.clz(x)),
+             np.concatenate([_int_edge(t), np.array(
+                 [-1, 0x55555555, 0x2AAAAAAA, 1 << (8 * np.dtype(t).itemsize - 1)],
+                 np.int64).astype(t)]))
+      for t in (I8, U8, I16, U16, I32, U32)],
     # The high half of the double-width product, signed and unsigned.
     *[_exact(f"mulhi_{np.dtype(t).name}", lax.mulhi, _int_edge(t), _int_edge(t)[::-1].copy())
       for t in (I8, U8, I16, U16, I32, U32) if hasattr(lax, "mulhi")],
@@ -1007,12 +1014,7 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_clamp_complex64'
     ],
     ('clz', 'BitwiseOr'): [
-        'all_1ary_int16', 'all_1ary_int32', 'all_1ary_int8', 'all_1ary_uint16',
-        'all_1ary_uint32', 'all_1ary_uint8', 'clz_i16', 'clz_i32', 'clz_int16', 'clz_int32',
-        'clz_int64', 'clz_int8', 'clz_u8', 'clz_uint16', 'clz_uint32', 'clz_uint64',
-        'clz_uint8', 'table_clz_int16', 'table_clz_int32', 'table_clz_int64', 'table_clz_int8',
-        'table_clz_uint16', 'table_clz_uint32', 'table_clz_uint64', 'table_clz_uint8',
-        'x64_clz_popcount'
+        'clz_int64', 'clz_uint64', 'table_clz_int64', 'table_clz_uint64', 'x64_clz_popcount'
     ],
     ('complex', 'Complex'): [
         'all_2ary_float32', 'complex_float32', 'complex_float64',
@@ -1195,12 +1197,7 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'population_count_uint64', 'table_population_count_uint64'
     ],
     ('population_count', 'PopulationCount'): [
-        'population_count_i8', 'population_count_int16', 'population_count_int32',
-        'population_count_int64', 'population_count_int8', 'population_count_uint16',
-        'population_count_uint32', 'population_count_uint8', 'table_population_count_int16',
-        'table_population_count_int32', 'table_population_count_int64',
-        'table_population_count_int8', 'table_population_count_uint16',
-        'table_population_count_uint32', 'table_population_count_uint8'
+        'population_count_int64', 'table_population_count_int64'
     ],
     ('pow', 'Pow'): [
         'pow_complex64', 'pow_complex_int_exponent', 'pow_float64', 'table_pow_complex128',
@@ -1273,7 +1270,7 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'sign_float64', 'table_sign_float64'
     ],
     ('sign', 'NotEqual'): [
-        'sign_uint32', 'table_sign_uint32'
+        'all_1ary_uint32', 'sign_uint32', 'table_sign_uint32'
     ],
     ('sign', 'Sign'): [
         'sign_int64', 'table_sign_int64'
@@ -1532,10 +1529,11 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('the converter has no builtin lowering for tf.PopulationCount',
      "TF's TFLite converter failed"): [
-        'population_count_i8', 'population_count_int64', 'population_count_uint16',
-        'population_count_uint64', 'table_population_count_int32',
-        'table_population_count_int64', 'table_population_count_int8',
-        'table_population_count_uint16'
+        'bit_counts_int16', 'bit_counts_int32', 'bit_counts_int8', 'bit_counts_uint16',
+        'bit_counts_uint32', 'bit_counts_uint8', 'population_count_i8',
+        'population_count_int64', 'population_count_uint16', 'population_count_uint64',
+        'table_population_count_int32', 'table_population_count_int64',
+        'table_population_count_int8', 'table_population_count_uint16'
     ],
     ('the converter has no builtin lowering for tf.Rsqrt',
      "TF's TFLite converter failed"): [
@@ -2072,12 +2070,12 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_clamp_uint8'
     ],
     ('clz', 'Bitcast'): [
-        'all_1ary_int16', 'all_1ary_int32', 'all_1ary_int64', 'all_1ary_int8',
-        'all_1ary_uint16', 'all_1ary_uint32', 'all_1ary_uint64', 'all_1ary_uint8', 'clz_i16',
-        'clz_i32', 'clz_int16', 'clz_int32', 'clz_int64', 'clz_int8', 'clz_u8', 'clz_uint16',
-        'clz_uint32', 'clz_uint64', 'clz_uint8', 'table_clz_int16', 'table_clz_int32',
-        'table_clz_int64', 'table_clz_int8', 'table_clz_uint16', 'table_clz_uint32',
-        'table_clz_uint64', 'table_clz_uint8', 'x64_clz_popcount'
+        'all_1ary_int16', 'all_1ary_int64', 'all_1ary_int8', 'all_1ary_uint16',
+        'all_1ary_uint64', 'all_1ary_uint8', 'bit_counts_int16', 'bit_counts_int8',
+        'bit_counts_uint16', 'bit_counts_uint8', 'clz_i16', 'clz_int16', 'clz_int64',
+        'clz_int8', 'clz_u8', 'clz_uint16', 'clz_uint64', 'clz_uint8', 'table_clz_int16',
+        'table_clz_int64', 'table_clz_int8', 'table_clz_uint16', 'table_clz_uint64',
+        'table_clz_uint8', 'x64_clz_popcount'
     ],
     ('complex', 'dtype complex128'): [
         'complex_float64', 'table_complex_float64'
@@ -2650,13 +2648,12 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_or_uint16', 'table_or_uint8'
     ],
     ('population_count', 'PopulationCount'): [
-        'population_count_i8', 'population_count_int16', 'population_count_int32',
-        'population_count_int64', 'population_count_int8', 'population_count_uint16',
-        'population_count_uint32', 'population_count_uint64', 'population_count_uint8',
-        'table_population_count_int16', 'table_population_count_int32',
+        'population_count_i8', 'population_count_int16', 'population_count_int64',
+        'population_count_int8', 'population_count_uint16', 'population_count_uint64',
+        'population_count_uint8', 'table_population_count_int16',
         'table_population_count_int64', 'table_population_count_int8',
-        'table_population_count_uint16', 'table_population_count_uint32',
-        'table_population_count_uint64', 'table_population_count_uint8'
+        'table_population_count_uint16', 'table_population_count_uint64',
+        'table_population_count_uint8'
     ],
     ('pow', 'Pow'): [
         'pow_complex64', 'pow_complex_int_exponent', 'table_pow_complex64'
@@ -2783,7 +2780,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'sign_uint16', 'table_sign_uint16'
     ],
     ('sign', 'dtype uint32'): [
-        'sign_uint32', 'table_sign_uint32'
+        'all_1ary_uint32', 'sign_uint32', 'table_sign_uint32'
     ],
     ('sign', 'dtype uint64'): [
         'sign_uint64', 'table_sign_uint64'

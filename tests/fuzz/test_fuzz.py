@@ -343,6 +343,27 @@ def test_subnormal_quotient_gap_needs_huge_inputs_whose_taming_ends_the_mismatch
   assert known_gaps.explain(quotient_of(2.0), tfjs, detail, lambda p: None) is None
 
 
+def test_nextafter_gap_holds_only_where_jax_has_zeros_for_subnormals():
+  after = program.Program(
+    ("x0", "x1"),
+    ((np.array([-0.0], np.float32), np.array([-4.2], np.float32)),),
+    (program.Eq("v0", "lax.nextafter(x0, x1)", ("x0", "x1"), "nextafter", False),
+     program.Eq("v1", "lax.max(v0, x1)", ("v0", "x1"), "max", False)),
+    ("v1",),
+  )
+  native = ("native", "eager")
+  flushed = "values differ (bit for bit) in 1 of 1 elements; at [0]: JAX -0.0, converted -1.4e-45"
+  assert known_gaps.explain(after, native, flushed, lambda p: None) is not None
+  normal = "values differ (bit for bit) in 1 of 1 elements; at [0]: JAX -0.0, converted -1.5e-38"
+  assert known_gaps.explain(after, native, normal, lambda p: None) is None
+  other = "values differ (bit for bit) in 1 of 1 elements; at [0]: JAX 1.0, converted 1.4e-45"
+  assert known_gaps.explain(after, native, other, lambda p: None) is None
+  without = dataclasses.replace(
+    after, eqs=(program.Eq("v1", "lax.max(x0, x1)", ("x0", "x1"), "max", False),)
+  )
+  assert known_gaps.explain(without, native, flushed, lambda p: None) is None
+
+
 def test_tflite_tan_gap_holds_only_beyond_its_exact_reduction():
   def tan_of(values):
     return program.Program(

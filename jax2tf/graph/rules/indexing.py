@@ -41,7 +41,10 @@ def _clamp(ctx, start, upper, valid=None):
   if valid is not None:
     ok = tf.logical_and(tf.greater_equal(start, 0), tf.less_equal(start, hi))
     valid = ok if valid is True else tf.logical_and(valid, ok)
-  return tf.cast(tf.clip_by_value(start, tf.constant(0, tf.int64), hi), tf.int32), valid
+  # Not ClipByValue: TF's TFLite converter makes it RELU6 where `hi` is 6,
+  # which has no int64 kernel.
+  clamped = tf.minimum(tf.maximum(start, tf.constant(0, tf.int64)), hi)
+  return tf.cast(clamped, tf.int32), valid
 
 
 # --- static and dynamic slices ---------------------------------------------------
@@ -100,7 +103,7 @@ def _dynamic_update_slice(ctx, operand, update, *start_indices):
       continue  # the start clamps to 0: the update spans the axis
     offset = tf.range(ctx.dim(d)) - start
     size = _tensor(ctx.dim(z))
-    placed = tf.gather(placed, tf.clip_by_value(offset, 0, size - 1), axis=axis)
+    placed = tf.gather(placed, tf.minimum(tf.maximum(offset, 0), size - 1), axis=axis)
     lands = tf.logical_and(offset >= 0, offset < size)
     lands = tf.reshape(lands, [-1 if i == axis else 1 for i in range(rank)])
     mask = lands if mask is None else tf.logical_and(mask, lands)

@@ -65,6 +65,11 @@ CASES += [
     _exact("dynamic_update_slice_clamped",
            lambda x, u, i: lax.dynamic_update_slice(x, u, (i, 3)), A(6, 4), A(2, 2), V(8, I32),
            slow=True),
+    # Starts clamped to [0, 6]: TF's TFLite converter turned a ClipByValue to
+    # 6 into RELU6, which has no integer kernel.
+    _exact("dynamic_slices_clamped_to_six", lambda x, u, i: (
+        lax.dynamic_slice(x, (i, i), (1, 2)), lax.dynamic_update_slice(x, u, (i, i))),
+        A(3, 8), A(1, 2), V(5, I32)),
     _exact("gather_numpy_index", lambda x, i: x[i], A(6, 4), V(np.array([0, 5, -1, 2, 2]), I32)),
     _exact("gather_2d_index", lambda x, i, j: x[i, j], A(6, 4),
            V(np.array([[0, 1], [5, 2]]), I32), V(np.array([[3, 0], [1, 1]]), I32)),

@@ -408,8 +408,8 @@ def _reciprocal(ctx, x):
   """1 / x with JAX's rounding: a division whose 1 grappler cannot see (it
   would compute a Reciprocal, which misses the last bit: 1 / 1.0 is
   0.99999994 on CPUs with AVX-512)."""
-  one = tf.ones([], x.dtype)
-  return tf.math.truediv(sem.hidden_from_grappler(one, for_tfjs=ctx.for_tfjs), x)
+  one = sem.hidden_from_grappler(tf.ones([], x.dtype), for_tfjs=ctx.for_tfjs)
+  return _constant_first(ctx, tf.math.truediv, one, x)
 
 
 @register(lax.integer_pow_p, int32_lanes=True)

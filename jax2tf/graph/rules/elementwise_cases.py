@@ -500,6 +500,12 @@ CASES += [
     _exact("integer_pow_neg_f32", lambda x: lax.integer_pow(x, -3),
            np.array([2, -0.5, 0, -0.0, np.inf, 3], F32)),
     _exact("integer_pow_7_f32", lambda x: lax.integer_pow(x, 7), rand((3, 4))),
+    # Reciprocals of a transpose: TF's TFLite converter moved the transpose
+    # below a division by a constant numerator, swapping its operands.
+    case("reciprocals_of_a_transpose", lambda x: (
+        lax.integer_pow(x.T, -1), lax.integer_pow(lax.sort(x, dimension=0), -1),
+        lax.integer_pow(x.T, -3), lax.rsqrt(x.T), jnp.power(x.T, -0.5)),
+         rand((2, 3), low=0.25, high=4.0)),
     _exact("integer_pow_u8_wraps", lambda x: lax.integer_pow(x, 3),
            np.array([1, 255, 200, 0, 7], U8)),
     _exact("integer_pow_i16_0", lambda x: lax.integer_pow(x, 0), _int_edge(I16)),
@@ -1401,6 +1407,7 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
         'floor_divide_int16', 'floor_divide_int8', 'floor_divide_uint32', 'floor_divide_uint8',
         'log1p_complex64', 'log_complex64', 'min_bool', 'neg_complex128', 'neg_complex64',
         'nextafter_f32', 'nextafter_float32', 'poly_max_nan', 'poly_reduce_precision',
+        'reciprocals_of_a_transpose',
         'reduce_precision', 'reduce_precision_bf16', 'reduce_precision_f16_e4m3',
         'reduce_precision_identity', 'reduce_precision_mantissa0', 'reduce_precision_to_bf16',
         'reduce_precision_to_f16', 'sign_complex128', 'sign_complex64', 'sqrt_complex64',
@@ -2864,6 +2871,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('sinh', 'dtype float64'): [
         'sinh_float64', 'table_sinh_float64'
+    ],
+    ('sort', 'Bitcast'): [
+        'reciprocals_of_a_transpose'
     ],
     ('sqrt', 'Sqrt'): [
         'sqrt_complex64', 'table_sqrt_complex64'

@@ -39,10 +39,7 @@ narrow = _LANES.narrow  # casts back to the narrow type: its low bits
 
 def widens(eqn, rule) -> bool:
   """Whether `eqn` computes in int32 lanes with its `rule` (registry.Rule)."""
-  if not any(is_narrow(v.aval) for v in (*eqn.invars, *eqn.outvars)):
-    return False
-  allowed = rule.narrow_int_lanes
-  return bool(allowed(eqn) if callable(allowed) else allowed)
+  return _LANES.opted_in(eqn, rule.narrow_int_lanes)
 
 
 # Predicates for rules whose result depends on the width only sometimes.

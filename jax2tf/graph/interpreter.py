@@ -12,8 +12,10 @@ conversion, naming its primitive.
 
 For TFLite, whose kernels compute in float32 and int32, primitives on
 float16 and bfloat16 compute in float32 lanes and round each result back
-(jax2tf/graph/float_lanes.py), and primitives on 8- and 16-bit integers in
-int32 lanes, cast back (jax2tf/graph/int_lanes.py).
+(jax2tf/graph/float_lanes.py), primitives on 8- and 16-bit integers in
+int32 lanes, cast back (jax2tf/graph/int_lanes.py), and those that only
+order or move uint32 values on int32 keys of the same order
+(jax2tf/graph/ordered_lanes.py).
 """
 
 import dataclasses
@@ -29,6 +31,7 @@ from jax2tf.graph import (
   implicit_broadcasts,
   int_lanes,
   key_data,
+  ordered_lanes,
   registry,
 )
 from jax2tf.graph.context import LoweringEnv, RuleContext
@@ -108,7 +111,7 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
       raise registry.missing_rule_error(eqn.primitive, eqn.params)
     convert_lanes = lanes and not rule.int32_lanes
     lanes_of = [
-      m for m in (float_lanes, int_lanes) if wide_lanes and m.widens(eqn, rule)
+      m for m in (float_lanes, int_lanes, ordered_lanes) if wide_lanes and m.widens(eqn, rule)
     ]  # fmt: skip
     avals_in, avals_out = [v.aval for v in eqn.invars], [v.aval for v in eqn.outvars]
     params = eqn.params

@@ -1,6 +1,6 @@
 """Narrow dtypes computed in a wide one, for graphs that TFLite runs: what
-float_lanes.py (16-bit floats in float32) and int_lanes.py (8- and 16-bit
-integers in int32) share."""
+float_lanes.py (16-bit floats in float32), int_lanes.py (8- and 16-bit
+integers in int32) and ordered_lanes.py (uint32 as int32 keys) share."""
 
 import dataclasses
 
@@ -17,6 +17,13 @@ class Lanes:
     """Whether `aval` holds one of the narrow dtypes."""
     dtype = getattr(aval, "dtype", None)
     return isinstance(dtype, np.dtype) and dtype in self.narrow_dtypes
+
+  def opted_in(self, eqn, allowed) -> bool:
+    """Whether `eqn` reads or writes a narrow dtype and `allowed` (its rule's
+    flag: a bool, or a predicate of the equation) lets it compute in the lanes."""
+    if not any(self.is_narrow(v.aval) for v in (*eqn.invars, *eqn.outvars)):
+      return False
+    return bool(allowed(eqn) if callable(allowed) else allowed)
 
   def widened_aval(self, aval):
     return aval.update(dtype=self.wide_dtype) if self.is_narrow(aval) else aval

@@ -31,13 +31,21 @@ class Rule:
   # For TFLite: whether the rule may get 8- and 16-bit integers as int32
   # (graph/int_lanes.py), or a predicate of the equation saying so.
   narrow_int_lanes: Any = True
+  # For TFLite: whether the rule may get uint32 values as int32 keys of the
+  # same order (graph/ordered_lanes.py), or a predicate of the equation.
+  ordered_lanes: Any = False
 
 
 _RULES: dict[Any, Rule] = {}
 
 
 def register(
-  *primitives, no_xla=True, int32_lanes=False, float32_lanes=True, narrow_int_lanes=True
+  *primitives,
+  no_xla=True,
+  int32_lanes=False,
+  float32_lanes=True,
+  narrow_int_lanes=True,
+  ordered_lanes=False,
 ):
   """Decorator registering `fn` as the rule of `primitives`."""
 
@@ -55,7 +63,9 @@ def register(
           f"primitive {p} already has a rule ({_describe(old.fn)}); refusing a second "
           f"one ({_describe(fn)})"
         )
-      _RULES[p] = Rule(fn, no_xla, fn.__module__, int32_lanes, float32_lanes, narrow_int_lanes)
+      _RULES[p] = Rule(
+        fn, no_xla, fn.__module__, int32_lanes, float32_lanes, narrow_int_lanes, ordered_lanes
+      )
     return fn
 
   return wrap

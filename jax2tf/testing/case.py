@@ -144,6 +144,18 @@ BOOL = np.bool_
 # NaN, infinities and both zeros: the values where implementations disagree.
 SPECIALS = (np.nan, np.inf, -np.inf, 0.0, -0.0)
 
+# uint32 values around both ends and the top bit, where reading uint32 as
+# int32 (or its top bit flipped) would reorder them; as rows of 8.
+U32_ORDER_EDGES = np.array(
+  [0, 1, 0x7FFFFFFF, 0x80000000, 0x80000001, 0xFFFFFFFE, 0xFFFFFFFF, 12345], np.uint32
+)
+
+
+def u32_order_rows(n: int = 3) -> np.ndarray:
+  """`n` rows of U32_ORDER_EDGES, each rotated by 3 more than the last."""
+  return np.stack([np.roll(U32_ORDER_EDGES, 3 * i) for i in range(n)])
+
+
 # Default (rtol, atol) by result dtype, for cases that give none: the two
 # sides may use different polynomial approximations for transcendentals.
 DEFAULT_TOL = {

@@ -662,7 +662,7 @@ def _rem(ctx, x, y):
   return tf.where(is_zero, x, r)
 
 
-@register(lax.max_p, int32_lanes=True)
+@register(lax.max_p, int32_lanes=True, ordered_lanes=True)
 def _max(ctx, x, y):
   if _unsigned_lanes(ctx):
     return int32_bits.unsigned_maximum(x, y)
@@ -676,14 +676,14 @@ def _max(ctx, x, y):
   return sem.maximum(x, y)
 
 
-@register(lax.min_p, int32_lanes=True)
+@register(lax.min_p, int32_lanes=True, ordered_lanes=True)
 def _min(ctx, x, y):
   if _unsigned_lanes(ctx):
     return int32_bits.unsigned_minimum(x, y)
   return sem.minimum(x, y)
 
 
-@register(lax.clamp_p)
+@register(lax.clamp_p, ordered_lanes=True)
 def _clamp(ctx, lo, x, hi):
   # clamp(lo, x, hi) == min(max(x, lo), hi), NaN-propagating like XLA.
   return sem.minimum(sem.maximum(x, lo), hi)
@@ -774,7 +774,7 @@ for _p, _fn, _ordered in [
   (lax.gt_p, tf.greater, True),
   (lax.ge_p, tf.greater_equal, True),
 ]:
-  register(_p, int32_lanes=True)(_compare(_fn, _ordered))
+  register(_p, int32_lanes=True, ordered_lanes=True)(_compare(_fn, _ordered))
 
 
 # Total-order comparisons (eq_to, le_to, lt_to; jnp.searchsorted and sort
@@ -1070,7 +1070,7 @@ def _reduce_precision(ctx, x, *, exponent_bits, mantissa_bits):
   return tf.where(tf.math.is_nan(x), x, res)
 
 
-@register(lax.select_n_p, int32_lanes=True)
+@register(lax.select_n_p, int32_lanes=True, ordered_lanes=True)
 def _select_n(ctx, which, *cases):
   if len(cases) == 1:
     return cases[0]

@@ -48,6 +48,7 @@ from jax2tf.testing.case import (
   gaps,
   in_column,
   rand,
+  u32_order_rows,
 )
 
 CASES = Cases()
@@ -954,6 +955,14 @@ with jax.enable_x64(True):
   CASES += _bundles(X64_DTYPES, x64=True)
   CASES += _table(X64_DTYPES, x64=True, slow=True)
 
+# uint32 compared (TFLite compares int32 keys of the same order).
+CASES += [
+    _exact("u32_order_compare", lambda x, y: (
+        x < y, x <= y, x > y, x >= y, x == y, x != y, jnp.maximum(x, y), jnp.minimum(x, y),
+        lax.clamp(np.uint32(5), x, np.uint32(0x80000000)), lax.select(x < y, y, x)),
+        u32_order_rows(), u32_order_rows()[::-1].copy()),
+]
+
 # ---------------------------------------------------------------------------
 # TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
 # and cases LiteRT runs differently from XLA. Recorded from a run of the
@@ -1013,8 +1022,7 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_clamp_float64'
     ],
     ('clamp', 'Maximum'): [
-        'all_3ary_uint32', 'all_3ary_uint64', 'clamp_u32', 'table_clamp_uint32',
-        'table_clamp_uint64'
+        'all_3ary_uint64', 'table_clamp_uint64'
     ],
     ('clamp', 'SelectV2'): [
         'table_clamp_complex64'
@@ -1044,7 +1052,8 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'convert_float64_to_int64'
     ],
     ('convert_element_type', 'NotEqual'): [
-        'table_select_n_float64', 'table_select_n_uint32', 'table_select_n_uint64'
+        'all_3ary_uint32', 'table_select_n_float64', 'table_select_n_uint32',
+        'table_select_n_uint64'
     ],
     ('convert_element_type', 'SelectV2'): [
         'convert_bf16_to_all', 'convert_f16_to_ints', 'convert_f32_to_all',
@@ -1076,8 +1085,8 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'all_2ary_uint16', 'all_2ary_uint8'
     ],
     ('eq', 'Equal'): [
-        'eq_complex64', 'eq_float64', 'eq_uint32', 'eq_uint64', 'table_eq_complex128',
-        'table_eq_complex64', 'table_eq_float64', 'table_eq_uint32', 'table_eq_uint64'
+        'eq_complex64', 'eq_float64', 'eq_uint64', 'table_eq_complex128', 'table_eq_complex64',
+        'table_eq_float64', 'table_eq_uint64'
     ],
     ('exp', 'Complex'): [
         'exp_complex128', 'exp_complex64', 'exp_complex64_special_values',
@@ -1097,11 +1106,10 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'floor_float64', 'table_floor_float64'
     ],
     ('ge', 'GreaterEqual'): [
-        'ge_float64', 'ge_uint32', 'ge_uint64', 'table_ge_float64', 'table_ge_uint32',
-        'table_ge_uint64'
+        'ge_float64', 'ge_uint64', 'table_ge_float64', 'table_ge_uint64'
     ],
     ('gt', 'Greater'): [
-        'gt_float64', 'table_gt_float64', 'table_gt_uint32', 'table_gt_uint64'
+        'gt_float64', 'table_gt_float64', 'table_gt_uint64'
     ],
     ('integer_pow', 'Mul'): [
         'integer_pow3_float64', 'integer_pow_neg2_float64', 'integer_pow_uint64',
@@ -1118,7 +1126,7 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'is_finite_float64', 'table_is_finite_float64'
     ],
     ('le', 'LessEqual'): [
-        'le_float64', 'table_le_float64', 'table_le_uint32', 'table_le_uint64'
+        'le_float64', 'table_le_float64', 'table_le_uint64'
     ],
     ('log', 'Log'): [
         'log_complex128', 'log_complex64', 'log_float64', 'table_log2_float64',
@@ -1133,8 +1141,7 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_logistic_float64'
     ],
     ('lt', 'Less'): [
-        'lt_float64', 'lt_uint32', 'lt_uint64', 'table_lt_float64', 'table_lt_uint32',
-        'table_lt_uint64'
+        'lt_float64', 'lt_uint64', 'table_lt_float64', 'table_lt_uint64'
     ],
     ('lt_to', 'BitwiseXor'): [
         'total_order_f64'
@@ -1146,7 +1153,7 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'max_nan_float64', 'table_max_complex128', 'table_max_float64', 'x64_max_min_f64'
     ],
     ('max', 'Maximum'): [
-        'max_uint32', 'max_uint64', 'table_max_uint32', 'table_max_uint64'
+        'max_uint64', 'table_max_uint64'
     ],
     ('max', 'SelectV2'): [
         'max_complex_lexicographic', 'table_max_complex64'
@@ -1155,7 +1162,7 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'min_nan_float64', 'table_min_complex128', 'table_min_float64'
     ],
     ('min', 'Minimum'): [
-        'min_uint32', 'min_uint64', 'table_min_uint32', 'table_min_uint64'
+        'min_uint64', 'table_min_uint64'
     ],
     ('min', 'SelectV2'): [
         'min_complex_lexicographic', 'table_min_complex64'
@@ -1172,7 +1179,7 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('ne', 'NotEqual'): [
         'all_3ary_complex64', 'ne_float64', 'table_ne_complex128', 'table_ne_complex64',
-        'table_ne_float64', 'table_ne_uint32', 'table_ne_uint64', 'table_select_n_complex128',
+        'table_ne_float64', 'table_ne_uint64', 'table_select_n_complex128',
         'table_select_n_complex64'
     ],
     ('neg', 'AddV2'): [
@@ -1407,17 +1414,16 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
         'floor_divide_int16', 'floor_divide_int8', 'floor_divide_uint32', 'floor_divide_uint8',
         'log1p_complex64', 'log_complex64', 'min_bool', 'neg_complex128', 'neg_complex64',
         'nextafter_f32', 'nextafter_float32', 'poly_max_nan', 'poly_reduce_precision',
-        'reciprocals_of_a_transpose',
-        'reduce_precision', 'reduce_precision_bf16', 'reduce_precision_f16_e4m3',
-        'reduce_precision_identity', 'reduce_precision_mantissa0', 'reduce_precision_to_bf16',
-        'reduce_precision_to_f16', 'sign_complex128', 'sign_complex64', 'sqrt_complex64',
-        'table_acos_complex64', 'table_acosh_complex64', 'table_asin_complex64',
-        'table_asinh_complex64', 'table_atan_complex64', 'table_atanh_complex64',
-        'table_cbrt_bfloat16', 'table_cbrt_float16', 'table_cbrt_float64', 'table_clz_int16',
-        'table_clz_int32', 'table_clz_int64', 'table_clz_int8', 'table_clz_uint16',
-        'table_clz_uint32', 'table_clz_uint64', 'table_clz_uint8', 'table_expm1_complex128',
-        'table_min_bool', 'table_neg_complex128', 'table_neg_complex64',
-        'table_nextafter_float32', 'table_reduce_precision_bfloat16',
+        'reciprocals_of_a_transpose', 'reduce_precision', 'reduce_precision_bf16',
+        'reduce_precision_f16_e4m3', 'reduce_precision_identity', 'reduce_precision_mantissa0',
+        'reduce_precision_to_bf16', 'reduce_precision_to_f16', 'sign_complex128',
+        'sign_complex64', 'sqrt_complex64', 'table_acos_complex64', 'table_acosh_complex64',
+        'table_asin_complex64', 'table_asinh_complex64', 'table_atan_complex64',
+        'table_atanh_complex64', 'table_cbrt_bfloat16', 'table_cbrt_float16',
+        'table_cbrt_float64', 'table_clz_int16', 'table_clz_int32', 'table_clz_int64',
+        'table_clz_int8', 'table_clz_uint16', 'table_clz_uint32', 'table_clz_uint64',
+        'table_clz_uint8', 'table_expm1_complex128', 'table_min_bool', 'table_neg_complex128',
+        'table_neg_complex64', 'table_nextafter_float32', 'table_reduce_precision_bfloat16',
         'table_reduce_precision_float16', 'table_reduce_precision_float32',
         'table_reduce_precision_float64', 'table_sign_complex128', 'table_sign_complex64',
         'table_square_complex64', 'table_xor_bool', 'total_order_bf16_f16', 'total_order_f64',
@@ -1660,7 +1666,7 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
         'lt_uint16', 'lt_uint32', 'lt_uint64', 'lt_uint8', 'table_lt_bfloat16',
         'table_lt_bool', 'table_lt_float16', 'table_lt_float64', 'table_lt_int8',
         'table_lt_uint16', 'table_lt_uint32', 'table_lt_uint64', 'table_lt_uint8',
-        'total_order_ints_bool'
+        'total_order_ints_bool', 'u32_order_compare'
     ],
     ('the converter has no builtin lowering for tfl.less_equal',
      "TF's TFLite converter failed"): [
@@ -2068,7 +2074,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_clamp_uint16'
     ],
     ('clamp', 'dtype uint32'): [
-        'all_3ary_uint32', 'clamp_u32', 'table_clamp_uint32'
+        'all_3ary_uint32', 'clamp_u32', 'table_clamp_uint32', 'u32_order_compare'
     ],
     ('clamp', 'dtype uint64'): [
         'table_clamp_uint64'

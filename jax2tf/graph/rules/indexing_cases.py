@@ -36,6 +36,7 @@ from jax2tf.testing.case import (
   in_column,
   rand,
   refused,
+  u32_order_rows,
 )
 
 CASES = Cases()
@@ -316,6 +317,19 @@ with jax.enable_x64(True):
   CASES += _tiered(_dtype_cases([F64, I64, U64], I64, x64=True),
                    ("gather_", "dus_", "at_set_", "take_fill_"))
 
+# uint32 gathered, sliced and scattered with int32 indices (TFLite moves
+# int32 keys); a gather's fill stays uint32 (not in keys).
+CASES += [
+    _exact("u32_order_indexing", lambda x, i: (
+        jnp.take(x, i, axis=1, mode="clip"), lax.dynamic_slice(x, (i[0], i[1]), (2, 3)),
+        lax.dynamic_update_slice(x, x[:1, :2], (i[2], i[0])), x.at[i[:2]].set(x[1]),
+        x.at[1, 2:5].set(np.uint32(0xFFFFFFFF))),
+        u32_order_rows(), np.array([1, 5, 2, -1], I32)),
+    _exact("u32_gather_fill", lambda x, i: jnp.take(x, i, axis=1, mode="fill",
+                                                    fill_value=np.uint32(0x80000001)),
+           u32_order_rows(), np.array([1, 9, 2, -1], I32)),
+]
+
 # ---------------------------------------------------------------------------
 # TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
 # and cases LiteRT runs differently from XLA. Recorded from a run of the
@@ -329,17 +343,14 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'at_set_uint64'
     ],
     ('dynamic_update_slice', 'GatherV2'): [
-        'dus_complex64', 'dus_float64', 'dus_uint32', 'dus_uint64'
+        'dus_complex64', 'dus_float64', 'dus_uint64'
     ],
     ('gather', 'GatherV2'): [
-        'gather_complex64', 'gather_float64', 'gather_uint32', 'gather_uint64',
-        'take_fill_complex64', 'take_fill_float64', 'take_fill_uint32', 'take_fill_uint64'
+        'gather_complex64', 'gather_float64', 'gather_uint64', 'take_fill_complex64',
+        'take_fill_float64', 'take_fill_uint32', 'take_fill_uint64', 'u32_gather_fill'
     ],
     ('scatter', 'ConcatV2'): [
         'at_set_complex', 'at_set_complex64'
-    ],
-    ('scatter', 'TensorScatterUpdate'): [
-        'at_set_uint32'
     ],
     ('scatter-add', 'ScatterNd'): [
         'at_add_uint32'
@@ -369,7 +380,7 @@ _TFLITE_GAPS = {  # (why, error): cases
     ("LiteRT's kernels differ from XLA's: values differ",
      'values\\ differ'): [
         'at_set_bfloat16', 'at_set_float16', 'at_set_float32', 'at_set_int16', 'at_set_int32',
-        'at_set_int64', 'at_set_int8', 'at_set_uint16', 'at_set_uint8'
+        'at_set_int64', 'at_set_int8', 'at_set_uint16', 'at_set_uint32', 'at_set_uint8'
     ],
 }
 CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
@@ -488,7 +499,8 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('the converter has no builtin lowering for tfl.transpose',
      "TF's TFLite converter failed"): [
-        'take_fill_bfloat16', 'take_fill_int16', 'take_fill_uint16'
+        'take_fill_bfloat16', 'take_fill_int16', 'take_fill_uint16', 'u32_gather_fill',
+        'u32_order_indexing'
     ],
     ('the converter has no builtin lowering for vhlo.gather_v2',
      "TF's TFLite converter failed"): [
@@ -565,7 +577,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'gather_uint16', 'take_fill_uint16'
     ],
     ('gather', 'dtype uint32'): [
-        'gather_uint32', 'take_fill_uint32'
+        'gather_uint32', 'take_fill_uint32', 'u32_gather_fill'
     ],
     ('gather', 'dtype uint64'): [
         'gather_uint64', 'take_fill_uint64'
@@ -595,7 +607,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'at_set_uint16'
     ],
     ('scatter', 'dtype uint32'): [
-        'at_set_uint32'
+        'at_set_uint32', 'u32_order_indexing'
     ],
     ('scatter', 'dtype uint64'): [
         'at_set_uint64'

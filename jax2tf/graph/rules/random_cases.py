@@ -221,12 +221,6 @@ for _name, _fn in _SAMPLERS.items():
 # and cases LiteRT runs differently from XLA. Recorded from a run of the
 # column; a fix shows up as a failing case to take out of here.
 _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
-    ('and', 'BitwiseXor'): [
-        'random_permutation'
-    ],
-    ('jit', 'BitwiseXor'): [
-        'permutation', 'permutation_array'
-    ],
     ('jit', 'Sub'): [
         'choice_2x3x4_seed0', 'choice_2x3x4_seed2147483647', 'choice_5_seed0',
         'choice_5_seed2147483647', 'randint', 'randint_2x3x4_seed0',
@@ -238,13 +232,6 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('shift_right_logical', 'Cast'): [
         'random_split_bits_philox2x32', 'random_split_bits_philox4x32',
         'random_uniform_philox2x32', 'random_uniform_philox4x32'
-    ],
-    ('split', 'SplitV'): [
-        'fold_in_traced', 'threefry2x32_direct'
-    ],
-    ('transpose', 'Transpose'): [
-        'gamma', 'random_gamma', 'random_split_bits_threefry4x32', 'random_split_rbg',
-        'rbg_split_fold_in'
     ],
 }
 _TFLITE_GAPS = {  # (why, error): cases

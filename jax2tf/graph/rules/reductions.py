@@ -82,13 +82,13 @@ def _extremum(ctx, x, axes, is_max):
   return sem.reduce_extremum(x, _axes(axes), is_max)
 
 
-@register(lax.reduce_max_p, narrow_int_lanes=int_lanes.reduces_no_empty_axis)
+@register(lax.reduce_max_p, narrow_int_lanes=int_lanes.reduces_no_empty_axis, ordered_lanes=True)
 def _reduce_max(ctx, x, *, axes, out_sharding=None):
   del out_sharding
   return _extremum(ctx, x, axes, True)
 
 
-@register(lax.reduce_min_p, narrow_int_lanes=int_lanes.reduces_no_empty_axis)
+@register(lax.reduce_min_p, narrow_int_lanes=int_lanes.reduces_no_empty_axis, ordered_lanes=True)
 def _reduce_min(ctx, x, *, axes, out_sharding=None):
   del out_sharding
   return _extremum(ctx, x, axes, False)
@@ -167,12 +167,12 @@ def _arg_extremum(ctx, x, axes, index_dtype, is_max):
   return tf.cast(res, out)
 
 
-@register(lax.argmax_p)
+@register(lax.argmax_p, ordered_lanes=True)
 def _argmax(ctx, x, *, axes, index_dtype):
   return _arg_extremum(ctx, x, axes, index_dtype, True)
 
 
-@register(lax.argmin_p)
+@register(lax.argmin_p, ordered_lanes=True)
 def _argmin(ctx, x, *, axes, index_dtype):
   return _arg_extremum(ctx, x, axes, index_dtype, False)
 

@@ -35,6 +35,7 @@ from jax2tf.testing.case import (
   in_column,
   rand,
   refused,
+  u32_order_rows,
 )
 
 CASES = Cases()
@@ -317,6 +318,15 @@ CASES += [
            polymorphic_shapes=["(a, b)"]),
 ]
 
+# uint32 reduced by order, over axes empty or not (the identities 0 and
+# 2**32 - 1 are the keys' INT32_MIN and INT32_MAX).
+CASES += [
+    _exact("u32_order_reductions", lambda x: (
+        lax.reduce_max(x, (1,)), lax.reduce_min(x, (0,)), lax.reduce_max(x[:, :0], (1,)),
+        lax.reduce_min(x[:0], (0,)), jnp.argmax(x, axis=1), jnp.argmin(x, axis=0)),
+        u32_order_rows()),
+]
+
 # ---------------------------------------------------------------------------
 # TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
 # and cases LiteRT runs differently from XLA. Recorded from a run of the
@@ -336,9 +346,6 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('reduce_max', 'GatherV2'): [
         'max_c64_empty', 'max_c64_one_element'
-    ],
-    ('reduce_max', 'Max'): [
-        'max_u32', 'reduce_max_uint32'
     ],
     ('reduce_min', 'Abs'): [
         'min_f64_signed_zeros'
@@ -413,7 +420,7 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('the converter has no builtin lowering for tfl.maximum',
      "TF's TFLite converter failed"): [
-        'max_u32', 'reduce_max_uint32'
+        'max_u32', 'reduce_max_uint32', 'u32_order_reductions'
     ],
     ('the converter has no builtin lowering for tfl.minimum',
      "TF's TFLite converter failed"): [
@@ -526,7 +533,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'max_i8', 'max_i8_empty', 'reduce_max_int8'
     ],
     ('reduce_max', 'dtype uint32'): [
-        'max_u32', 'reduce_max_uint32'
+        'max_u32', 'reduce_max_uint32', 'u32_order_reductions'
     ],
     ('reduce_min', 'Fill'): [
         'min_c64_rows', 'min_c64_specials_axes'

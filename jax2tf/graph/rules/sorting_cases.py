@@ -30,6 +30,7 @@ from jax2tf.testing.case import (
   exact_case,
   in_column,
   rand,
+  u32_order_rows,
 )
 
 CASES = Cases()
@@ -155,13 +156,20 @@ CASES += [
     _exact("top_k_f64", top_k(3), with_specials((9,), F64), slow=True),
 ]
 
+# uint32 sorted (TFLite sorts int32 keys of the same order).
+CASES += [
+    _exact("u32_order_sort", lambda x: (
+        jnp.sort(x, axis=1), lax.sort((x[0], x[1]), num_keys=1), lax.top_k(x, 3)),
+        u32_order_rows()),
+]
+
 # ---------------------------------------------------------------------------
 # TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
 # and cases LiteRT runs differently from XLA. Recorded from a run of the
 # column; a fix shows up as a failing case to take out of here.
 _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('sort', 'BitwiseXor'): [
-        'sort_f64_nan', 'sort_i64', 'sort_u32', 'sort_u64'
+        'sort_f64_nan', 'sort_i64', 'sort_u64'
     ],
     ('sort', 'GatherV2'): [
         'sort_c64', 'sort_complex64'
@@ -211,7 +219,7 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('the converter has no builtin lowering for tfl.less',
      "TF's TFLite converter failed"): [
-        'sort_bool', 'sort_i8', 'sort_u16', 'sort_u32', 'sort_u64'
+        'sort_bool', 'sort_i8', 'sort_u16', 'sort_u32', 'sort_u64', 'u32_order_sort'
     ],
     ('the converter has no builtin lowering for tfl.topk_v2',
      "TF's TFLite converter failed"): [
@@ -245,7 +253,7 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('sort', 'BitwiseXor'): [
         'argsort', 'sort_bool', 'sort_i32_extremes', 'sort_i64', 'sort_i8', 'sort_int8',
-        'sort_multi_operand_stable', 'sort_u16', 'sort_u32', 'unique_size'
+        'sort_multi_operand_stable', 'sort_u16', 'sort_u32', 'u32_order_sort', 'unique_size'
     ],
     ('top_k', 'Bitcast'): [
         'poly_top_k', 'top_k', 'top_k_4x9', 'top_k_bfloat16', 'top_k_f16', 'top_k_f64',

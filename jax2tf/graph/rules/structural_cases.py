@@ -32,6 +32,7 @@ from jax2tf.testing.case import (
   exact_case,
   in_column,
   rand,
+  u32_order_rows,
 )
 
 CASES = Cases()
@@ -202,6 +203,14 @@ for _op, _fn in DTYPE_FUNS.items():
     for _dt in (F64, I64, U64, C128):
       CASES.append(_dtype_case(_op, _fn, _dt, x64=True))
 
+# uint32 moved around (TFLite moves it as int32 keys: graph/ordered_lanes.py).
+CASES += [
+    _exact("u32_order_moves", lambda x: (
+        x.T, x[::-1, ::-2], jnp.concatenate([x, x[:1]]), jnp.broadcast_to(x[:1], (2, 3, 8)),
+        lax.pad(x, np.uint32(0x80000000), [(1, 0, 0), (0, 1, 1)]), jnp.tile(x, (1, 2)),
+        x.reshape(4, 6)), u32_order_rows()),
+]
+
 # ---------------------------------------------------------------------------
 # TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
 # and cases LiteRT runs differently from XLA. Recorded from a run of the
@@ -216,22 +225,17 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('pad', 'ConcatV2'): [
         'pad_complex128', 'pad_complex64', 'pad_float64', 'pad_uint64'
     ],
-    ('pad', 'PadV2'): [
-        'pad_uint32'
-    ],
     ('rev', 'ReverseV2'): [
-        'rev_complex128', 'rev_complex64', 'rev_float64', 'rev_uint32', 'rev_uint64'
+        'rev_complex128', 'rev_complex64', 'rev_float64', 'rev_uint64'
     ],
     ('split', 'SplitV'): [
-        'split_bool', 'split_complex128', 'split_complex64', 'split_float64', 'split_uint32',
-        'split_uint64'
+        'split_bool', 'split_complex128', 'split_complex64', 'split_float64', 'split_uint64'
     ],
     ('tile', 'Tile'): [
-        'tile_complex128', 'tile_complex64', 'tile_float64', 'tile_uint32', 'tile_uint64'
+        'tile_complex128', 'tile_complex64', 'tile_float64', 'tile_uint64'
     ],
     ('transpose', 'Transpose'): [
-        'transpose_complex128', 'transpose_complex64', 'transpose_float64', 'transpose_uint32',
-        'transpose_uint64'
+        'transpose_complex128', 'transpose_complex64', 'transpose_float64', 'transpose_uint64'
     ],
 }
 _TFLITE_GAPS = {  # (why, error): cases
@@ -303,7 +307,7 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
      "TF's TFLite converter failed"): [
         'transpose_bfloat16', 'transpose_complex128', 'transpose_complex64',
         'transpose_float16', 'transpose_float64', 'transpose_int16', 'transpose_uint16',
-        'transpose_uint32', 'transpose_uint64'
+        'transpose_uint32', 'transpose_uint64', 'u32_order_moves'
     ],
 }
 CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,

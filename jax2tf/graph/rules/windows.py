@@ -112,12 +112,16 @@ def _reduce_window_rule(kind):
 
 
 register(lax.reduce_window_sum_p)(_reduce_window_rule("sum"))
-register(lax.reduce_window_max_p, narrow_int_lanes=int_lanes.windows_hold_operand_values)(
-  _reduce_window_rule("max")
-)
-register(lax.reduce_window_min_p, narrow_int_lanes=int_lanes.windows_hold_operand_values)(
-  _reduce_window_rule("min")
-)
+register(
+  lax.reduce_window_max_p,
+  narrow_int_lanes=int_lanes.windows_hold_operand_values,
+  ordered_lanes=True,
+)(_reduce_window_rule("max"))
+register(
+  lax.reduce_window_min_p,
+  narrow_int_lanes=int_lanes.windows_hold_operand_values,
+  ordered_lanes=True,
+)(_reduce_window_rule("min"))
 
 
 def _generic_no_xla(ctx, *, jaxpr, consts, **_):
@@ -467,8 +471,8 @@ def _cum_minmax(kind):
   return rule
 
 
-register(lax.cummax_p)(_cum_minmax("max"))
-register(lax.cummin_p)(_cum_minmax("min"))
+register(lax.cummax_p, ordered_lanes=True)(_cum_minmax("max"))
+register(lax.cummin_p, ordered_lanes=True)(_cum_minmax("min"))
 
 
 @register(lax.cumlogsumexp_p)

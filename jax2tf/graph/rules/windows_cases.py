@@ -31,6 +31,7 @@ from jax2tf.testing.case import (
   in_column,
   rand,
   refused,
+  u32_order_rows,
 )
 
 CASES = Cases()
@@ -376,6 +377,15 @@ CASES += [
     _exact("zeros_cummin_reverse_f16", cum(lax.cummin_p, 0, True), _Z16, **_Z),
 ]
 
+# uint32 in running and windowed max and min, with padding.
+CASES += [
+    _exact("u32_order_windows", lambda x: (
+        lax.cummax(x, axis=1), lax.cummin(x, axis=1, reverse=True),
+        lax.reduce_window(x, np.uint32(0), lax.max, (1, 3), (1, 2), "SAME"),
+        lax.reduce_window(x, np.uint32(0xFFFFFFFF), lax.min, (2, 2), (1, 1),
+                          [(1, 1), (0, 1)])), u32_order_rows()),
+]
+
 # ---------------------------------------------------------------------------
 # TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
 # and cases LiteRT runs differently from XLA. Recorded from a run of the
@@ -483,7 +493,7 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('the converter has no builtin lowering for tfl.maximum',
      "TF's TFLite converter failed"): [
-        'cummax_f16', 'maxpool_f64', 'window_max_bool', 'window_max_f16',
+        'cummax_f16', 'maxpool_f64', 'u32_order_windows', 'window_max_bool', 'window_max_f16',
         'window_max_i8_padding_only', 'window_max_u8', 'zeros_window_max_f16'
     ],
     ('the converter has no builtin lowering for tfl.minimum',
@@ -516,6 +526,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('cummax', 'dtype float16'): [
         'cummax_f16'
+    ],
+    ('cummax', 'dtype uint32'): [
+        'u32_order_windows'
     ],
     ('cummin', 'PadV2'): [
         'cummin_c64_reverse'

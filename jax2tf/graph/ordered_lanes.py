@@ -81,3 +81,8 @@ def gather_takes_no_fill(eqn) -> bool:
 
   mode = lax.GatherScatterMode.from_any(eqn.params["mode"])
   return not is_narrow(eqn.invars[1].aval) and mode != lax.GatherScatterMode.FILL_OR_DROP
+
+
+def index_is_not_uint32(eqn) -> bool:
+  """For argmax and argmin: a uint32 result is an index, not a key."""
+  return np.dtype(eqn.params["index_dtype"]) != np.uint32

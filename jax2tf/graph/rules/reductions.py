@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 from jax import lax
 
-from jax2tf.graph import int32_bits, int_lanes, portable_bits, windowing
+from jax2tf.graph import int32_bits, int_lanes, ordered_lanes, portable_bits, windowing
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import tf_private
@@ -167,12 +167,12 @@ def _arg_extremum(ctx, x, axes, index_dtype, is_max):
   return tf.cast(res, out)
 
 
-@register(lax.argmax_p, ordered_lanes=True)
+@register(lax.argmax_p, ordered_lanes=ordered_lanes.index_is_not_uint32)
 def _argmax(ctx, x, *, axes, index_dtype):
   return _arg_extremum(ctx, x, axes, index_dtype, True)
 
 
-@register(lax.argmin_p, ordered_lanes=True)
+@register(lax.argmin_p, ordered_lanes=ordered_lanes.index_is_not_uint32)
 def _argmin(ctx, x, *, axes, index_dtype):
   return _arg_extremum(ctx, x, axes, index_dtype, False)
 

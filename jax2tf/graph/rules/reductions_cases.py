@@ -325,6 +325,8 @@ CASES += [
         lax.reduce_max(x, (1,)), lax.reduce_min(x, (0,)), lax.reduce_max(x[:, :0], (1,)),
         lax.reduce_min(x[:0], (0,)), jnp.argmax(x, axis=1), jnp.argmin(x, axis=0)),
         u32_order_rows()),
+    # A uint32 index is no key (argmax stays off the keys).
+    _exact("argmax_u32_index", lambda x: lax.argmax(x, 1, np.uint32), rand((3, 4))),
 ]
 
 # ---------------------------------------------------------------------------
@@ -404,7 +406,7 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('the converter has no builtin lowering for tfl.arg_max',
      "TF's TFLite converter failed"): [
-        'argmax_f16', 'argmax_i8_index_i16', 'reduce_argmax_bfloat16'
+        'argmax_f16', 'argmax_i8_index_i16', 'argmax_u32_index', 'reduce_argmax_bfloat16'
     ],
     ('the converter has no builtin lowering for tfl.arg_min',
      "TF's TFLite converter failed"): [
@@ -486,6 +488,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('argmax', 'dtype int8'): [
         'reduce_argmax_int8'
+    ],
+    ('argmax', 'dtype uint32'): [
+        'argmax_u32_index'
     ],
     ('argmin', 'dtype bfloat16'): [
         'reduce_argmin_bfloat16'

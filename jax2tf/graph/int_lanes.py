@@ -77,7 +77,4 @@ def windows_hold_operand_values(eqn) -> bool:
 def gather_fill_is_given(eqn) -> bool:
   """For gathers: out-of-bounds windows, if any, take a fill value given as
   a parameter, not the narrow type's extreme (FILL_OR_DROP's default)."""
-  from jax import lax
-
-  mode = lax.GatherScatterMode.from_any(eqn.params["mode"])
-  return mode != lax.GatherScatterMode.FILL_OR_DROP or eqn.params.get("fill_value") is not None
+  return not lanes.gather_fills(eqn) or eqn.params.get("fill_value") is not None

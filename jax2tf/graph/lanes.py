@@ -47,3 +47,11 @@ class Lanes:
     if self.is_narrow(aval) and isinstance(x, tf.Tensor) and x.dtype != aval.dtype:
       return tf.cast(x, tf.as_dtype(aval.dtype))
     return x
+
+
+def gather_fills(eqn) -> bool:
+  """For gathers: whether out-of-bounds windows are filled (FILL_OR_DROP),
+  with the `fill_value` parameter or the dtype's default."""
+  from jax import lax
+
+  return lax.GatherScatterMode.from_any(eqn.params["mode"]) == lax.GatherScatterMode.FILL_OR_DROP

@@ -13,7 +13,8 @@ INT32_MIN; its for min, 2**32 - 1, is INT32_MAX.
 Only rules registered with `ordered_lanes` (True, or a predicate of the
 equation) take keys: not arithmetic or bit operations (keys do not add),
 conversions, uint32 values that index (the starts of slices, gathers and
-scatters), nor a gather's fill (a parameter, not an operand).
+scatters, the result of an argmax), nor a gather's fill (a parameter, not
+an operand).
 """
 
 import numpy as np
@@ -77,10 +78,7 @@ def gather_takes_no_fill(eqn) -> bool:
   """For gathers (operand, indices): indices not uint32, and no window out
   of bounds filled (the fill is a uint32 parameter, which the keys would
   misread)."""
-  from jax import lax
-
-  mode = lax.GatherScatterMode.from_any(eqn.params["mode"])
-  return not is_narrow(eqn.invars[1].aval) and mode != lax.GatherScatterMode.FILL_OR_DROP
+  return not is_narrow(eqn.invars[1].aval) and not lanes.gather_fills(eqn)
 
 
 def index_is_not_uint32(eqn) -> bool:

@@ -9,6 +9,10 @@
 * For TF's TFLite converter, a subtract or divide of a constant by a
   varying value reaches it through reshapes (see
   _hide_transposes_from_constant_first_ops).
+* An integer `convert` to a narrower signed type goes through the unsigned
+  type of that width and a `bitcast_convert`: TF 2.21's XLA CPU compiler
+  segfaults on an `and`/`or` of such a convert's result with another array
+  (JAX 0.10's does too, JAX 0.12's does not).
 * Float `maximum`/`minimum` propagate NaN explicitly: TF's XLA on CPU runs
   them in a mode that drops NaN, JAX propagates it.
 * Custom calls that TF cannot execute are refused at conversion time, naming
@@ -161,6 +165,40 @@ def _hide_transposes_from_constant_first_ops(module):
         back = hlo.ReshapeOp(t, inner.result)
       result.replace_all_uses_with(back.result)
       op.erase()
+
+
+def _narrowing_to_signed(op) -> ir.IntegerType | None:
+  """The unsigned type a `convert` to a narrower signed integer can go
+  through, or None where it converts something else."""
+  source, target = op.operands[0].type, op.results[0].type
+  if not (isinstance(source, ir.RankedTensorType) and isinstance(target, ir.RankedTensorType)):
+    return None
+  a, b = source.element_type, target.element_type
+  if not (isinstance(a, ir.IntegerType) and isinstance(b, ir.IntegerType)):
+    return None
+  if not b.is_signless or b.width == 1 or b.width >= a.width:
+    return None
+  return ir.IntegerType.get_unsigned(b.width)
+
+
+def _narrow_signed_converts_through_unsigned(module):
+  # Only those an and/or reads: shape computations convert dimension sizes
+  # from i64 to i32, and TF's shape refinement folds a convert but not a
+  # bitcast_convert.
+  for op in _ops_named(module, "stablehlo.convert"):
+    unsigned = _narrowing_to_signed(op)
+    result = op.results[0]
+    if unsigned is None or not any(
+      use.owner.name in ("stablehlo.and", "stablehlo.or") for use in result.uses
+    ):
+      continue
+    t = result.type
+    through = ir.RankedTensorType.get(t.shape, unsigned, t.encoding)
+    with ir.InsertionPoint(op), op.location:
+      converted = hlo.ConvertOp(through, op.operands[0])
+      same_bits = hlo.BitcastConvertOp(t, converted.result)
+    result.replace_all_uses_with(same_bits.result)
+    op.erase()
 
 
 def _is_float_tensor(t) -> bool:
@@ -332,6 +370,7 @@ def rewrite_and_serialize(
     _inline_composites(module)
     _drop_empty_concatenate_operands(module)
     if match_jax_in_tf_xla:
+      _narrow_signed_converts_through_unsigned(module)
       _propagate_nan_in_min_max(module)
       _propagate_nan_in_clamp(module)
     else:

@@ -44,3 +44,30 @@ def test_concatenate_of_only_empty_operands_keeps_its_shape():
   a, b = np.zeros((2, 0), np.float32), np.zeros((2, 0), np.float32)
   got = jax2tf.convert(f)(a, b)
   assert got.shape == (2, 0) and got.dtype == tf.float32
+
+
+def _and_or_of_narrowed(x, y):
+  t = y.dtype
+  return lax.bitwise_and(x.astype(t), y), lax.bitwise_or(y, x.astype(t))
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+@pytest.mark.parametrize("native", [True, False], ids=["native", "graph"])
+@pytest.mark.parametrize("target", [np.int8, np.int16])
+def test_and_or_of_a_narrowing_signed_conversion(target, native, jit_compile):
+  # XLA's CPU compiler (JAX 0.10's, TF 2.21's) segfaulted on an and/or of a
+  # convert to a narrower signed type with another array; the conversion
+  # now goes through the unsigned type of that width, bit for bit the same.
+  x = np.array([[-1, 300, 70000], [-129, 2**31 - 1, -(2**31)]], np.int32)
+  info = np.iinfo(target)
+  y = np.array([[info.min, info.max, -1], [0, 0x55, -0x56]], target)
+  with jax.disable_jit():
+    want = _and_or_of_narrowed(x, y)
+  f_tf = tf.function(
+    jax2tf.convert(_and_or_of_narrowed, native_serialization=native),
+    autograph=False,
+    jit_compile=jit_compile,
+  )
+  got = f_tf(tf.constant(x), tf.constant(y))
+  for w, g in zip(want, got):
+    compare.assert_same(np.asarray(w), g.numpy(), exact=True)

@@ -1016,7 +1016,21 @@ def _convert_element_type(ctx, x, *, new_dtype, weak_type, sharding):
   target = tf.as_dtype(np.dtype(new_dtype))
   if ctx.for_tfjs:
     return _convert_in_lanes(ctx, x, target)
+  if _narrows_to_signed(x.dtype, target) and not ctx.for_tflite:
+    # TF 2.21's XLA CPU compiler segfaults on a bitwise and/or of a narrowing
+    # Cast to a signed type with another array (under jit_compile); through
+    # the unsigned type of the target's width, the bits are the same.
+    return tf.bitcast(tf.cast(x, sem.unsigned_int_of_width(target)), target)
   return convert_to(x, target)
+
+
+def _narrows_to_signed(source: tf.DType, target: tf.DType) -> bool:
+  return (
+    source.is_integer
+    and target.is_integer
+    and not target.is_unsigned
+    and sem.bit_width(target) < sem.bit_width(source)
+  )
 
 
 @register(lax.bitcast_convert_type_p, int32_lanes=True, float32_lanes=False, narrow_int_lanes=False)

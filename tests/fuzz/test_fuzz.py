@@ -481,16 +481,22 @@ def test_a_program_that_ends_the_process_is_a_finding_and_the_run_goes_on(tmp_pa
   assert summary.counts["native-eager"][targets.PASS] == 2
 
 
-def test_a_native_crash_where_jax_jit_crashes_too_is_xlas(tmp_path, monkeypatch):
+def test_a_compiled_crash_where_jax_jit_crashes_too_is_xlas(tmp_path, monkeypatch):
   # Program 6 of seed 0 is one comparison (ne): JAX's jit of it and the
-  # native and graph columns all end their process. The native column hands
-  # XLA JAX's module, so its crash is XLA's; the graph column's is a finding.
-  monkeypatch.setenv("JAX2TF_FUZZ_ABORT", "reference:ne,native-eager:ne,graph-eager:ne")
+  # native, graph and compiled graph columns all end their process. Native
+  # serialization hands XLA JAX's module and jit_compile has XLA compile the
+  # graph's ops, so those crashes are XLA's; the uncompiled graph's is a finding.
+  monkeypatch.setenv(
+    "JAX2TF_FUZZ_ABORT", "reference:ne,native-eager:ne,graph-eager:ne,graph-compiled:ne"
+  )
   summary = isolation.fuzz(0, start=6, programs=1, out=str(tmp_path), progress=None, crash_tries=2)
   found = {f.column: f for f in summary.findings}
-  assert found["native-eager"].explanation == driver.describe(known_gaps.XLA_ENDS_JAX_TOO)
+  xlas = driver.describe(known_gaps.XLA_ENDS_JAX_TOO)
+  assert found["native-eager"].explanation == xlas
+  assert found["graph-compiled"].explanation == xlas
   assert found["graph-eager"].explanation is None
   assert summary.counts["native-eager"][driver.KNOWN] == 1
+  assert summary.counts["graph-compiled"][driver.KNOWN] == 1
 
 
 def test_a_crash_the_column_alone_does_not_reproduce_is_rerun_with_jax_op_by_op(tmp_path):

@@ -206,11 +206,13 @@ _GRAPH_NO_XLA_COMPILE = ("graph-eager", "graph-graph", "graph_no_xla-eager", "gr
 # isolation), where JAX's jax.jit of the (minimized) program ends it too.
 XLA_ENDS_JAX_TOO = KnownGap(
   frozenset(),
-  _columns("native"),
+  _columns("native", "graph-compiled", "graph_no_xla-compiled"),
   "the process died",
-  "XLA ends the process compiling the program, in JAX's own jax.jit too (integer division "
-  "of constant zeros, folded at compile time, raises SIGFPE): native serialization hands "
-  "TF's XLA the module JAX's jit compiles",
+  "XLA ends the process compiling the program, and JAX's own jax.jit of it too: native "
+  "serialization hands TF's XLA the module JAX's jit compiles, and jit_compile has TF's XLA "
+  "compile the graph's ops into the same operations (integer division of constant zeros, "
+  "folded at compile time, raises SIGFPE; a bitwise and/or of a narrowing signed integer "
+  "conversion with an array segfaults XLA's CPU compiler, in JAX 0.10's and TF 2.21's)",
   "fuzz",
   match=ANY,
 )

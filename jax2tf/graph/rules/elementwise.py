@@ -300,10 +300,18 @@ def _neg(ctx, x):
   return tf.negative(x)
 
 
+def _is_nonzero(ctx, x) -> tf.Tensor:
+  """x != 0 for an integer `x`. TFLite has no NotEqual of uint32: its bits
+  read as int32 are zero exactly where it is."""
+  if not ctx.enable_xla and x.dtype == tf.uint32:
+    x = tf.bitcast(x, tf.int32)
+  return tf.not_equal(x, tf.zeros_like(x))
+
+
 @register(lax.sign_p)
 def _sign(ctx, x):
   if sem.is_unsigned(x.dtype):
-    return tf.cast(tf.not_equal(x, 0), x.dtype)
+    return tf.cast(_is_nonzero(ctx, x), x.dtype)
   if sem.is_float(x.dtype):
     # sign(+-0) is +-0 and sign(NaN) is NaN in JAX; TF's eager kernel gives +0.
     keep = tf.logical_or(tf.equal(x, 0), tf.math.is_nan(x))
@@ -1016,6 +1024,8 @@ def _convert_element_type(ctx, x, *, new_dtype, weak_type, sharding):
   target = tf.as_dtype(np.dtype(new_dtype))
   if ctx.for_tfjs:
     return _convert_in_lanes(ctx, x, target)
+  if target == tf.bool and x.dtype.is_integer:
+    return _is_nonzero(ctx, x)
   if _narrows_to_signed(x.dtype, target) and not ctx.for_tflite:
     # TF 2.21's XLA CPU compiler segfaults on a bitwise and/or of a narrowing
     # Cast to a signed type with another array (under jit_compile); through

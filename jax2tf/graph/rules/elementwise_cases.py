@@ -1052,8 +1052,7 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'convert_float64_to_int64'
     ],
     ('convert_element_type', 'NotEqual'): [
-        'all_3ary_uint32', 'table_select_n_float64', 'table_select_n_uint32',
-        'table_select_n_uint64'
+        'table_select_n_float64', 'table_select_n_uint64'
     ],
     ('convert_element_type', 'SelectV2'): [
         'convert_bf16_to_all', 'convert_f16_to_ints', 'convert_f32_to_all',
@@ -1281,9 +1280,6 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
     ('sign', 'Equal'): [
         'sign_float64', 'table_sign_float64'
-    ],
-    ('sign', 'NotEqual'): [
-        'all_1ary_uint32', 'sign_uint32', 'table_sign_uint32'
     ],
     ('sign', 'Sign'): [
         'sign_int64', 'table_sign_int64'

@@ -457,6 +457,9 @@ def _cumprod(ctx, x, *, axis, reverse):
     # TF.js multiplies int32s in JavaScript numbers, which drop low bits
     # past 2**53; products from 16-bit halves wrap as JAX's do.
     res = _cumulative_scan(ctx, tf.cast(x, dt), axis, reverse, int32_bits.multiply, 1)
+  elif ctx.for_tflite:
+    # TFLite has no Cumprod kernel; its MUL wraps integers as XLA does.
+    res = _cumulative_scan(ctx, tf.cast(x, dt), axis, reverse, tf.multiply, 1)
   else:
     res = tf.math.cumprod(tf.cast(x, dt), axis=axis, reverse=reverse)
   return tf.cast(res, x.dtype)

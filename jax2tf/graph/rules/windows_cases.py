@@ -401,10 +401,6 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('cummin', 'PadV2'): [
         'cummin_c64_reverse'
     ],
-    ('cumprod', 'Cumprod'): [
-        'cumprod', 'cumprod_f32', 'cumprod_i16_wraps', 'cumprod_i32_wraps', 'cumprod_int32',
-        'cumprod_reverse'
-    ],
     ('cumsum', 'Cast'): [
         'cumsum_u64'
     ],

@@ -598,8 +598,23 @@ def test_a_product_with_constant_zeros_that_litert_folds_is_known():
   gap = known_gaps.explain(folded, litert, detail)
   assert gap is not None and "folds a product with zeros" in gap.why
   assert known_gaps.explain(plain, litert, detail) is None
-  # Only where the column gives the folded +0.0.
+  # Only where the column gives the folded +0.0 ...
   assert known_gaps.explain(folded, litert, detail.replace("converted 0.0", "converted 1.0")) is None
+  # ... or what JAX gives with the folded product (p30285 of seed 14: a
+  # gradient adds 1 to a product of inf and folded zeros).
+  plus_one = program.Program(
+    ("x0",),
+    ((x,),),
+    (
+      program.Eq("v0", "lax.mul(x0, lax.full_like(x0, 0.0))", ("x0",), "mul", False),
+      program.Eq("v1", "lax.add(v0, lax.full_like(x0, 1.0))", ("v0", "x0"), "add", False),
+    ),
+    ("v1",),
+  )
+  summed = detail.replace("converted 0.0", "converted 1.0")
+  assert known_gaps.explain(plus_one, litert, summed) is not None
+  assert known_gaps.explain(plus_one, litert, summed.replace("converted 1.0", "converted 2.0")) is None
+  assert known_gaps.explain(plus_one, litert, summed.replace("args#0", "args#1")) is None
 
 
 def test_litert_complex_products_recovering_infinities_are_known():

@@ -191,6 +191,46 @@ def multiplies_by_a_constant(program: Program) -> bool:
   return False
 
 
+def results_with_zero_products_folded(program: Program) -> list:
+  """JAX's results op by op, one per argument set, where each product with
+  all-zero values computed from literals alone is zeros, whatever the other
+  factor holds (inf or NaN): as TF's TFLite converter folds such products."""
+  results = []
+  for args in program.args:
+    closed, shape = jax.make_jaxpr(program.fun(), return_shape=True)(*args)
+    flat = _eval_folding_zero_products(closed.jaxpr, closed.consts, args)
+    tree = jax.tree_util.tree_structure(shape)
+    results.append(jax.tree_util.tree_unflatten(tree, [np.asarray(x) for x in flat]))
+  return results
+
+
+def _eval_folding_zero_products(jaxpr, consts, args) -> list:
+  env: dict = {}
+  constant: set = set(jaxpr.constvars)
+  env.update(zip(jaxpr.constvars, consts))
+  env.update(zip(jaxpr.invars, args))
+
+  def read(v):
+    return v.val if isinstance(v, jax_core.Literal) else env[v]
+
+  def from_constants(v) -> bool:
+    return isinstance(v, jax_core.Literal) or v in constant
+
+  for eqn in jaxpr.eqns:
+    operands = [read(v) for v in eqn.invars]
+    if eqn.primitive.name == "mul" and any(
+      from_constants(v) and not np.any(np.asarray(x)) for v, x in zip(eqn.invars, operands)
+    ):
+      outs = [np.zeros(v.aval.shape, v.aval.dtype) for v in eqn.outvars]
+    else:
+      outs = eqn.primitive.bind(*operands, **eqn.primitive.get_bind_params(eqn.params))
+      outs = outs if eqn.primitive.multiple_results else [outs]
+    if all(map(from_constants, eqn.invars)) and not any(provenance.inner_jaxprs(eqn)):
+      constant.update(eqn.outvars)
+    env.update(zip(eqn.outvars, outs))
+  return [read(v) for v in jaxpr.outvars]
+
+
 def _jaxpr(program: Program):
   return jax.make_jaxpr(program.fun())(*program.args[0]).jaxpr
 

@@ -119,7 +119,19 @@ def _transpose(ctx, operand, *, permutation):
 def _rev(ctx, operand, *, dimensions):
   if not dimensions:
     return operand
-  return tf.reverse(operand, axis=list(dimensions))
+  if not ctx.for_tflite:
+    return tf.reverse(operand, axis=list(dimensions))
+  # LiteRT's REVERSE_V2 fails at run time on axes that are not adjacent
+  # ("Non-contiguous `axes` not supported"): one reverse per run of them.
+  runs: list[list[int]] = []
+  for d in sorted(dimensions):
+    if runs and runs[-1][-1] == d - 1:
+      runs[-1].append(d)
+    else:
+      runs.append([d])
+  for run in runs:
+    operand = tf.reverse(operand, axis=run)
+  return operand
 
 
 @register(lax.concatenate_p, int32_lanes=True, ordered_lanes=True)

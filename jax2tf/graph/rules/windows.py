@@ -391,6 +391,10 @@ def _select_and_scatter(
 def _cumulative_scan(ctx, x, axis, reverse, op, identity):
   """Inclusive scan by doubling (Hillis-Steele): log2(n) shifted combines."""
   n = ctx.avals_in[0].shape[axis]
+  if any(d == 0 for d in ctx.avals_in[0].shape if isinstance(d, int)):
+    # Nothing to combine; LiteRT ends the process gathering from an empty
+    # operand in the loop below.
+    return x
   rank = len(ctx.avals_in[0].shape)
   if reverse:
     x = tf.reverse(x, [axis])

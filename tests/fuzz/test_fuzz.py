@@ -631,6 +631,12 @@ def test_litert_complex_products_recovering_infinities_are_known():
   assert gap is not None and "Annex G" in gap.why
   # A number where C's product would give an infinity is something else.
   assert known_gaps.explain(p, litert, detail.format("1.0")) is None
+  # p11335: a complex integer_pow is such products, (-inf + tiny j) ** 3 too.
+  cube = program.Program(
+    ("x0",), ((x0,),), (program.Eq("v0", "lax.integer_pow(x0, 3)", ("x0",), "integer_pow", True),), ("v0",)
+  )
+  imaginary = detail.replace("real part", "imaginary part").format("inf")
+  assert known_gaps.explain(cube, litert, imaginary) is not None
 
 
 def test_the_sign_of_a_dot_of_zero_terms_is_known_only_as_jaxs_minus_zero():

@@ -678,3 +678,27 @@ def test_what_a_program_computes_from_litert_rsqrt_at_zero_is_known():
     ge_rsqrt(4.0), litert, detail.format(False, True), rerun_giving(np.array([True]))
   )
   assert other is None
+
+
+def test_tfjs_unit_broadcasts_of_polymorphic_empty_results_are_known():
+  # p11710 of seed 14: float32 (b, 0) to int32, b = 1 at run time; TF.js's
+  # broadcastTo turns the scalar bounds of the conversion into shape (1, 1).
+  x = np.zeros((1, 0), np.float32)
+
+  def convert(polymorphic_shapes):
+    return program.Program(
+      ("x0",),
+      ((x,),),
+      (program.Eq("v0", "lax.convert_element_type(x0, np.int32)", ("x0",), "convert_element_type", True),),
+      ("v0",),
+      polymorphic_shapes=polymorphic_shapes,
+    )
+
+  tfjs = targets.DEPLOYED["tfjs"]
+  detail = "p [tfjs-node] args#0: shape {} where JAX has {}"
+  gap = known_gaps.explain(convert(("b, 0",)), tfjs, detail.format("(1, 1)", "(1, 0)"))
+  assert gap is not None and "broadcastTo" in gap.why
+  # Only for a polymorphic program, and only 1s where JAX has 0s and 1s.
+  assert known_gaps.explain(convert(None), tfjs, detail.format("(1, 1)", "(1, 0)")) is None
+  assert known_gaps.explain(convert(("b, 0",)), tfjs, detail.format("(2, 1)", "(2, 0)")) is None
+  assert known_gaps.explain(convert(("b, 0",)), tfjs, detail.format("(1,)", "(1, 0)")) is None

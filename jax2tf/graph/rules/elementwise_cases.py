@@ -1329,10 +1329,6 @@ _TFLITE_GAPS = {  # (why, error): cases
      'infinities\\ differ'): [
         'exp_near_overflow', 'log1p_huge_arguments', 'log_logistic_huge_arguments'
     ],
-    ("LiteRT's kernels differ from XLA's: signs of zero differ",
-     'signs\\ of\\ zero\\ differ'): [
-        'expm1_float32_specials'
-    ],
     ("LiteRT's kernels differ from XLA's: values differ",
      'values\\ differ'): [
         'sqrt_rsqrt_huge_arguments'

@@ -403,7 +403,25 @@ def _pow(ctx, x, y):
     and float(exponent.flat[0]) in (0.5, -0.5, -1.0)
   ):
     return sem.in_f32(lambda base: _root_power(ctx, base, float(exponent.flat[0])), x)
+  if x.dtype.is_complex:
+    return _complex_pow(x, y)
   return sem.in_f32(tf.pow, x, y)
+
+
+def _complex_pow(x, y):
+  """x ** y as XLA gives it at a zero base: 1 for a zero exponent, 0 for a
+  positive real one, NaN for any other. TF's kernel, exp(y log x), gives NaN
+  for 0 ** 0 and -0.0 or infinite parts elsewhere."""
+  res = tf.pow(x, y)
+  shape = tf.shape(res)
+  real_positive = tf.logical_and(tf.math.imag(y) == 0, tf.math.real(y) > 0)
+  at_zero = tf.where(
+    tf.equal(y, 0),
+    sem.const(1, x.dtype),
+    tf.where(real_positive, sem.const(0, x.dtype), sem.const(complex(np.nan, np.nan), x.dtype)),
+  )
+  zero_base = tf.broadcast_to(tf.equal(x, 0), shape)
+  return tf.where(zero_base, tf.broadcast_to(at_zero, shape), res)
 
 
 def _root_power(ctx, x, exponent: float):

@@ -575,6 +575,12 @@ CASES += [
            np.array([1.7 + 2j, -300 + 1j, np.nan], C64)),
     _exact("convert_complex_to_bool", lambda x: lax.convert_element_type(x, np.bool_),
            np.array([0j, 1j, 1 + 0j], C64)),
+    # A complex zero to each kind of power: 1 for 0 ** 0, 0 for a positive
+    # real exponent, NaN for any other (TF's kernel gave NaN for 0 ** 0).
+    _exact("pow_complex_zero_base", lax.pow,
+           np.array([0j, complex(-0.0, 0.0), complex(0.0, -0.0)] * 3, C64),
+           np.array([0j, complex(-0.0, 0.0), 1 + 0j, 0.5 + 0j, 2 + 1j, -1 + 0j, 1j,
+                     complex(np.nan, 0.0), -2 + 3j], C64)),
     _exact("convert_int_wraps", lambda x: (x.astype(I8), x.astype(U8), x.astype(U16)),
            np.array([-1, 300, 70000, -129], I32)),
     _exact("convert_u32_to_f32_i32", lambda x: (x.astype(F32), x.astype(I32)),
@@ -1211,6 +1217,9 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ('population_count', 'PopulationCount'): [
         'population_count_int64', 'table_population_count_int64'
     ],
+    ('pow', 'Equal'): [
+        'pow_complex_zero_base'
+    ],
     ('pow', 'Pow'): [
         'pow_complex64', 'pow_complex_int_exponent', 'pow_float64', 'table_pow_complex128',
         'table_pow_complex64', 'table_pow_float64'
@@ -1746,9 +1755,9 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ],
     ('the converter has no builtin lowering for tfl.pow',
      "TF's TFLite converter failed"): [
-        'pow_bfloat16', 'pow_complex64', 'pow_complex_int_exponent', 'pow_float16',
-        'pow_float64', 'table_pow_bfloat16', 'table_pow_complex128', 'table_pow_complex64',
-        'table_pow_float16', 'table_pow_float64'
+        'pow_bfloat16', 'pow_complex64', 'pow_complex_int_exponent', 'pow_complex_zero_base',
+        'pow_float16', 'pow_float64', 'table_pow_bfloat16', 'table_pow_complex128',
+        'table_pow_complex64', 'table_pow_float16', 'table_pow_float64'
     ],
     ('the converter has no builtin lowering for tfl.right_shift',
      "TF's TFLite converter failed"): [
@@ -2659,6 +2668,9 @@ _TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
         'table_population_count_int64', 'table_population_count_int8',
         'table_population_count_uint16', 'table_population_count_uint64',
         'table_population_count_uint8'
+    ],
+    ('pow', 'BroadcastTo'): [
+        'pow_complex_zero_base'
     ],
     ('pow', 'Pow'): [
         'pow_complex64', 'pow_complex_int_exponent', 'table_pow_complex64'

@@ -451,7 +451,12 @@ def _cumsum(ctx, x, *, axis, reverse):
     # XLA's sums (and TF's kernel) start from +0.0, so that a prefix of -0.0s
     # sums to +0.0; TF.js's start from the first element and keep its -0.0.
     res = res + tf.zeros_like(res)
-  return tf.cast(res, x.dtype)
+  res = tf.cast(res, x.dtype)
+  n = ctx.avals_in[0].shape[axis]
+  if not isinstance(n, int) and x.dtype.is_floating:
+    # A polymorphic length that is 1 at run time: as for a static 1 above.
+    res = tf.where(tf.equal(ctx.dim(n), 1), x, res)
+  return res
 
 
 @register(lax.cumprod_p)

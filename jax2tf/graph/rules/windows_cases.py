@@ -326,6 +326,10 @@ CASES += [
            gaps=gaps("TF's XLA runtime, which executes the native module, keeps -0.0 as "
                      "the running max after a +0.0 where JAX's gives +0.0", ["native"],
                      error="signs of zero differ")),
+    # A running sum over a polymorphic axis that is 1 at run time keeps -0.0,
+    # as over a static one.
+    _exact("poly_cumsum_of_one_row", cum(lax.cumsum_p, 0, True),
+           np.array([[-0.0, 0.0, -1.5]], F32), polymorphic_shapes=["(b, _)"]),
     # A running max over a polymorphic axis of an array with no elements
     # (LiteRT ended the process in the doubling loop's gather).
     _exact("poly_cummax_of_empty",
@@ -467,8 +471,8 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ('the converter fails on it',
      "TF's TFLite converter failed"): [
         'cumsum_c64', 'cumsum_f16_wide', 'cumsum_u32', 'max_pool_grad', 'poly_cummax',
-        'poly_cumsum', 'poly_pool_spatial_same', 'poly_select_scatter',
-        'poly_sum_window_spatial', 'select_and_scatter_ge_add',
+        'poly_cumsum', 'poly_cumsum_of_one_row', 'poly_pool_spatial_same',
+        'poly_select_scatter', 'poly_sum_window_spatial', 'select_and_scatter_ge_add',
         'select_and_scatter_le_overlapping', 'select_scatter_maxpool_grad',
         'select_scatter_min_grad', 'select_scatter_overlapping_same'
     ],

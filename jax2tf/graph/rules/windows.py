@@ -28,6 +28,7 @@ from jax2tf.graph.windowing import (
   window_slices,
 )
 from jax2tf.internals import tf_private
+from jax2tf.shapes import dim_eval
 
 # ------------------------------------------------------- reduce_window ---
 
@@ -391,7 +392,7 @@ def _select_and_scatter(
 def _cumulative_scan(ctx, x, axis, reverse, op, identity):
   """Inclusive scan by doubling (Hillis-Steele): log2(n) shifted combines."""
   n = ctx.avals_in[0].shape[axis]
-  if any(d == 0 for d in ctx.avals_in[0].shape if isinstance(d, int)):
+  if any(dim_eval.is_zero(d) for d in ctx.avals_in[0].shape):
     # Nothing to combine; LiteRT ends the process gathering from an empty
     # operand in the loop below.
     return x
@@ -453,7 +454,7 @@ def _cumsum(ctx, x, *, axis, reverse):
     res = res + tf.zeros_like(res)
   res = tf.cast(res, x.dtype)
   n = ctx.avals_in[0].shape[axis]
-  if not isinstance(n, int) and x.dtype.is_floating:
+  if not dim_eval.is_constant(n) and x.dtype.is_floating:
     # A polymorphic length that is 1 at run time: as for a static 1 above.
     res = tf.where(tf.equal(ctx.dim(n), 1), x, res)
   return res

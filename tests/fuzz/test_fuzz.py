@@ -593,6 +593,21 @@ def test_a_product_with_constant_zeros_that_litert_folds_is_known():
   folded = one("lax.mul(x0, lax.full_like(x0, 0.0))", ("x0",))
   plain = one("lax.mul(x0, x1)", ("x0", "x1"))
   assert program.multiplies_by_a_constant(folded) and not program.multiplies_by_a_constant(plain)
+  # Zeros updated with an empty slice stay constant whatever the slice's
+  # index (p13617 of seed 14: the cotangent of an empty dynamic_slice).
+  empty_update = "lax.dynamic_update_slice(lax.full_like(x0, 0.0), x0[:0], (i,))"
+  indexed = program.Program(
+    ("x0", "i"),
+    ((x, np.int32(1)),),
+    (
+      program.Eq("v0", empty_update, ("x0", "i"), "dynamic_update_slice", False),
+      program.Eq("v1", "lax.mul(x0, v0)", ("x0", "v0"), "mul", False),
+    ),
+    ("v1",),
+  )
+  assert program.multiplies_by_a_constant(indexed)
+  folded_results = program.results_with_zero_products_folded(indexed)
+  np.testing.assert_array_equal(folded_results[0][0], np.zeros(2, np.float32))
   litert = targets.DEPLOYED["tflite"]
   detail = "p [tflite-litert] args#0: NaN positions differ in 1 of 2 elements; at [0]: JAX nan, converted 0.0"
   gap = known_gaps.explain(folded, litert, detail)

@@ -186,9 +186,22 @@ def multiplies_by_a_constant(program: Program) -> bool:
     from_constants = [v in constant for v in operands]
     if eqn.primitive.name == "mul" and (len(operands) < 2 or any(from_constants)):
       return True
-    if all(from_constants) and not any(provenance.inner_jaxprs(eqn)):
+    if _computed_from_constants(eqn, constant):
       constant.update(eqn.outvars)
   return False
+
+
+def _computed_from_constants(eqn, constant: set) -> bool:
+  """Whether an equation's results follow from literals and `constant`
+  values alone: all its operands are such, or it updates such a value with
+  an empty slice (whatever the slice's indices, it changes nothing)."""
+
+  def known(v) -> bool:
+    return isinstance(v, jax_core.Literal) or v in constant
+
+  if eqn.primitive.name == "dynamic_update_slice" and 0 in eqn.invars[1].aval.shape:
+    return known(eqn.invars[0])
+  return all(map(known, eqn.invars)) and not any(provenance.inner_jaxprs(eqn))
 
 
 def results_with_zero_products_folded(program: Program) -> list:
@@ -225,7 +238,7 @@ def _eval_folding_zero_products(jaxpr, consts, args) -> list:
     else:
       outs = eqn.primitive.bind(*operands, **eqn.primitive.get_bind_params(eqn.params))
       outs = outs if eqn.primitive.multiple_results else [outs]
-    if all(map(from_constants, eqn.invars)) and not any(provenance.inner_jaxprs(eqn)):
+    if _computed_from_constants(eqn, constant):
       constant.update(eqn.outvars)
     env.update(zip(eqn.outvars, outs))
   return [read(v) for v in jaxpr.outvars]

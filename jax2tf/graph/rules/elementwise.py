@@ -59,7 +59,6 @@ for _p, _fn in [
   (lax.tanh_p, tf.tanh),
   (lax.sqrt_p, tf.sqrt),
   (lax.rsqrt_p, tf.math.rsqrt),
-  (lax.log1p_p, tf.math.log1p),
   (lax.logistic_p, tf.sigmoid),
 ]:
   register(_p)(_math_with_accuracy(_fn))
@@ -72,7 +71,7 @@ def _log(ctx, x, *, accuracy=None):
     if any(sem.is_constant_of(term, [1]) for term in x.op.inputs):
       # Grappler would compute log(1 + a) as Log1p.
       x = sem.hidden_from_grappler(x, for_tfjs=ctx.for_tfjs)
-  return sem.in_f32(tf.math.log, x)
+  return sem.in_f32(_log_portable if _takes_portable(ctx, x, tflite_only=True) else tf.math.log, x)
 
 
 def _exp_complex(z):
@@ -229,13 +228,42 @@ def _expm1_portable(x):
   return tf.where(tf.abs(x) < 0.5, small, large)
 
 
+_LOG_OF_2_TO_THE_64 = 64 * np.log(2.0)
+
+
+def _log_portable(x):
+  # LiteRT's Log is accurate only to about 1.2e-7 absolute near 1, where
+  # x - 1 is exact and log1p's series takes over; and it overflows to inf
+  # from about 2**127.6, so huge arguments are scaled down by 2**64 first.
+  scaled = tf.math.log(x * 2.0**-64) + _LOG_OF_2_TO_THE_64.astype(x.dtype.as_numpy_dtype)
+  far = tf.where(x < 2.0**100, tf.math.log(x), scaled)
+  t = x - 1
+  return tf.where(tf.abs(t) < 0.4, _log1p_series(t), far)
+
+
+def _log1p_series(t):
+  # log1p(t) is 2 atanh(t / (2 + t)), within the series' 0.25 for |t| < 0.4.
+  return 2 * _odd_series(_ATANH_TAYLOR, t / (2 + t))
+
+
+def _log1p_portable(x):
+  # The converter writes Log1p as LOG(1 + x): +0.0 for -0.0, 5% off at 1e-6.
+  return tf.where(tf.abs(x) < 0.4, _log1p_series(x), _log_portable(1 + x))
+
+
+def _takes_portable(ctx, x, *, tflite_only: bool) -> bool:
+  """Whether a float rule computes x with its formulation in ops every
+  target runtime has. The formulations only TFLite needs leave float64 to
+  TF's kernel: their series are truncated for float32 (and TFLite's float64
+  kernels are few)."""
+  wanted = ctx.for_tflite and x.dtype != tf.float64 if tflite_only else True
+  return not ctx.enable_xla and sem.is_float(x.dtype) and wanted
+
+
 def _portable_rule(tf_fn, portable_fn, *, tflite_only: bool):
   def rule(ctx, x, *, accuracy=None):
     del accuracy  # see _math_with_accuracy
-    # The formulations only TFLite needs leave float64 to TF's kernel: their
-    # series are truncated for float32 (and TFLite's float64 kernels are few).
-    wanted = ctx.for_tflite and x.dtype != tf.float64 if tflite_only else True
-    use_portable = not ctx.enable_xla and sem.is_float(x.dtype) and wanted
+    use_portable = _takes_portable(ctx, x, tflite_only=tflite_only)
     return sem.in_f32(portable_fn if use_portable else tf_fn, x)
 
   return rule
@@ -252,6 +280,7 @@ for _p, _tf_fn, _portable_fn, _tflite_only in [
   (lax.acosh_p, tf.acosh, _acosh_portable, True),
   (lax.atanh_p, tf.atanh, _atanh_portable, True),
   (lax.expm1_p, tf.math.expm1, _expm1_portable, True),
+  (lax.log1p_p, tf.math.log1p, _log1p_portable, True),
 ]:
   register(_p)(_portable_rule(_tf_fn, _portable_fn, tflite_only=_tflite_only))
 

@@ -1,5 +1,6 @@
 """`convert`: a JAX function as a TensorFlow-callable."""
 
+import dataclasses
 import functools
 import inspect
 import re
@@ -15,6 +16,7 @@ from jax2tf.internals import tf_private
 from jax2tf.native import call_module, exporting, split
 from jax2tf.options import (
   DEFAULT_NATIVE_SERIALIZATION,
+  KNOWN_PLATFORMS,
   ConvertOptions,
   checks_disabled_by_tf_flags,
   make_options,
@@ -347,11 +349,13 @@ class _Lowered:
       options
     )
     self._checked_shapes: set = set()
-    # Under XLA compilation TF drops the Assert ops above, and XlaCallModule
+    # Under XLA compilation TF drops the Assert ops above: a graph
+    # computation would run on shapes that break the specs, and XlaCallModule
     # refines the whole body before its own shape assertions run, so a body
     # that cannot be refined hides the spec's message. A module with the
     # same arguments and an empty body refines always; its assertions give
-    # the message. Built on first use inside an XLA context (None: not needed).
+    # the message, for either serialization. Built on first use inside an
+    # XLA context (None: not needed).
     self._lower_assertions: Callable | None = None
 
   @classmethod
@@ -376,14 +380,13 @@ class _Lowered:
       _add_conversion_note(e, conv.name, specs, names)
       raise
     lowered = cls(conv.backend, module, flat_fun, conv.options, conv.name)
-    if conv.backend is _NativeBackend:
-      lowered._lower_assertions = lambda: conv.backend.lower(
-        jax.jit(_no_results),
-        args_avals,
-        kwargs_avals,
-        name=f"the shape checks of {conv.name}",
-        options=conv.options,
-      )
+    lowered._lower_assertions = lambda: _NativeBackend.lower(
+      jax.jit(_no_results),
+      args_avals,
+      kwargs_avals,
+      name=f"the shape checks of {conv.name}",
+      options=_assertion_module_options(conv),
+    )
     return lowered
 
   def _checked(self, tensors):
@@ -399,7 +402,7 @@ class _Lowered:
     if self._lower_assertions is not None and tf_private.tracing_for_xla():
       module = self._lazy.get_or_make("assertions", self._lower_assertions)
       # A control edge suffices: tf2xla compiles in an order that respects it.
-      assertions = assertions + self.backend.call(module, tensors)
+      assertions = assertions + _NativeBackend.call(module, tensors)
     with tf.control_dependencies(assertions):
       return [tf.identity(t) for t in tensors]
 
@@ -432,6 +435,13 @@ class _Lowered:
       self.module.out_avals,
     )
     return _Lowered(self.backend, module, vjp_fun, self.options, name)
+
+
+def _assertion_module_options(conv: "_Converted") -> ConvertOptions:
+  if conv.backend is _NativeBackend:
+    return conv.options
+  # A graph computation runs wherever TF compiles it, so its checks must too.
+  return dataclasses.replace(conv.options, platforms=KNOWN_PLATFORMS)
 
 
 def _no_results(*args, **kwargs):

@@ -4,8 +4,9 @@ differs from native serialization.
 The examples common to both serializations are in tests/spec/, run under
 each; here are only the documented graph differences: one TF op per JAX
 primitive (no Xla* op with enable_xla=False), dimension expressions computed
-by TF ops, shape checks as TF Assert ops that jit_compile=True drops, and the
-known issues that apply to graph serialization.
+by TF ops, shape checks as TF Assert ops (and, under jit_compile=True, which
+drops them, an assertion-only XlaCallModule), and the known issues that apply
+to graph serialization.
 """
 
 import re
@@ -200,6 +201,22 @@ def test_disabled_shape_assertions_leave_no_assert_ops():
   assert "Assert" not in {op.type for op in unchecked.graph.get_operations()}
 
 
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_assertion_module_only_under_jit_compile(flavour):
+  spec = tf.TensorSpec([None, None, None], tf.float32)
+
+  def call_modules(jit_compile, **kwargs):
+    cf = concrete(jnp.sin, "(b, b, 2*d)", spec, flavour=flavour, jit_compile=jit_compile,
+                  **kwargs)
+    return [op for op in cf.graph.get_operations() if op.type == "XlaCallModule"]
+
+  assert not call_modules(False)
+  (checks,) = call_modules(True)
+  # The graph runs wherever TF compiles it: so must its checks.
+  assert [p.decode() for p in checks.get_attr("platforms")] == ["CPU", "CUDA", "ROCM", "TPU"]
+  assert not call_modules(True, native_serialization_disabled_checks=[SHAPE_ASSERTIONS])
+
+
 # -- The spec's unchecked assumptions (graph serialization only) ------------------
 
 def positive_fun(x):
@@ -216,12 +233,13 @@ def test_unchecked_assumption_strictly_positive():
                            autograph=False, jit_compile=jc).get_concrete_function(
                                tf.TensorSpec([None], dtype=np.float32))
             for jc in (False, True)}
-  # Traced first to a TF graph the assumption "may be missed": the graph's
-  # Assert ops still catch it, but under jit_compile=True TF drops them and
-  # the result is the one lowered for b >= 1.
-  with raises_shape_error("Expected value >= 1 for dimension variable 'b'"):
-    traced[False](x0)
-  assert traced[True](x0).numpy() == positive_fun(np.ones((1,), np.float32)) == 1
+  # Traced first to a TF graph the spec says the assumption "may be missed":
+  # the graph's Assert ops catch it, and under jit_compile=True, where TF
+  # drops them, an assertion-only XlaCallModule does.
+  for jit_compile in (False, True):
+    with raises_shape_error("Expected value >= 1 for dimension variable 'b'"):
+      traced[jit_compile](x0)
+  assert traced[True](np.ones((3,), np.float32)).numpy() == 1
 
 
 def equal_dims_fun(x):
@@ -239,10 +257,11 @@ def test_unchecked_assumption_equal_dimensions():
                            autograph=False, jit_compile=jc).get_concrete_function(
                                tf.TensorSpec([None, None], dtype=np.float32))
             for jc in (False, True)}
-  with raises_shape_error(re.escape("Found inconsistency between dimension size "
-                                    "args[0].shape[1] (= 5)")):
-    traced[False](x45)
-  assert traced[True](x45).numpy() == equal_dims_fun(np.ones((4, 4))) == 1
+  for jit_compile in (False, True):
+    with raises_shape_error(re.escape("Found inconsistency between dimension size "
+                                      "args[0].shape[1] (= 5)")):
+      traced[jit_compile](x45)
+  assert traced[True](np.ones((4, 4), np.float32)).numpy() == equal_dims_fun(np.ones((4, 4))) == 1
 
 
 # =============================================================================

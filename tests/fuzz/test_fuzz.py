@@ -654,6 +654,28 @@ def test_litert_complex_products_recovering_infinities_are_known():
   assert known_gaps.explain(cube, litert, imaginary) is not None
 
 
+def test_complex_products_apart_as_nan_and_infinity_then_converted_are_known():
+  # p14880 of seed 14: a complex dot with an infinite part is NaN in JAX's
+  # XLA, infinite in TF's; as int32 that is 0 and -2147483648.
+  def converted(x, y):
+    part = "lax.imag(v0)" if np.iscomplexobj(x) else "v0"
+    eqs = (
+      program.Eq("v0", "lax.mul(x0, x1)", ("x0", "x1"), "mul", True),
+      program.Eq("v1", part, ("v0",), "imag", True),
+      program.Eq("v2", "lax.convert_element_type(v1, np.int32)", ("v1",), "convert", True),
+    )
+    return program.Program(("x0", "x1"), ((x, y),), eqs, ("v2",))
+
+  infinite = np.array([complex(-1.0, np.inf), 1 + 1j], np.complex64)
+  p = converted(infinite, np.array([1 + 2j, 3 - 4j], np.complex64))
+  detail = "p [graph-eager] args#0: values differ in 1 of 2 elements; at [0]: JAX 0, converted {}"
+  graph = ("graph", "eager")
+  assert known_gaps.explain(p, graph, detail.format("-2147483648")) is not None
+  assert known_gaps.explain(p, graph, detail.format("7")) is None
+  real = converted(np.array([np.inf, 1.0], np.float32), np.array([2.0, 3.0], np.float32))
+  assert known_gaps.explain(real, graph, detail.format("-2147483648")) is None
+
+
 def test_the_sign_of_a_dot_of_zero_terms_is_known_only_as_jaxs_minus_zero():
   # p4412 of seed 14: a gradient's dot of zeros by negative numbers.
   row, matrix = np.zeros((1, 2), np.float32), np.full((2, 3), -2.0, np.float32)

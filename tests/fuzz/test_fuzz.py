@@ -654,7 +654,7 @@ def test_litert_complex_products_recovering_infinities_are_known():
   assert known_gaps.explain(cube, litert, imaginary) is not None
 
 
-def test_complex_products_apart_as_nan_and_infinity_then_converted_are_known():
+def test_complex_products_apart_are_known_only_at_special_parts():
   # p14880 of seed 14: a complex dot with an infinite part is NaN in JAX's
   # XLA, infinite in TF's; as int32 that is 0 and -2147483648.
   def converted(x, y):
@@ -674,6 +674,20 @@ def test_complex_products_apart_as_nan_and_infinity_then_converted_are_known():
   assert known_gaps.explain(p, graph, detail.format("7")) is None
   real = converted(np.array([np.inf, 1.0], np.float32), np.array([2.0, 3.0], np.float32))
   assert known_gaps.explain(real, graph, detail.format("-2147483648")) is None
+  # Both gaps hold only where a product reads a part that is infinite, NaN,
+  # zero or huge: with moderate parts the formulas agree.
+  moderate = converted(np.array([1 + 2j, -3 + 1j], np.complex64), np.array([2 - 1j, 1 + 1j], np.complex64))
+  assert known_gaps.explain(moderate, graph, detail.format("-2147483648")) is None
+  def product(x):
+    eq = program.Eq("v0", "lax.mul(x0, x1)", ("x0", "x1"), "mul", True)
+    return program.Program(("x0", "x1"), ((x, np.array([2 - 1j, 1 + 1j], np.complex64)),), (eq,), ("v0",))
+
+  parts = "p [graph-eager] args#0 (imaginary part): NaN positions differ in 1 of 2 elements; at [0]: JAX nan, converted inf"
+  assert known_gaps.explain(product(infinite), graph, parts) is not None
+  assert known_gaps.explain(product(np.array([1 + 2j, -3 + 1j], np.complex64)), graph, parts) is None
+  for special in (0.0, 3e19):
+    edged = product(np.array([complex(special, 1.0), 1j], np.complex64))
+    assert known_gaps.explain(edged, graph, parts) is not None, special
 
 
 def test_the_sign_of_a_dot_of_zero_terms_is_known_only_as_jaxs_minus_zero():

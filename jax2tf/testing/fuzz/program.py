@@ -211,13 +211,36 @@ def results_with_zero_products_folded(program: Program) -> list:
   results = []
   for args in program.args:
     closed, shape = jax.make_jaxpr(program.fun(), return_shape=True)(*args)
-    flat = _eval_folding_zero_products(closed.jaxpr, closed.consts, args)
+    flat = _evaluate(closed.jaxpr, closed.consts, args, fold_zero_products=True)
     tree = jax.tree_util.tree_structure(shape)
     results.append(jax.tree_util.tree_unflatten(tree, [np.asarray(x) for x in flat]))
   return results
 
 
-def _eval_folding_zero_products(jaxpr, consts, args) -> list:
+def operands_of(program: Program, names: frozenset[str]) -> list[tuple[str, list]] | None:
+  """(primitive, operands) of each equation of the program whose primitive
+  is in `names`, over every argument set, as JAX computes them op by op; or
+  None where such a primitive sits in a nested computation (a loop's body,
+  a branch), whose operands this does not follow."""
+  found: list[tuple[str, list]] = []
+
+  def observe(eqn, operands):
+    if eqn.primitive.name in names:
+      found.append((eqn.primitive.name, operands))
+
+  for args in program.args:
+    closed = jax.make_jaxpr(program.fun())(*args)
+    for eqn in closed.jaxpr.eqns:
+      if any(names & jaxpr_primitives(inner) for inner in provenance.inner_jaxprs(eqn)):
+        return None
+    _evaluate(closed.jaxpr, closed.consts, args, observe=observe)
+  return found
+
+
+def _evaluate(jaxpr, consts, args, *, fold_zero_products: bool = False, observe=None) -> list:
+  """A jaxpr's results, equation by equation. With `fold_zero_products`, a
+  product with all-zero values computed from literals alone is zeros;
+  `observe(eqn, operands)` sees each equation's operands."""
   env: dict = {}
   constant: set = set(jaxpr.constvars)
   env.update(zip(jaxpr.constvars, consts))
@@ -231,8 +254,12 @@ def _eval_folding_zero_products(jaxpr, consts, args) -> list:
 
   for eqn in jaxpr.eqns:
     operands = [read(v) for v in eqn.invars]
-    if eqn.primitive.name == "mul" and any(
-      from_constants(v) and not np.any(np.asarray(x)) for v, x in zip(eqn.invars, operands)
+    if observe is not None:
+      observe(eqn, operands)
+    if (
+      fold_zero_products
+      and eqn.primitive.name == "mul"
+      and any(from_constants(v) and not np.any(np.asarray(x)) for v, x in zip(eqn.invars, operands))
     ):
       outs = [np.zeros(v.aval.shape, v.aval.dtype) for v in eqn.outvars]
     else:

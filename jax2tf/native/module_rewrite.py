@@ -28,6 +28,7 @@ from jax.extend.mlir.dialects import func as func_dialect
 from jax.extend.mlir.dialects import stablehlo as hlo
 from jax.interpreters import mlir
 
+from jax2tf import litert_limits
 from jax2tf.native import versions
 from jax2tf.native.versions import ConsumerVersions
 
@@ -165,6 +166,19 @@ def _hide_transposes_from_constant_first_ops(module):
         back = hlo.ReshapeOp(t, inner.result)
       result.replace_all_uses_with(back.result)
       op.erase()
+
+
+def _reverse_one_run_at_a_time(module):
+  for op in _ops_named(module, "stablehlo.reverse"):
+    runs = litert_limits.reverse_runs(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+    if len(runs) < 2:
+      continue
+    value = op.operands[0]
+    with ir.InsertionPoint(op), op.location:
+      for run in runs:
+        value = hlo.ReverseOp(value, run).result
+    op.results[0].replace_all_uses_with(value)
+    op.erase()
 
 
 def _narrowing_to_signed(op) -> ir.IntegerType | None:
@@ -363,7 +377,9 @@ def rewrite_and_serialize(
 
   With `match_jax_in_tf_xla`, NaN handling is rewritten where TF's XLA differs
   from JAX's (min/max, clamp); without, the module keeps JAX's own ops, as
-  TF's TFLite converter needs: it legalizes only single-op reduction bodies.
+  TF's TFLite converter needs: it legalizes only single-op reduction bodies
+  (and a reverse over axes that are not adjacent becomes one per run of
+  them, as LiteRT's REVERSE_V2 takes).
   """
   with mlir.make_ir_context(), ir.Location.unknown():
     module = ir.Module.parse(module_text)
@@ -375,6 +391,7 @@ def rewrite_and_serialize(
       _propagate_nan_in_clamp(module)
     else:
       _hide_transposes_from_constant_first_ops(module)
+      _reverse_one_run_at_a_time(module)
     _check_custom_calls(module, frozenset(allowed_custom_calls), allow_all_custom_calls)
     text = str(module.operation.get_asm(enable_debug_info=True))
   try:

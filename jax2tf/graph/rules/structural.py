@@ -6,6 +6,7 @@ Cases: structural_cases.py
 import tensorflow as tf
 from jax import lax
 
+from jax2tf import litert_limits
 from jax2tf.graph import registry
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
@@ -121,15 +122,7 @@ def _rev(ctx, operand, *, dimensions):
     return operand
   if not ctx.for_tflite:
     return tf.reverse(operand, axis=list(dimensions))
-  # LiteRT's REVERSE_V2 fails at run time on axes that are not adjacent
-  # ("Non-contiguous `axes` not supported"): one reverse per run of them.
-  runs: list[list[int]] = []
-  for d in sorted(dimensions):
-    if runs and runs[-1][-1] == d - 1:
-      runs[-1].append(d)
-    else:
-      runs.append([d])
-  for run in runs:
+  for run in litert_limits.reverse_runs(dimensions):
     operand = tf.reverse(operand, axis=run)
   return operand
 

@@ -254,10 +254,6 @@ CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
 _TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
 }
 _TFLITE_NATIVE_GAPS = {  # (why, error): cases
-    ('LiteRT fails to run it (RuntimeError: Non-contiguous `axes` not supportedNode number # (REVERSE_V#)',
-     'Non\\-contiguous\\s+`axes`\\s+not\\s+supportedNode\\s+'): [
-        'rev'
-    ],
     ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
      'Invalid\\s+tensor\\s+size\\.'): [
         'broadcast_to_empty'

@@ -195,13 +195,16 @@ def _computed_from_constants(eqn, constant: set) -> bool:
   """Whether an equation's results follow from literals and `constant`
   values alone: all its operands are such, or it updates such a value with
   an empty slice (whatever the slice's indices, it changes nothing)."""
-
-  def known(v) -> bool:
-    return isinstance(v, jax_core.Literal) or v in constant
-
   if eqn.primitive.name == "dynamic_update_slice" and 0 in eqn.invars[1].aval.shape:
-    return known(eqn.invars[0])
-  return all(map(known, eqn.invars)) and not any(provenance.inner_jaxprs(eqn))
+    return _is_constant(eqn.invars[0], constant)
+  return all(_is_constant(v, constant) for v in eqn.invars) and not any(
+    provenance.inner_jaxprs(eqn)
+  )
+
+
+def _is_constant(v, constant: set) -> bool:
+  """Whether a jaxpr value is a literal or one of the `constant` values."""
+  return isinstance(v, jax_core.Literal) or v in constant
 
 
 def results_with_zero_products_folded(program: Program) -> list:
@@ -249,9 +252,6 @@ def _evaluate(jaxpr, consts, args, *, fold_zero_products: bool = False, observe=
   def read(v):
     return v.val if isinstance(v, jax_core.Literal) else env[v]
 
-  def from_constants(v) -> bool:
-    return isinstance(v, jax_core.Literal) or v in constant
-
   for eqn in jaxpr.eqns:
     operands = [read(v) for v in eqn.invars]
     if observe is not None:
@@ -259,7 +259,10 @@ def _evaluate(jaxpr, consts, args, *, fold_zero_products: bool = False, observe=
     if (
       fold_zero_products
       and eqn.primitive.name == "mul"
-      and any(from_constants(v) and not np.any(np.asarray(x)) for v, x in zip(eqn.invars, operands))
+      and any(
+        _is_constant(v, constant) and not np.any(np.asarray(x))
+        for v, x in zip(eqn.invars, operands)
+      )
     ):
       outs = [np.zeros(v.aval.shape, v.aval.dtype) for v in eqn.outvars]
     else:

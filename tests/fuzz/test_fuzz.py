@@ -776,3 +776,27 @@ def test_tfjs_unit_broadcasts_of_polymorphic_empty_results_are_known():
   assert known_gaps.explain(convert(None), tfjs, detail.format("(1, 1)", "(1, 0)")) is None
   assert known_gaps.explain(convert(("b, 0",)), tfjs, detail.format("(2, 1)", "(2, 0)")) is None
   assert known_gaps.explain(convert(("b, 0",)), tfjs, detail.format("(1,)", "(1, 0)")) is None
+
+
+def test_a_sum_of_huge_terms_that_cancel_is_known_within_their_rounding():
+  # p39204 of seed 14: a gradient sums a row 3.4e38, -3.4e38, -1.2; JAX's XLA
+  # adds left to right (-1.2), TF's kernels otherwise (0).
+  def summed(row):
+    eq = program.Eq("v0", "lax.reduce_sum(x0, (0,))", ("x0",), "reduce_sum", False)
+    return program.Program(("x0",), ((np.array(row, np.float32),),), (eq,), ("v0",))
+
+  detail = "p [graph-eager] args#0: values differ beyond rtol=0.00016, atol=0.0007 in 1 of 1 elements; at []: JAX -1.2, converted {}"
+  graph = ("graph", "eager")
+  huge = summed([3.4e38, -3.4e38, -1.2])
+  gap = known_gaps.explain(huge, graph, detail.format("0.0"))
+  assert gap is not None and "huge terms cancel" in gap.why
+  # A few roundings of 3.4e38 apart (an ulp there is 2e31), not more ...
+  assert known_gaps.explain(huge, graph, detail.format("1e33")) is None
+  assert known_gaps.explain(huge, graph, detail.format("inf")) is None
+  # ... and not where the terms are moderate.
+  assert known_gaps.explain(summed([3.0, -3.0, -1.2]), graph, detail.format("0.0")) is None
+  # A dot's terms are products of its factors.
+  eq = program.Eq("v0", "lax.dot(x0, x1)", ("x0", "x1"), "dot_general", False)
+  factors = (np.array([1e19, -1e19, 1.0], np.float32), np.array([1e19, 1e19, -1.2], np.float32))
+  dot = program.Program(("x0", "x1"), (factors,), (eq,), ("v0",))
+  assert known_gaps.explain(dot, graph, detail.format("0.0")) is not None

@@ -12,8 +12,9 @@ their precision plus two bits), and elsewhere it is as close as float32
 computes it.
 
 Not widened: rules registered with `float32_lanes=False` (those that read or
-make a value's bits, whose float32 bits are other bits, and those that refuse
-16-bit floats as JAX does), and conversions from values float32 cannot hold
+make a value's bits, whose float32 bits are other bits, those that refuse
+16-bit floats as JAX does, and exp2, whose intermediate JAX rounds to the
+16-bit dtype), and conversions from values float32 cannot hold
 exactly (float64, 32- and 64-bit integers), which would round twice. A
 widened primitive's sub-computations (a loop body, a scatter's combiner) take
 their 16-bit operands rounded back and give float32, and their own equations

@@ -292,11 +292,18 @@ for _p, _fn in [
   register(_p)(lambda ctx, x, _fn=_fn: _fn(x))
 
 
-@register(lax.exp2_p)
+# Not in float32 lanes: JAX rounds the product below to a 16-bit x's dtype
+# (exp2(2.828125) is 7.0625 in bfloat16, not the nearer 7.09375).
+@register(lax.exp2_p, float32_lanes=False)
 def _exp2(ctx, x, *, accuracy=None):
   del accuracy
   # JAX lowers exp2 as exp(log(2) * x) with log(2) rounded to x's dtype.
-  return sem.in_f32(tf.exp, tf.multiply(sem.const(np.log(2.0), x.dtype), x))
+  log2 = sem.const(np.log(2.0), x.dtype)
+  # The product in float32, rounded back, is the correctly rounded one; TF's
+  # XLA keeps that rounding (not a 16-bit multiply's, whose result it then
+  # reads unrounded), and TFLite has no 16-bit multiply.
+  product = sem.in_f32(tf.multiply, log2, x)
+  return sem.in_f32(tf.exp, product)
 
 
 @register(lax.cbrt_p)

@@ -688,6 +688,16 @@ def test_complex_products_apart_are_known_only_at_special_parts():
   for special in (0.0, 3e19):
     edged = product(np.array([complex(special, 1.0), 1j], np.complex64))
     assert known_gaps.explain(edged, graph, parts) is not None, special
+  # Finite parts apart only from a power with a huge part (p41643 of seed
+  # 14: (1 + 0j) ** (-0 + 3.4e38j) has real part 0 in JAX, 1 in TF).
+  def power(y):
+    eq = program.Eq("v0", "lax.pow(x0, x1)", ("x0", "x1"), "pow", True)
+    return program.Program(("x0", "x1"), ((np.array([1 + 0j], np.complex64), y),), (eq,), ("v0",))
+
+  apart = "p [graph-eager] args#0 (real part): values differ beyond rtol=0.00016, atol=0.00016 in 1 of 1 elements; at [0]: JAX 0.0, converted 1.0"
+  assert known_gaps.explain(power(np.array([complex(-0.0, 3.4e38)], np.complex64)), graph, apart) is not None
+  assert known_gaps.explain(power(np.array([complex(-0.0, 3.0)], np.complex64)), graph, apart) is None
+  assert known_gaps.explain(product(infinite), graph, apart.replace("JAX 0.0", "JAX nan")) is None
 
 
 def test_the_sign_of_a_dot_of_zero_terms_is_known_only_as_jaxs_minus_zero():

@@ -810,3 +810,24 @@ def test_a_sum_of_huge_terms_that_cancel_is_known_within_their_rounding():
   factors = (np.array([1e19, -1e19, 1.0], np.float32), np.array([1e19, 1e19, -1.2], np.float32))
   dot = program.Program(("x0", "x1"), (factors,), (eq,), ("v0",))
   assert known_gaps.explain(dot, graph, detail.format("0.0")) is not None
+
+
+def test_a_remainder_of_a_huge_dividend_by_a_rounded_divisor_is_known():
+  # p42199 of seed 14: rem(3.4e38, cumprod(...)) with the product one ulp
+  # apart (rounded in another order) is any value between 0 and the divisor.
+  def remainder(dividend, divisor_eq):
+    eqs = (divisor_eq, program.Eq("v1", "lax.rem(x1, v0)", ("x1", "v0"), "rem", True))
+    args = ((np.array([-1.349, 0.0428, 2.316], np.float32), np.array([dividend, 2.0, 1.0], np.float32)),)
+    return program.Program(("x0", "x1"), args, eqs, ("v1",))
+
+  rounded = program.Eq("v0", "lax.cumprod(x0, 0, reverse=True)", ("x0",), "cumprod", False)
+  exact = program.Eq("v0", "lax.abs(x0)", ("x0",), "abs", True)
+  detail = "p [graph-eager] args#0: values differ beyond rtol=0.00016, atol=0.0003 in 1 of 3 elements; at [0]: JAX 0.065, converted {}"
+  graph = ("graph", "eager")
+  gap = known_gaps.explain(remainder(3.4e38, rounded), graph, detail.format("0.104"))
+  assert gap is not None and "remainder" in gap.why
+  # Not beyond twice the divisor, not for a dividend a few times the
+  # divisor, nor where nothing rounds the operands.
+  assert known_gaps.explain(remainder(3.4e38, rounded), graph, detail.format("7.0")) is None
+  assert known_gaps.explain(remainder(30.0, rounded), graph, detail.format("0.104")) is None
+  assert known_gaps.explain(remainder(3.4e38, exact), graph, detail.format("0.104")) is None

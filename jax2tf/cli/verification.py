@@ -142,12 +142,12 @@ def run_tflite(path: str, sets: dict) -> dict:
   for name, inputs in sets.items():
     kwargs = dict(zip(names, inputs))
     t0 = time.perf_counter()
-    out = runner(**kwargs)
+    out = lite_runtime.invoke(runner, kwargs)
     first_s = time.perf_counter() - t0
     times = []
     for _ in range(CALLS):
       t0 = time.perf_counter()
-      runner(**kwargs)
+      lite_runtime.invoke(runner, kwargs)
       times.append(time.perf_counter() - t0)
     report["sets"][name] = {
       "outputs": [np.asarray(out[k]) for k in sorted(out, key=lite_signature.output_index)],

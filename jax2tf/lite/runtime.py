@@ -64,5 +64,32 @@ def run(model: bytes, *args, input_names=None, num_threads: int | None = None, *
     if arg.dtype != want:
       raise TypeError(f"input {name!r}: the model takes {want}, got {arg.dtype}")
     feed[name] = arg
-  outputs = runner(**feed)
+  outputs = invoke(runner, feed)
   return [np.asarray(outputs[k]) for k in sorted(outputs, key=output_index)]
+
+
+def invoke(runner, feed: dict) -> dict:
+  """`runner(**feed)` for a signature runner of `interpreter(...)`, also where
+  an output has no elements.
+
+  LiteRT computes such an output (its shape, and no bytes), but the Python
+  wrapper refuses to read a tensor of 0 bytes ("Invalid tensor size."); an app
+  reading it through LiteRT's C, C++ or Java API gets its shape and no data.
+  The runner has invoked the model when it fails to read, so the outputs are
+  read one by one here, the empty ones from their shapes.
+  """
+  try:
+    return runner(**feed)
+  except ValueError as e:
+    if "Invalid tensor size" not in str(e):
+      raise
+  outputs = {}
+  for name, details in runner.get_output_details().items():
+    shape = tuple(details["shape"])
+    if 0 in shape:
+      outputs[name] = np.zeros(shape, details["dtype"])
+    else:
+      # The runner's interpreter and subgraph: LiteRT's SignatureRunner has
+      # no public accessor for the tensors of its subgraph.
+      outputs[name] = runner._interpreter.get_tensor(details["index"], runner._subgraph_index)  # noqa: SLF001
+  return outputs

@@ -78,6 +78,36 @@ def test_pytree_results_are_flattened_in_jax_order():
     np.testing.assert_allclose(g, w, rtol=1e-6)
 
 
+@pytest.mark.parametrize("polymorphic", [False, True])
+def test_outputs_with_no_elements_come_back_with_their_shapes(polymorphic):
+  # LiteRT's Python wrapper refuses to read a tensor of 0 bytes; the model
+  # itself computes it (its shape) as JAX does.
+  def f(x):
+    return jnp.broadcast_to(jnp.sum(x), (0, 3)), x[:, :0] * 2, x + 1
+
+  x = np.arange(6, dtype=np.float32).reshape(2, 3)
+  model = jax2tf.to_tflite(f, x, polymorphic_shapes=["b, 3"] if polymorphic else None)
+  for xs in (x, np.ones((5, 3), np.float32)) if polymorphic else (x,):
+    got = lite.run(model, xs)
+    want = jax.tree_util.tree_leaves(jax.jit(f)(xs))
+    assert [g.shape for g in got] == [w.shape for w in want]
+    np.testing.assert_array_equal(got[2], want[2])
+
+
+def test_reversing_an_array_with_no_elements_leaves_it_alone():
+  # LiteRT's REVERSE_V2 crashed the process on a [b, 3, 0] tensor reversed
+  # along b; an array with no elements is its own reverse.
+  def f(x):
+    return jax.lax.rev(x[..., :0], (0,)), jax.lax.rev(x, (0, 2))
+
+  x = np.arange(12, dtype=np.float32).reshape(2, 3, 2)
+  model = jax2tf.to_tflite(f, x, polymorphic_shapes=["b, 3, 2"])
+  got = lite.run(model, x)
+  want = jax.jit(f)(x)
+  assert got[0].shape == want[0].shape == (2, 3, 0)
+  np.testing.assert_array_equal(got[1], want[1])
+
+
 def test_path_is_written_atomically(tmp_path):
   path = tmp_path / "model.tflite"
   model = jax2tf.to_tflite(lambda x: jnp.sin(x) * 2, np.ones((3,), np.float32), path=path)

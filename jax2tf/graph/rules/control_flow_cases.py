@@ -227,10 +227,6 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
 }
 _TFLITE_GAPS = {  # (why, error): cases
-    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
-     'Invalid\\s+tensor\\s+size\\.'): [
-        'cond_empty_operand', 'scan_zero_length'
-    ],
 }
 CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
                      gaps=_TFLITE_GAPS)
@@ -249,10 +245,6 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ("LiteRT fails to run it (NotImplementedError: MLIR translation rule for primitive 'platform_index(platform)",
      "MLIR\\ translation\\ rule\\ for\\ primitive\\ 'platform_inde"): [
         'platform_dependent_without_cpu'
-    ],
-    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
-     'Invalid\\ tensor\\ size\\.'): [
-        'cond_empty_operand', 'scan_zero_length'
     ],
     ('the converter fails on it',
      "TF's TFLite converter failed"): [

@@ -193,10 +193,6 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
 }
 _TFLITE_GAPS = {  # (why, error): cases
-    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
-     'Invalid\\s+tensor\\s+size\\.'): [
-        'conv_empty_output'
-    ],
 }
 CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
                      gaps=_TFLITE_GAPS)

@@ -178,10 +178,6 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
 }
 _TFLITE_GAPS = {  # (why, error): cases
-    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
-     'Invalid\\s+tensor\\s+size\\.'): [
-        'dot_empty_contraction_grad'
-    ],
     ('the converter fails on it',
      "TF's TFLite converter failed"): [
         'contract_3d_vec_f32'
@@ -200,10 +196,6 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ('LiteRT fails to run it (RuntimeError: tflite/kernels/fully_connected.cc:# input->dims->data[input-)',
      'tflite/kernels/fully_connected\\.cc:\\d+\\s+in'): [
         'einsum'
-    ],
-    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
-     'Invalid\\s+tensor\\s+size\\.'): [
-        'dot_empty_contraction_grad'
     ],
     ("LiteRT's interpreter crashes running it (pinned in a child process)",
      'crashes LiteRT'): [

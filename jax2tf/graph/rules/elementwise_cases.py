@@ -1338,10 +1338,6 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
 }
 _TFLITE_GAPS = {  # (why, error): cases
-    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
-     'Invalid\\s+tensor\\s+size\\.'): [
-        'convert_float32_to_int32_empty', 'graph_optimizer_patterns_bfloat16'
-    ],
     ("LiteRT's kernels differ from XLA's: NaN positions differ",
      'NaN\\ positions\\ differ'): [
         'log1p_float32_specials', 'log_float32_specials', 'log_logistic_huge_arguments',
@@ -1377,10 +1373,6 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ('LiteRT fails to run it (RuntimeError: tflite/kernels/div.cc:# data[i] != zero_point was not true.#)',
      'tflite/kernels/div\\.cc:\\d+\\ data\\[i\\]\\ !=\\ zero_point\\ wa'): [
         'div_scalar_divisor_zero', 'poly_div_int'
-    ],
-    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
-     'Invalid\\s+tensor\\s+size\\.'): [
-        'convert_float32_to_int32_empty'
     ],
     ("LiteRT's interpreter crashes running it (pinned in a child process)",
      'crashes LiteRT'): [

@@ -688,10 +688,6 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
 }
 _TFLITE_GAPS = {  # (why, error): cases
-    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
-     'Invalid\\s+tensor\\s+size\\.'): [
-        'empty_matrices'
-    ],
     ("LiteRT's kernels differ from XLA's: values differ",
      'values\\ differ'): [
         'poly_tridiagonal_solve', 'tridiagonal_solve_pivoting'
@@ -722,10 +718,6 @@ _TFLITE_NATIVE_GAPS = {  # (why, error): cases
     ("LiteRT fails to run it (TypeError: '_DimExpr' object cannot be interpreted as an integer)",
      "'_DimExpr'\\ object\\ cannot\\ be\\ interpreted\\ as\\ an\\ inte"): [
         'poly_lu_n'
-    ],
-    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
-     'Invalid\\ tensor\\ size\\.'): [
-        'empty_matrices'
     ],
     ("no 16-bit LAPACK lowering on CPU, or (once JAX's portable lowering is registered) the converter fails on it",
      "Unsupported dtype|TF's TFLite converter failed"): [

@@ -118,7 +118,9 @@ def _transpose(ctx, operand, *, permutation):
 
 @register(lax.rev_p, int32_lanes=True, ordered_lanes=True)
 def _rev(ctx, operand, *, dimensions):
-  if not dimensions:
+  # An array with no elements is its own reverse; LiteRT's REVERSE_V2 crashes
+  # on one (a dynamically shaped [b, 3, 0] reversed along b).
+  if not dimensions or 0 in operand.shape.as_list():
     return operand
   if not ctx.for_tflite:
     return tf.reverse(operand, axis=list(dimensions))

@@ -239,10 +239,6 @@ _TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
     ],
 }
 _TFLITE_GAPS = {  # (why, error): cases
-    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
-     'Invalid\\s+tensor\\s+size\\.'): [
-        'broadcast_to_empty'
-    ],
 }
 CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
                      gaps=_TFLITE_GAPS)
@@ -254,10 +250,6 @@ CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
 _TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
 }
 _TFLITE_NATIVE_GAPS = {  # (why, error): cases
-    ('LiteRT fails to run it (ValueError: Invalid tensor size.)',
-     'Invalid\\s+tensor\\s+size\\.'): [
-        'broadcast_to_empty'
-    ],
     ("LiteRT's interpreter crashes running it (pinned in a child process)",
      'crashes LiteRT'): [
         'pad_poly'

@@ -157,6 +157,8 @@ def run_program(
       # mismatch being minimized. Nor is a mismatch of another kind (a sign
       # of zero where NaN was inf), which a smaller program can show for
       # another reason.
+      if p.name not in targets.OP_BY_OP:
+        targets.abort_if_asked("shrunk", p)
       try:
         reference = targets.expected(p)
       except Exception:  # pylint: disable=broad-except

@@ -20,8 +20,9 @@ that has compiled a few thousand programs has been seen to run out of memory
 for XLA's compiled code, a failure of the run and not of the program.
 
 For tests of this machinery, JAX2TF_FUZZ_ABORT="<step>:<op>,..." makes a
-child abort at a step ("reference" or a column name) of any program that has
-an equation of generator operation <op>.
+child abort at a step ("reference", "shrunk": JAX's jit of a program the
+minimizer shrank, or a column name) of any program that has an equation of
+generator operation <op>.
 """
 
 import contextlib
@@ -42,7 +43,6 @@ from collections.abc import Callable
 from jax2tf.testing.fuzz import driver, generator, known_gaps, minimize, targets
 
 _EVENT = "@@fuzz "
-_ABORT = "JAX2TF_FUZZ_ABORT"
 # Probing a smaller program costs a process start (JAX and TF imports).
 CRASH_MINIMIZE_TRIES = 30
 # Programs one child runs before a fresh one takes over.
@@ -232,13 +232,6 @@ def _dies(program, column) -> bool:
     return child.returncode != 0
 
 
-def _abort_if_asked(step: str, program):
-  for entry in filter(None, os.environ.get(_ABORT, "").split(",")):
-    at, op = entry.split(":")
-    if at == step and any(e.op == op for e in program.eqs):
-      os.abort()
-
-
 def _emit(event: str, **data):
   print(_EVENT + json.dumps({"event": event, **data}), flush=True)
 
@@ -263,11 +256,11 @@ def _stream(request):
       if todo:
         _emit("reference", index=index)
         if program.name not in targets.OP_BY_OP:
-          _abort_if_asked("reference", program)
+          targets.abort_if_asked("reference", program)
         want = targets.expected(program)
         for column in todo:
           _emit("column", index=index, column=targets.column_name(column))
-          _abort_if_asked(targets.column_name(column), program)
+          targets.abort_if_asked(targets.column_name(column), program)
           for name, status, finding, detail in driver.run_program(
             program, want, [column], runner, seed=request["seed"], index=index, out=request["out"]
           ):
@@ -283,11 +276,11 @@ def _probe():
   """The child: runs one program (pickled on stdin) in one column."""
   program, column = pickle.loads(bytes.fromhex(sys.stdin.read()))
   if column == JAX_JIT:
-    _abort_if_asked("reference", program)
+    targets.abort_if_asked("reference", program)
     with contextlib.suppress(Exception):  # only an ended process counts
       targets.expected(program)
     return
-  _abort_if_asked(targets.column_name(column), program)
+  targets.abort_if_asked(targets.column_name(column), program)
   runner = targets.Runner()
   try:
     runner.results(program, column)

@@ -545,15 +545,6 @@ FUZZ_GAPS = (
   ),
   KnownGap(
     frozenset(),
-    frozenset({targets.DEPLOYED["tflite"]}),
-    "Invalid tensor size",
-    "LiteRT's interpreter refuses an input or output with no elements (the case table pins "
-    "the same: conv.conv_empty_output, control_flow.scan_zero_length)",
-    "fuzz",
-    match=ANY,
-  ),
-  KnownGap(
-    frozenset(),
     frozenset({targets.DEPLOYED["tfjs"]}),
     r"shape \(",
     "TF.js 4.22's broadcastTo returns one element reshaped, not broadcast, to a shape of only "

@@ -323,6 +323,9 @@ def test_overflow_order_gap_takes_booleans_that_see_the_nan_but_no_other_values(
   # A number that differs is no NaN seen through a boolean.
   number = "values differ in 1 of 4 elements; at [0]: JAX 1.0, converted 2.0"
   assert known_gaps.explain(finite_product, column, number, lambda p: None) is None
+  # Nor in a detail as the runner writes it, after the program and column.
+  named = f"fuzz_s14_p1 [graph-eager] args#0: {number}"
+  assert known_gaps.explain(finite_product, column, named, lambda p: None) is None
 
 
 def test_subnormal_quotient_gap_needs_huge_inputs_whose_taming_ends_the_mismatch():

@@ -119,6 +119,9 @@ def _conversion_outcome(column: str, message: str) -> dict:
             "op": first.name if first.kind == refusals.KERNEL else f"dtype {first.name}"}
   if column == "tfjs":
     return {"kind": "gap", "why": "to_tfjs refuses it", "error": _pattern(message)}
+  if "so it is not run" in message:
+    return {"kind": "gap", "why": "refused before the converter, which it would crash",
+            "error": "so it is not run"}
   legalize = re.search(r"failed to legalize operation '([\w.]+)'", message) or re.search(
     r"'([\w.]+)' op is neither a custom op nor a flex op", message
   )

@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from jax2tf import provenance
 from jax2tf.lite.signature import Traced
+from jax2tf.shapes import dim_eval
 
 QUANTIZATIONS = (None, "float16", "dynamic_int8", "int8")
 
@@ -196,6 +197,10 @@ _COMPLEX_BROADCASTS = frozenset({"BroadcastTo", "Fill", "OnesLike", "ZerosLike"}
 _CRASHING_READERS_OF_COMPLEX_BROADCAST = frozenset({"Real", "Imag", "ComplexAbs"})
 
 
+def _is_literal(v) -> bool:
+  return type(v).__name__ == "Literal"
+
+
 def _graph_readers_of_complex_broadcasts(traced: Traced, applied) -> list[str]:
   nodes = list(provenance.node_defs(traced.function.get_concrete_function().graph.as_graph_def()))
   broadcasts = {
@@ -221,13 +226,59 @@ def _jaxpr_readers_of_complex_broadcasts(traced: Traced) -> list[str]:
     if eqn.primitive.name == "broadcast_in_dim" and np.dtype(eqn.outvars[0].aval.dtype).kind == "c":
       broadcast.add(eqn.outvars[0])
     elif eqn.primitive.name in ("real", "imag", "abs") and any(
-      v in broadcast for v in eqn.invars if type(v).__name__ != "Literal"
+      v in broadcast for v in eqn.invars if not _is_literal(v)
     ):
       found.append(eqn.primitive.name)
   return found
 
 
+def _contracts_an_empty_axis(eqn) -> bool:
+  if eqn.primitive.name != "dot_general":
+    return False
+  (lhs_contracting, _), _ = eqn.params["dimension_numbers"]
+  shape = eqn.invars[0].aval.shape
+  return any(dim_eval.is_zero(shape[d]) for d in lhs_contracting)
+
+
+def _live_equations(jaxpr) -> list:
+  """The equations whose results the outputs need (a gradient's unused
+  forward pass is not), with every equation nested in them."""
+  needed = {v for v in jaxpr.outvars if not _is_literal(v)}
+  live = []
+  for eqn in reversed(jaxpr.eqns):
+    if eqn.effects or any(v in needed for v in eqn.outvars):
+      live.append(eqn)
+      needed.update(v for v in eqn.invars if not _is_literal(v))
+  nested = [
+    e for eqn in live for inner in provenance.inner_jaxprs(eqn) for e in provenance.equations(inner)
+  ]
+  return live + nested
+
+
+def _refuse_empty_contractions(traced: Traced):
+  """The converter legalizes a dot_general contracting an axis of size 0
+  into a FULLY_CONNECTED or BATCH_MATMUL that divides by that size: the
+  process dies (SIGFPE) or XNNPack fails to prepare it at run time (one
+  whose result nothing reads is dropped first). The graph route's rule
+  emits TF ops that the converter handles."""
+  empty = [e for e in _live_equations(traced.jaxpr.jaxpr) if _contracts_an_empty_axis(e)]
+  if not empty:
+    return
+  ids = {id(e) for e in empty}
+  applied = provenance.primitive_lines(traced.jaxpr, keep=lambda e: id(e) in ids)
+  raise TFLiteConversionError(
+    "to_tflite (route 'native'): a dot_general that contracts an axis of size 0 (its "
+    "result is zeros) crashes TF's TFLite converter (SIGFPE) or leaves LiteRT a kernel it "
+    "fails to prepare; emitted for the JAX primitive "
+    f"{provenance.describe(['dot_general'], applied)}, so it is not run.\n"
+    "Remedies: route='graph' (or 'auto'), which converts it; leave the empty product "
+    "out of the function (it is zeros); native serialization to a SavedModel for TF Serving."
+  )
+
+
 def _refuse_what_crashes_the_converter(traced: Traced, route: str):
+  if route == "native" and traced.jaxpr is not None:
+    _refuse_empty_contractions(traced)
   applied = provenance.primitive_lines(traced.jaxpr)
   if route == "graph":
     primitives = _graph_readers_of_complex_broadcasts(traced, applied)

@@ -204,6 +204,27 @@ def test_what_crashes_the_converter_is_refused_before_it_runs(route):
   np.testing.assert_array_equal(lite.run(model, x)[0], np.full((4, 2), 1.5, np.float32))
 
 
+@pytest.mark.parametrize("shapes", [((2, 0), (0, 3)), ((4, 2, 0), (4, 0, 3))])
+def test_a_product_over_an_empty_axis_is_refused_on_the_native_route(shapes):
+  # The converter dies of SIGFPE on the first, LiteRT fails to prepare the
+  # second; the graph route converts both.
+  a, b = (np.ones(s, np.float32) for s in shapes)
+  with pytest.raises(lite.TFLiteConversionError, match=r"contracts an axis of size 0(?s:.*)route=.graph."):
+    jax2tf.to_tflite(jnp.matmul, a, b, route="native")
+  model = jax2tf.to_tflite(jnp.matmul, a, b)
+  assert model.route == "graph"
+  np.testing.assert_array_equal(lite.run(model, a, b)[0], jnp.matmul(a, b))
+
+
+def test_an_unread_product_over_an_empty_axis_converts_on_the_native_route():
+  # A gradient's forward product, which nothing reads, is no refusal.
+  f = jax.grad(lambda a, b: jnp.sum(a @ b), argnums=(0, 1))
+  a, b = np.ones((0,), np.float32), np.ones((0, 3), np.float32)
+  model = jax2tf.to_tflite(f, a, b, route="native")
+  for got, want in zip(lite.run(model, a, b), f(a, b)):
+    assert got.shape == want.shape
+
+
 def test_a_complex_ones_like_read_by_abs_is_refused_before_it_runs():
   # Shape-polymorphic, x ** 0 is a complex OnesLike at run time: TF's
   # converter crashes on it as on a broadcast.

@@ -255,30 +255,53 @@ def _live_equations(jaxpr) -> list:
   return live + nested
 
 
-def _refuse_empty_contractions(traced: Traced):
-  """The converter legalizes a dot_general contracting an axis of size 0
-  into a FULLY_CONNECTED or BATCH_MATMUL that divides by that size: the
-  process dies (SIGFPE) or XNNPack fails to prepare it at run time (one
-  whose result nothing reads is dropped first). The graph route's rule
-  emits TF ops that the converter handles."""
-  empty = [e for e in _live_equations(traced.jaxpr.jaxpr) if _contracts_an_empty_axis(e)]
-  if not empty:
+def _reverses_no_elements(eqn) -> bool:
+  shape = eqn.invars[0].aval.shape if eqn.invars else ()
+  return eqn.primitive.name == "rev" and any(dim_eval.is_zero(d) for d in shape)
+
+
+# (test, what the native route makes of such an equation): equations on
+# arrays with no elements that end the process there; the graph route's
+# rules emit ops the converter and LiteRT handle.
+_NATIVE_CRASHES = (
+  (
+    _contracts_an_empty_axis,
+    "a dot_general that contracts an axis of size 0 (its result is zeros) crashes TF's "
+    "TFLite converter (SIGFPE) or leaves LiteRT a BATCH_MATMUL it fails to prepare",
+  ),
+  (
+    _reverses_no_elements,
+    "a rev of an array with no elements becomes a REVERSE_V2 that LiteRT crashes on (SIGSEGV)",
+  ),
+)
+
+
+def _refuse_native_crashes(traced: Traced):
+  """Refuses what `_NATIVE_CRASHES` lists, where the outputs need it (the
+  converter drops an equation whose result nothing reads)."""
+  live = _live_equations(traced.jaxpr.jaxpr)
+  problems = []
+  for test, what in _NATIVE_CRASHES:
+    ids = {id(e) for e in live if test(e)}
+    if ids:
+      applied = provenance.primitive_lines(traced.jaxpr, keep=lambda e, ids=ids: id(e) in ids)
+      problems.append(
+        f"  {what}; emitted for the JAX primitive {provenance.describe(applied, applied)}"
+      )
+  if not problems:
     return
-  ids = {id(e) for e in empty}
-  applied = provenance.primitive_lines(traced.jaxpr, keep=lambda e: id(e) in ids)
   raise TFLiteConversionError(
-    "to_tflite (route 'native'): a dot_general that contracts an axis of size 0 (its "
-    "result is zeros) crashes TF's TFLite converter (SIGFPE) or leaves LiteRT a kernel it "
-    "fails to prepare; emitted for the JAX primitive "
-    f"{provenance.describe(['dot_general'], applied)}, so it is not run.\n"
-    "Remedies: route='graph' (or 'auto'), which converts it; leave the empty product "
-    "out of the function (it is zeros); native serialization to a SavedModel for TF Serving."
+    "to_tflite (route 'native'): these would end the process, so it is not run:\n"
+    + "\n".join(problems)
+    + "\nRemedies: route='graph' (or 'auto'), which converts it; leave out the computation on "
+    "arrays with no elements (its result is known); native serialization to a SavedModel "
+    "for TF Serving."
   )
 
 
 def _refuse_what_crashes_the_converter(traced: Traced, route: str):
   if route == "native" and traced.jaxpr is not None:
-    _refuse_empty_contractions(traced)
+    _refuse_native_crashes(traced)
   applied = provenance.primitive_lines(traced.jaxpr)
   if route == "graph":
     primitives = _graph_readers_of_complex_broadcasts(traced, applied)

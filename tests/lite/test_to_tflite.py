@@ -204,16 +204,21 @@ def test_what_crashes_the_converter_is_refused_before_it_runs(route):
   np.testing.assert_array_equal(lite.run(model, x)[0], np.full((4, 2), 1.5, np.float32))
 
 
-@pytest.mark.parametrize("shapes", [((2, 0), (0, 3)), ((4, 2, 0), (4, 0, 3))])
-def test_a_product_over_an_empty_axis_is_refused_on_the_native_route(shapes):
-  # The converter dies of SIGFPE on the first, LiteRT fails to prepare the
-  # second; the graph route converts both.
-  a, b = (np.ones(s, np.float32) for s in shapes)
-  with pytest.raises(lite.TFLiteConversionError, match=r"contracts an axis of size 0(?s:.*)route=.graph."):
-    jax2tf.to_tflite(jnp.matmul, a, b, route="native")
-  model = jax2tf.to_tflite(jnp.matmul, a, b)
+@pytest.mark.parametrize(
+  "f, shapes, says",
+  [
+    (jnp.matmul, ((2, 0), (0, 3)), "contracts an axis of size 0"),  # SIGFPE converting
+    (jnp.matmul, ((4, 2, 0), (4, 0, 3)), "contracts an axis of size 0"),  # fails to prepare
+    (lambda x: jax.lax.rev(x, (0,)), ((3, 0),), "rev of an array with no elements"),  # SIGSEGV
+  ],
+)
+def test_what_ends_the_process_on_the_native_route_is_refused_there(f, shapes, says):
+  args = [np.ones(s, np.float32) for s in shapes]
+  with pytest.raises(lite.TFLiteConversionError, match=rf"{says}(?s:.*)route='graph'"):
+    jax2tf.to_tflite(f, *args, route="native")
+  model = jax2tf.to_tflite(f, *args)
   assert model.route == "graph"
-  np.testing.assert_array_equal(lite.run(model, a, b)[0], jnp.matmul(a, b))
+  np.testing.assert_array_equal(lite.run(model, *args)[0], f(*args))
 
 
 def test_an_unread_product_over_an_empty_axis_converts_on_the_native_route():

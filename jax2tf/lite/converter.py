@@ -91,6 +91,27 @@ def _located_op_names(error: Exception) -> list[str]:
   return [n for data in getattr(error, "errors", ()) for n in _LOCATED_OP.findall(str(data))]
 
 
+# "failed to legalize operation 'tfl.concatenation' ...": a TFLite op the
+# converter made of a TF op and then found no kernel for. Behind a cond its
+# error can come with no location (an empty complex concatenation did).
+_ILLEGAL_TFLITE_OP = re.compile(r"failed to legalize operation '?tfl\.(\w+)")
+# TFLite op names that are not their TF op's name in snake case.
+_TF_NAME_OF_TFLITE_OP = {"concatenation": "concat"}
+
+
+def _op_key(name: str) -> str:
+  """`name` without case, underscores and a version suffix: ReverseV2 and
+  reverse_v2 are both "reverse"."""
+  return re.sub(r"v\d+$", "", name.replace("_", "").lower())
+
+
+def _tf_ops_of_illegal_tflite_ops(message: str, nodes) -> set[str]:
+  """The TF op types of `nodes` that the TFLite ops the converter could not
+  legalize were made of."""
+  names = {_op_key(_TF_NAME_OF_TFLITE_OP.get(n, n)) for n in _ILLEGAL_TFLITE_OP.findall(message)}
+  return {node.op for node in nodes if _op_key(node.op) in names}
+
+
 def explain(error: Exception, traced: Traced, route: str, allow_flex: bool) -> str:
   """The converter's refusal as a message about the JAX function."""
   message = str(error)
@@ -98,9 +119,8 @@ def explain(error: Exception, traced: Traced, route: str, allow_flex: bool) -> s
   ops = refused_ops(message)
   dtypes = operand_dtypes(message)
   applied = provenance.primitive_lines(traced.jaxpr)
-  origins = provenance.primitives_of_ops(
-    provenance.node_defs(concrete.graph.as_graph_def()), set(ops), set(applied)
-  )
+  nodes = list(provenance.node_defs(concrete.graph.as_graph_def()))
+  origins = provenance.primitives_of_ops(nodes, set(ops), set(applied))
   lines = []
   for op in ops:
     primitives = origins.get(op, [])
@@ -119,6 +139,10 @@ def explain(error: Exception, traced: Traced, route: str, allow_flex: bool) -> s
         if text and text not in errors:
           errors.append(text)
     located = provenance.primitives_of_op_names(_located_op_names(error), set(applied))
+    if not located:
+      illegal = _tf_ops_of_illegal_tflite_ops(message, nodes)
+      by_op = provenance.primitives_of_ops(nodes, illegal, set(applied))
+      located = list(dict.fromkeys(p for op in sorted(by_op) for p in by_op[op]))
     detail = "\n  ".join(errors[:6]) or "\n  ".join(message.strip().splitlines()[-6:])
     on = ""
     if located:

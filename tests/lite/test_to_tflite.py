@@ -148,6 +148,22 @@ def test_refusal_of_an_op_dtype_names_the_primitive():
   assert "i16" in message and "route='native'" in message, message
 
 
+def test_refusal_without_a_location_names_the_primitive_of_the_illegal_op():
+  # An empty complex concatenation read by a cond: the converter fails to
+  # legalize its 'tfl.concatenation' and locates nothing; the TF op that op
+  # was made of leads back to the primitive.
+  def f(pred, x, y):
+    joined = lax.concatenate([x, y], 0)  # the line the error must point at
+    return lax.cond(pred, lax.neg, lax.neg, joined)
+
+  empty = np.zeros((0, 1, 1), np.complex64)
+  with pytest.raises(lite.TFLiteConversionError) as info:
+    jax2tf.to_tflite(f, np.array(False), empty, empty, route="graph")
+  message = str(info.value)
+  assert "'tfl.concatenation'" in message, message
+  assert "JAX primitive concatenate (at test_to_tflite.py:" in message, message
+
+
 def test_16_bit_floats_compute_in_float32_and_round_where_jax_does():
   # TFLite has no float16 arithmetic: each primitive computes on float32
   # copies and rounds its result, so the product overflows to inf and

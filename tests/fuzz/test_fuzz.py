@@ -719,6 +719,11 @@ def test_the_sign_of_a_dot_of_zero_terms_is_known_only_as_jaxs_minus_zero():
   graph = ("graph", "eager")
   assert known_gaps.explain(p, graph, detail.format("-0.0", "0.0")) is not None
   assert known_gaps.explain(p, graph, detail.format("0.0", "-0.0")) is None
+  # p50949: LiteRT's FULLY_CONNECTED gives -0.0 where JAX gives +0.0 (TF's
+  # kernels never do), and no other value.
+  litert = targets.DEPLOYED["tflite"]
+  assert known_gaps.explain(p, litert, detail.format("0.0", "-0.0")) is not None
+  assert known_gaps.explain(p, litert, detail.format("0.0", "1.0")) is None
 
 
 def test_a_pad_cotangent_that_tf_folds_to_zeros_is_known():
@@ -839,3 +844,53 @@ def test_a_remainder_of_a_huge_dividend_by_a_rounded_divisor_is_known():
   assert known_gaps.explain(remainder(3.4e38, rounded), graph, detail.format("7.0")) is None
   assert known_gaps.explain(remainder(30.0, rounded), graph, detail.format("0.104")) is None
   assert known_gaps.explain(remainder(3.4e38, exact), graph, detail.format("0.104")) is None
+
+
+def test_a_tie_of_signed_zeros_in_a_native_cummin_is_known():
+  # p51133 of seed 14: cummin(reverse) of [0.0, -1.4e-45]; both XLAs flush
+  # the subnormal to -0.0, TF's keeps the first of the tied zeros, JAX's
+  # takes -0.0, and rsqrt makes +-inf of them.
+  def program_of(x):
+    eqs = (
+      program.Eq("v0", "lax.cummin(x0, 1, reverse=True)", ("x0",), "cummin", True),
+      program.Eq("v1", "lax.rsqrt(v0)", ("v0",), "rsqrt", False),
+    )
+    return program.Program(("x0",), ((np.array([x], np.float32),),), eqs, ("v1",))
+
+  runner = targets.Runner()
+  native = ("native", "eager")
+
+  def rerun(p):
+    return targets.Runner().run(p, native).detail or None
+
+  tied = program_of([0.0, -1.401298464324817e-45])
+  outcome = runner.run(tied, native)
+  assert outcome.status == targets.MISMATCH and "infinities differ" in outcome.detail
+  gap = known_gaps.explain(tied, native, outcome.detail, rerun)
+  assert gap is not None and gap.inputs_changed is known_gaps.with_tf_xla_min_max
+  # The changed program gives TF's zero in JAX too; where zeros do not tie,
+  # it computes what cummin does, so it is no change and the gap no reason.
+  [(changed,)] = targets.expected(known_gaps.with_tf_xla_min_max(tied))
+  assert np.array_equal(changed, [[np.inf, -np.inf]]), changed
+  assert known_gaps.with_tf_xla_min_max(program_of([2.0, -0.0, 3.0, 0.5])) is None
+  # Another difference in a program with a cummin is not this gap.
+  assert known_gaps.explain(tied, native, outcome.detail, lambda p: "values differ") is None
+
+
+def test_a_negated_boolean_under_jit_compile_without_xla_ops_is_known():
+  # p51243 of seed 14: -convert(False) is -0.0 in JAX; the no-XLA graph's
+  # neg is a product by -1, which TF's XLA turns into a select giving +0.0.
+  eqs = (
+    program.Eq("v0", "lax.convert_element_type(x0, np.float32)", ("x0",), "convert_element_type", True),
+    program.Eq("v1", "lax.neg(v0)", ("v0",), "neg", True),
+  )
+  p = program.Program(("x0",), ((np.array([False, True]),),), eqs, ("v1",))
+  runner = targets.Runner()
+  compiled = ("graph_no_xla", "compiled")
+  outcome = runner.run(p, compiled)
+  assert outcome.status == targets.MISMATCH and "JAX -0.0, converted 0.0" in outcome.detail
+  assert known_gaps.explain(p, compiled, outcome.detail) is not None
+  # Not in the no-XLA graph run by TF itself, nor the other way round.
+  assert runner.run(p, ("graph_no_xla", "graph")).status == targets.PASS
+  other_way = outcome.detail.replace("JAX -0.0, converted 0.0", "JAX 0.0, converted -0.0")
+  assert known_gaps.explain(p, compiled, other_way) is None

@@ -59,8 +59,7 @@ def _int32_product_for_tfjs(x, sizes, axes):
 def _negation_hidden(ctx, x):
   """`x`, where it is a signed integer's Neg, hidden from TF's graph optimizer.
 
-  Grappler rewrites max(-x) as -min(x), and argmax(-x) as argmin(x), where
-  the Neg has no other reader; -x wraps at the integer's minimum (-(-32768)
+  Grappler rewrites max(-x) as -min(x) where the Neg has no other reader; -x wraps at the integer's minimum (-(-32768)
   is -32768 in int16), which the rewrite does not see.
   """
   if x.dtype.is_integer and not x.dtype.is_unsigned and sem.producer(x) == "Neg":
@@ -154,9 +153,14 @@ def _arg_extremum(ctx, x, axes, index_dtype, is_max):
   dtype = np.dtype(ctx.avals_in[0].dtype)
   out = tf.as_dtype(np.dtype(index_dtype))
   tf_out = out if out in (tf.int32, tf.int64) else tf.int64
-  x = _negation_hidden(ctx, x)
   if dtype == np.bool_ or dtype.name in ("float16", "bfloat16") or dtype.itemsize == 1:
     x = tf.cast(x, tf.float32 if sem.is_float(dtype) else tf.int32)
+  # Grappler rewrites argmax(f(x)) as argmax(x) (argmin for a decreasing f)
+  # where f is an elementwise monotonic op (Sign, Floor, Relu, Tanh, Neg,
+  # ...); where f ties values that x does not, that picks another index
+  # (argmin(sign([5, 4])) becomes 1, JAX's is 0), and -x wraps at a signed
+  # integer's minimum.
+  x = sem.hidden_from_grappler(x, for_tfjs=ctx.for_tfjs)
   # ArgMax/ArgMin return the first index among ties, as JAX does.
   res = (tf.math.argmax if is_max else tf.math.argmin)(x, axis, output_type=tf_out)
   if sem.is_float(dtype):

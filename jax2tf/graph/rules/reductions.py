@@ -156,8 +156,8 @@ def _arg_extremum(ctx, x, axes, index_dtype, is_max):
   if dtype == np.bool_ or dtype.name in ("float16", "bfloat16") or dtype.itemsize == 1:
     x = tf.cast(x, tf.float32 if sem.is_float(dtype) else tf.int32)
   # Grappler rewrites argmax(f(x)) as argmax(x) (argmin for a decreasing f)
-  # where f is an elementwise monotonic op (Sign, Floor, Relu, Tanh, Neg,
-  # ...); where f ties values that x does not, that picks another index
+  # where f is an elementwise monotonic op it knows (Sign, Neg, ...); where
+  # f ties values that x does not, that picks another index
   # (argmin(sign([5, 4])) becomes 1, JAX's is 0), and -x wraps at a signed
   # integer's minimum.
   x = sem.hidden_from_grappler(x, for_tfjs=ctx.for_tfjs)

@@ -59,8 +59,9 @@ def _int32_product_for_tfjs(x, sizes, axes):
 def _negation_hidden(ctx, x):
   """`x`, where it is a signed integer's Neg, hidden from TF's graph optimizer.
 
-  Grappler rewrites max(-x) as -min(x) where the Neg has no other reader; -x wraps at the integer's minimum (-(-32768)
-  is -32768 in int16), which the rewrite does not see.
+  Grappler rewrites max(-x) as -min(x) where the Neg has no other reader;
+  -x wraps at the integer's minimum (-(-32768) is -32768 in int16), which
+  the rewrite does not see.
   """
   if x.dtype.is_integer and not x.dtype.is_unsigned and sem.producer(x) == "Neg":
     return sem.hidden_from_grappler(x, for_tfjs=ctx.for_tfjs)

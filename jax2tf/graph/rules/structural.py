@@ -121,7 +121,7 @@ def _rev(ctx, operand, *, dimensions):
   # An array with no elements is its own reverse; LiteRT's REVERSE_V2 crashes
   # on one (a dynamically shaped [b, 3, 0] reversed along b). JAX's shape says
   # so where TF's does not (a polymorphic slice leaves TF's dimensions unknown).
-  if not dimensions or any(isinstance(d, int) and d == 0 for d in ctx.avals_in[0].shape):
+  if not dimensions or any(dim_eval.is_zero(d) for d in ctx.avals_in[0].shape):
     return operand
   if not ctx.for_tflite:
     return tf.reverse(operand, axis=list(dimensions))

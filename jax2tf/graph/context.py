@@ -1,6 +1,7 @@
 """What a rule gets besides its operands: avals, flavour, dimension values, sub-lowering."""
 
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -8,6 +9,7 @@ import jax
 import numpy as np
 import tensorflow as tf
 
+from jax2tf import litert_limits
 from jax2tf.graph import semantics
 from jax2tf.shapes import dim_eval
 from jax2tf.tf_dims import TFDimArithmetic
@@ -96,6 +98,33 @@ class RuleContext:
     ):
       return tf.reshape(x, [-1 if i == symbolic[0] else int(d) for i, d in enumerate(shape)])
     return tf.reshape(x, self.shape(shape))
+
+  def reverse(self, x: tf.Tensor, shape, axes: Sequence[int]) -> tf.Tensor:
+    """`x`, of JAX shape `shape`, reversed along `axes`, in ops each target
+    runs. LiteRT's REVERSE_V2 takes only adjacent axes, and ends the process
+    where the axes after the first reversed one hold no elements (a [2, 0]
+    reversed along 0). Where a symbolic dimension there may be such a 0 at
+    run time, the reversed axes move last as one flattened axis: reversing
+    all of them reverses their row-major index, and nothing follows it."""
+    axes = sorted(axes)
+    if not axes or any(dim_eval.is_zero(d) for d in shape):
+      return x  # an array with no elements is its own reverse
+    if not self.for_tflite:
+      return tf.reverse(x, axes)
+    if self.is_static(shape[axes[0] + 1 :]):
+      for run in litert_limits.reverse_runs(axes):
+        x = tf.reverse(x, run)
+      return x
+    kept = [i for i in range(len(shape)) if i not in axes]
+    order = kept + axes
+    moved = [shape[i] for i in order]
+    if order != sorted(order):
+      x = tf.transpose(x, order)
+    flat = self.reshape(x, moved[: len(kept)] + [math.prod(moved[len(kept) :])])
+    x = self.reshape(tf.reverse(flat, [len(kept)]), moved)
+    if order != sorted(order):
+      x = tf.transpose(x, np.argsort(order).tolist())
+    return x
 
   def is_static(self, shape) -> bool:
     return all(dim_eval.is_constant(d) for d in shape)

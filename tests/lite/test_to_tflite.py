@@ -111,6 +111,24 @@ def test_reversing_an_array_with_no_elements_leaves_it_alone():
   np.testing.assert_array_equal(got[1], want[1])
 
 
+@pytest.mark.parametrize(
+  "f",
+  [
+    *(lambda x, axes=axes: lax.rev(x, axes) * 2 for axes in [(0,), (1,), (0, 1), (0, 2), (1, 2)]),
+    lambda x: lax.cumsum(x, axis=0, reverse=True),
+  ],
+  ids=["rev0", "rev1", "rev01", "rev02", "rev12", "reverse_cumsum"],
+)
+def test_reversing_before_an_axis_empty_only_at_run_time(f):
+  # LiteRT's REVERSE_V2 ends the process where the axes after the first
+  # reversed one hold no elements (a [2, 0] reversed along 0); a symbolic
+  # dimension can be that 0 only at run time, with no sign of it at conversion.
+  model = jax2tf.to_tflite(f, np.ones((2, 3, 4), np.float32), polymorphic_shapes=["a, b, c"])
+  for shape in [(2, 3, 4), (3, 0, 2), (2, 3, 0), (0, 2, 3), (1, 1, 5)]:
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) - 4
+    np.testing.assert_array_equal(lite.run(model, x)[0], jax.jit(f)(x), err_msg=str(shape))
+
+
 def test_path_is_written_atomically(tmp_path):
   path = tmp_path / "model.tflite"
   model = jax2tf.to_tflite(lambda x: jnp.sin(x) * 2, np.ones((3,), np.float32), path=path)

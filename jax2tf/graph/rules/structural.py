@@ -6,7 +6,6 @@ Cases: structural_cases.py
 import tensorflow as tf
 from jax import lax
 
-from jax2tf import litert_limits
 from jax2tf.graph import registry
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
@@ -118,16 +117,9 @@ def _transpose(ctx, operand, *, permutation):
 
 @register(lax.rev_p, int32_lanes=True, ordered_lanes=True)
 def _rev(ctx, operand, *, dimensions):
-  # An array with no elements is its own reverse; LiteRT's REVERSE_V2 crashes
-  # on one (a dynamically shaped [b, 3, 0] reversed along b). JAX's shape says
-  # so where TF's does not (a polymorphic slice leaves TF's dimensions unknown).
-  if not dimensions or any(dim_eval.is_zero(d) for d in ctx.avals_in[0].shape):
-    return operand
-  if not ctx.for_tflite:
-    return tf.reverse(operand, axis=list(dimensions))
-  for run in litert_limits.reverse_runs(dimensions):
-    operand = tf.reverse(operand, axis=run)
-  return operand
+  # JAX's shape rather than TF's says which arrays have no elements: a
+  # polymorphic slice leaves TF's dimensions unknown.
+  return ctx.reverse(operand, ctx.avals_in[0].shape, dimensions)
 
 
 @register(lax.concatenate_p, int32_lanes=True, ordered_lanes=True)

@@ -397,9 +397,9 @@ def _cumulative_scan(ctx, x, axis, reverse, op, identity):
     # operand in the loop below.
     return x
   rank = len(ctx.avals_in[0].shape)
-  if reverse:
-    x = tf.reverse(x, [axis])
   shape = list(ctx.avals_in[0].shape)
+  if reverse:
+    x = ctx.reverse(x, shape, [axis])
 
   def shifted(v, shift):
     pads = [(0, 0)] * rank
@@ -430,7 +430,7 @@ def _cumulative_scan(ctx, x, axis, reverse, op, identity):
 
     _, x = tf.while_loop(lambda shift, v: shift < n_tf, body, [tf.constant(1, tf.int32), x])
   if reverse:
-    x = tf.reverse(x, [axis])
+    x = ctx.reverse(x, shape, [axis])
   return x
 
 

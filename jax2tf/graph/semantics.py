@@ -321,8 +321,26 @@ def is_decisive_zero(x: tf.Tensor, is_max: bool) -> tf.Tensor:
   return tf.less_equal(_inverse(x), const(-np.inf, x.dtype))
 
 
+def _is_extreme_constant(x: tf.Tensor) -> bool:
+  """Whether every element of `x` is a constant infinity or largest finite
+  float, of either sign."""
+  value = constant_value(x)
+  if value is None or value.size == 0:
+    return False
+  largest = float(ml_dtypes.finfo(value.dtype).max)
+  return bool((np.abs(value.astype(np.float64)) >= largest).all())
+
+
 def _pick(is_max: bool, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
   """XLA's max/min of two floats: NaN propagates, -0.0 < +0.0."""
+  for a, c in ((x, y), (y, x)):
+    if _is_extreme_constant(c):
+      # TF's TFLite converter drops a Maximum or Minimum with such a
+      # constant of the result's shape, whatever its signs: min(x, -inf)
+      # became x. One comparison and a select instead, which keeps a's NaN
+      # (c has none, and no zero to tie with).
+      beats = tf.greater(c, a) if is_max else tf.less(c, a)
+      return tf.where(beats, c, a)
   res = tf.maximum(x, y) if is_max else tf.minimum(x, y)
   if may_be_zero(x) and may_be_zero(y):
     # TF returns either zero; XLA orders them.

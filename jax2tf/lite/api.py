@@ -182,8 +182,9 @@ def _warn_nan_blind(traced) -> None:
   warnings.warn(
     "to_tflite(route='native'): LiteRT's MAXIMUM/MINIMUM kernels, which run "
     + ", ".join(where)
-    + ", may drop NaN where JAX propagates it and differ in the sign of zero; "
-    "the graph route keeps JAX's semantics",
+    + ", may drop NaN where JAX propagates it and differ in the sign of zero, and TF's "
+    "converter drops one with an operand that it folds to infinities (the max of an "
+    "empty slice); the graph route keeps JAX's semantics",
     stacklevel=4,
   )
 

@@ -15,6 +15,9 @@
   (JAX 0.10's does too, JAX 0.12's does not).
 * Float `maximum`/`minimum` propagate NaN explicitly: TF's XLA on CPU runs
   them in a mode that drops NaN, JAX propagates it.
+* For TF's TFLite converter, a float `maximum`/`minimum` with a constant of
+  infinities or largest finite floats is a compare and a select: the
+  converter drops such an op whatever the constant's signs.
 * Custom calls that TF cannot execute are refused at conversion time, naming
   the primitive that produced them.
 Finally the module is serialized at the StableHLO version of the consumer.
@@ -22,6 +25,8 @@ Finally the module is serialized at the StableHLO version of the consumer.
 
 import re
 
+import ml_dtypes
+import numpy as np
 from jax.extend import mlir as jex_mlir
 from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import func as func_dialect
@@ -179,6 +184,72 @@ def _reverse_one_run_at_a_time(module):
         value = hlo.ReverseOp(value, run).result
     op.results[0].replace_all_uses_with(value)
     op.erase()
+
+
+# The largest finite value of each float element type, by its printed name.
+_LARGEST_FLOAT = {
+  name: float(ml_dtypes.finfo(dtype).max)
+  for name, dtype in (
+    ("f16", np.float16),
+    ("bf16", ml_dtypes.bfloat16),
+    ("f32", np.float32),
+    ("f64", np.float64),
+  )
+}
+
+
+def _constant_elements(value) -> np.ndarray | None:
+  """The elements of `value` where it is a float constant, possibly
+  broadcast or reshaped (float64, a splat as one), else None."""
+  while isinstance(value, ir.OpResult):
+    op = value.owner
+    if op.name in ("stablehlo.broadcast_in_dim", "stablehlo.reshape"):
+      value = op.operands[0]
+      continue
+    if op.name != "stablehlo.constant":
+      return None
+    dense = ir.DenseElementsAttr(op.attributes["value"])
+    try:
+      if dense.is_splat:
+        return np.array([ir.FloatAttr(dense.get_splat_value()).value])
+      return np.array(dense, np.float64)
+    except (TypeError, ValueError, RuntimeError):  # a type NumPy cannot read
+      return None
+  return None
+
+
+def _is_extreme_constant(value) -> bool:
+  """Whether every element of `value` is a constant infinity or largest
+  finite float, of either sign."""
+  largest = _LARGEST_FLOAT.get(str(value.type.element_type))
+  elements = _constant_elements(value)
+  if largest is None or elements is None or elements.size == 0:
+    return False
+  return bool((np.abs(elements) >= largest).all())
+
+
+def _select_for_min_max_of_extreme_constants(module):
+  # TF's TFLite converter drops a maximum or minimum whose other operand is
+  # such a constant, whatever its signs: min(x, -inf) became x. One compare
+  # and a select instead, which keep x's NaN (the constant has none).
+  for name, direction in (("stablehlo.maximum", "GT"), ("stablehlo.minimum", "LT")):
+    for op in _ops_named(module, name):
+      if not _is_float_tensor(op.results[0].type):
+        continue
+      x, y = op.operands
+      for a, c in ((x, y), (y, x)):
+        if _is_extreme_constant(c):
+          with ir.InsertionPoint(op), op.location:
+            beats = hlo.CompareOp(
+              c,
+              a,
+              hlo.ComparisonDirectionAttr.get(direction),
+              compare_type=hlo.ComparisonTypeAttr.get("FLOAT"),
+            )
+            select = hlo.SelectOp(beats.result, c, a)
+          op.results[0].replace_all_uses_with(select.result)
+          op.erase()
+          break
 
 
 def _narrowing_to_signed(op) -> ir.IntegerType | None:
@@ -379,7 +450,8 @@ def rewrite_and_serialize(
   from JAX's (min/max, clamp); without, the module keeps JAX's own ops, as
   TF's TFLite converter needs: it legalizes only single-op reduction bodies
   (and a reverse over axes that are not adjacent becomes one per run of
-  them, as LiteRT's REVERSE_V2 takes).
+  them, as LiteRT's REVERSE_V2 takes; and a max/min with an infinite
+  constant is a select, which the converter keeps).
   """
   with mlir.make_ir_context(), ir.Location.unknown():
     module = ir.Module.parse(module_text)
@@ -392,6 +464,7 @@ def rewrite_and_serialize(
     else:
       _hide_transposes_from_constant_first_ops(module)
       _reverse_one_run_at_a_time(module)
+      _select_for_min_max_of_extreme_constants(module)
     _check_custom_calls(module, frozenset(allowed_custom_calls), allow_all_custom_calls)
     text = str(module.operation.get_asm(enable_debug_info=True))
   try:

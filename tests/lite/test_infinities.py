@@ -1,6 +1,8 @@
 """Infinite constants survive TF's TFLite converter, which writes them as the
 largest finite float32 (jax2tf/lite/infinities.py)."""
 
+import contextlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -46,6 +48,36 @@ def test_a_largest_float_constant_is_kept_and_the_conversion_warns(route):
   _assert_same_bits(largest, np.asarray(f(_X)[0]))
   # The infinity the converter wrote as the lowest float stays that value.
   assert lowest[1] == -_LARGEST
+
+
+_SPECIALS = [np.float32(v) for v in (2.0, -1.0, -0.0, np.inf, -np.inf, np.nan, -3e38)]
+
+
+@pytest.mark.parametrize("route", ["graph", "native"])
+@pytest.mark.parametrize("op", [lax.min, lax.max], ids=["min", "max"])
+def test_a_max_or_min_with_an_infinite_constant_is_kept(route, op):
+  # TF's TFLite converter drops a Maximum or Minimum whose other operand is a
+  # constant of infinities or largest floats of the result's shape, whatever
+  # their signs: min(x, -inf) became x, and so did min(x, max of nothing)
+  # (fuzz p55815; on the native route the converter folds the reduction).
+  def infinite(*xs):
+    outs = [op(x, c) for x in xs for c in (-np.inf, np.inf)]
+    outs += [op(np.full((2,), -np.inf, np.float32), x) for x in xs]
+    if route == "graph":
+      outs += [op(x, lax.reduce_max(np.ones((0,), np.float32), (0,))) for x in xs]
+    return outs
+
+  def largest(*xs):
+    return [op(x, c) for x in xs for c in (-_LARGEST, _LARGEST)]
+
+  with pytest.warns(UserWarning) if route == "native" else contextlib.nullcontext():
+    model = jax2tf.to_tflite(infinite, *_SPECIALS, route=route, verify=False)
+  for got, want in zip(lite.run(model, *_SPECIALS), jax.jit(infinite)(*_SPECIALS), strict=True):
+    _assert_same_bits(got, np.asarray(want))
+  with pytest.warns(UserWarning, match="largest float32"):
+    model = jax2tf.to_tflite(largest, *_SPECIALS, route=route, verify=False)
+  for got, want in zip(lite.run(model, *_SPECIALS), jax.jit(largest)(*_SPECIALS), strict=True):
+    _assert_same_bits(got, np.asarray(want))
 
 
 def test_restorable_finds_constants_in_nested_computations():

@@ -13,6 +13,9 @@
   type of that width and a `bitcast_convert`: TF 2.21's XLA CPU compiler
   segfaults on an `and`/`or` of such a convert's result with another array
   (JAX 0.10's does too, JAX 0.12's does not).
+* An integer `divide`/`remainder` whose divisor may be 0 divides by 1 there
+  and selects XLA's answer: TF's XLA folds one whose operands it simplified
+  to constants with a host division, which a 0 ends (SIGFPE).
 * Float `maximum`/`minimum` propagate NaN explicitly: TF's XLA on CPU runs
   them in a mode that drops NaN, JAX propagates it.
 * For TF's TFLite converter, a float `maximum`/`minimum` with a constant of
@@ -199,8 +202,8 @@ _LARGEST_FLOAT = {
 
 
 def _constant_elements(value) -> np.ndarray | None:
-  """The elements of `value` where it is a float constant, possibly
-  broadcast or reshaped (float64, a splat as one), else None."""
+  """The elements of `value` where it is a constant, possibly broadcast or
+  reshaped (a splat as one element), else None."""
   while isinstance(value, ir.OpResult):
     op = value.owner
     if op.name in ("stablehlo.broadcast_in_dim", "stablehlo.reshape"):
@@ -211,8 +214,10 @@ def _constant_elements(value) -> np.ndarray | None:
     dense = ir.DenseElementsAttr(op.attributes["value"])
     try:
       if dense.is_splat:
-        return np.array([ir.FloatAttr(dense.get_splat_value()).value])
-      return np.array(dense, np.float64)
+        splat = dense.get_splat_value()
+        is_float = isinstance(ir.ShapedType(dense.type).element_type, ir.FloatType)
+        return np.array([(ir.FloatAttr(splat) if is_float else ir.IntegerAttr(splat)).value])
+      return np.array(dense)
     except (TypeError, ValueError, RuntimeError):  # a type NumPy cannot read
       return None
   return None
@@ -225,7 +230,7 @@ def _is_extreme_constant(value) -> bool:
   elements = _constant_elements(value)
   if largest is None or elements is None or elements.size == 0:
     return False
-  return bool((np.abs(elements) >= largest).all())
+  return bool((np.abs(elements.astype(np.float64)) >= largest).all())
 
 
 def _select_for_min_max_of_extreme_constants(module):
@@ -284,6 +289,64 @@ def _narrow_signed_converts_through_unsigned(module):
       same_bits = hlo.BitcastConvertOp(t, converted.result)
     result.replace_all_uses_with(same_bits.result)
     op.erase()
+
+
+def _is_integer_tensor(t) -> bool:
+  return isinstance(t, ir.RankedTensorType) and isinstance(t.element_type, ir.IntegerType)
+
+
+def _is_nonzero_constant(value) -> bool:
+  elements = _constant_elements(value)
+  return elements is not None and bool(np.all(elements != 0))
+
+
+def _integer_splat(t, value: int):
+  """A constant of type `t` (static) with every element `value`, or None
+  for a dynamic shape."""
+  if not t.has_static_shape:
+    return None
+  element = ir.IntegerType(t.element_type)
+  if element.is_unsigned:
+    value %= 1 << element.width
+  return hlo.ConstantOp(
+    ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(element, value))
+  ).result
+
+
+def _integer_division_by_zero_as_select(module):
+  # TF's XLA simplifies x - x to 0 and then folds an integer divide or
+  # remainder of constants with the host's division: a zero divisor ends the
+  # process (SIGFPE). The divisor is 1 there, and a select gives XLA's
+  # answer for a zero divisor: all bits set for a divide (-1 if signed), the
+  # dividend for a remainder.
+  for name in ("stablehlo.divide", "stablehlo.remainder"):
+    for op in _ops_named(module, name):
+      result = op.results[0]
+      x, y = op.operands
+      if not _is_integer_tensor(result.type) or _is_nonzero_constant(y):
+        continue
+      with ir.InsertionPoint(op), op.location:
+        # Constants where the shape is static: TF refines a polymorphic
+        # module's dimension arithmetic to constants first, folding only some
+        # ops (no convert of a boolean, no not).
+        zero = _integer_splat(y.type, 0)
+        if zero is None:
+          zero = hlo.SubtractOp(y, y).result
+        is_zero = hlo.CompareOp(y, zero, hlo.ComparisonDirectionAttr.get("EQ")).result
+        one = _integer_splat(y.type, 1)
+        if one is None:
+          divisor = hlo.AddOp(y, hlo.ConvertOp(y.type, is_zero).result).result
+        else:
+          divisor = hlo.SelectOp(is_zero, one, y).result
+        if name.endswith("divide"):
+          all_bits = _integer_splat(y.type, -1)
+          if all_bits is None:
+            all_bits = hlo.NotOp(zero).result
+          fixed = hlo.SelectOp(is_zero, all_bits, hlo.DivOp(x, divisor).result)
+        else:
+          fixed = hlo.SelectOp(is_zero, x, hlo.RemOp(x, divisor).result)
+      result.replace_all_uses_with(fixed.result)
+      op.erase()
 
 
 def _is_float_tensor(t) -> bool:
@@ -459,6 +522,7 @@ def rewrite_and_serialize(
     _drop_empty_concatenate_operands(module)
     if match_jax_in_tf_xla:
       _narrow_signed_converts_through_unsigned(module)
+      _integer_division_by_zero_as_select(module)
       _propagate_nan_in_min_max(module)
       _propagate_nan_in_clamp(module)
     else:

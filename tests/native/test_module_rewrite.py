@@ -71,3 +71,25 @@ def test_and_or_of_a_narrowing_signed_conversion(target, native, jit_compile):
   got = f_tf(tf.constant(x), tf.constant(y))
   for w, g in zip(want, got):
     compare.assert_same(np.asarray(w), g.numpy(), exact=True)
+
+
+def _divisions_by_zero(x, y):
+  # x - x is 0 to XLA (TF's, and JAX 0.10's), which then folded the divide
+  # and the remainder of constants with a host division: a zero divisor ended
+  # the process (SIGFPE).
+  zero = lax.sub(x, x)
+  return lax.div(zero, zero), lax.rem(zero, zero), lax.div(x, y), lax.rem(x, y)
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int32, np.uint32])
+def test_integer_division_by_a_zero_that_xla_folds(dtype, jit_compile):
+  info = np.iinfo(dtype)
+  x = np.array([7, info.max, info.min, 0, 5, info.min], dtype)
+  y = np.array([0, 0, 0, 0, 3, -1 if info.min else 2], dtype)
+  with jax.disable_jit():
+    want = _divisions_by_zero(x, y)
+  f_tf = tf.function(jax2tf.convert(_divisions_by_zero), autograph=False, jit_compile=jit_compile)
+  got = f_tf(tf.constant(x), tf.constant(y))
+  for w, g in zip(want, got, strict=True):
+    compare.assert_same(np.asarray(w), g.numpy(), exact=True)

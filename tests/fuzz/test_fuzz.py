@@ -825,6 +825,23 @@ def test_a_sum_of_huge_terms_that_cancel_is_known_within_their_rounding():
   assert known_gaps.explain(dot, graph, detail.format("0.0")) is not None
 
 
+def test_a_scatter_add_of_huge_updates_that_cancel_is_known_within_their_rounding():
+  # p57167 of seed 14: updates -3.4e38j and 3.4e38j at one index of an
+  # operand holding -0.46j: JAX's XLA added them in order (0), TF's kernel
+  # the two updates first (-0.46).
+  def scattered(updates):
+    eq = program.Eq("v0", "x0.at[x1].add(x2)", ("x0", "x1", "x2"), "scatter-add", False)
+    args = (np.array([0.85, -0.46], np.float32), np.array([-1, 1], np.int32), np.array(updates, np.float32))
+    return program.Program(("x0", "x1", "x2"), (args,), (eq,), ("v0",))
+
+  detail = "p [graph-eager] args#0: values differ beyond rtol=0.00016, atol=0.00016 in 1 of 2 elements; at [1]: JAX 0.0, converted {}"
+  graph = ("graph", "eager")
+  gap = known_gaps.explain(scattered([-3.4e38, 3.4e38]), graph, detail.format("-0.46"))
+  assert gap is not None and "scatter-add" in gap.why
+  assert known_gaps.explain(scattered([-3.0, 3.0]), graph, detail.format("-0.46")) is None
+  assert known_gaps.explain(scattered([-3.4e38, 3.4e38]), graph, detail.format("1e33")) is None
+
+
 def test_a_remainder_of_a_huge_dividend_by_a_rounded_divisor_is_known():
   # p42199 of seed 14: rem(3.4e38, cumprod(...)) with the product one ulp
   # apart (rounded in another order) is any value between 0 and the divisor.

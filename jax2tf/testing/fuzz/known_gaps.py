@@ -372,9 +372,10 @@ def _distances(detail: str) -> list[float]:
 
 
 # Sums of terms, and how large a term can be: the product of the largest
-# factors for dots and convolutions, the largest operand for reductions.
+# factors for dots and convolutions, the largest operand for reductions (and
+# for a scatter-add, whose updates at one index add up with its operand).
 _SUMS_OF_PRODUCTS = frozenset({"dot_general", "conv_general_dilated"})
-_SUMS = _SUMS_OF_PRODUCTS | frozenset({"reduce_sum", "cumsum"})
+_SUMS = _SUMS_OF_PRODUCTS | frozenset({"reduce_sum", "cumsum", "scatter-add"})
 # How many roundings of the largest term a sum's order can move its result by.
 _SUM_ROUNDINGS = 8
 
@@ -397,7 +398,7 @@ def _rounding_of_largest_term(primitive: str, operands) -> float:
   if not floats or any(x.size == 0 for x in floats):
     return 0.0
   largest = [_largest_finite(x) for x in floats]
-  term = float(np.prod(largest[:2])) if primitive in _SUMS_OF_PRODUCTS else largest[0]
+  term = float(np.prod(largest[:2])) if primitive in _SUMS_OF_PRODUCTS else max(largest)
   eps = max(float(ml_dtypes.finfo(x.real.dtype).eps) for x in floats)
   return _SUM_ROUNDINGS * eps * term
 
@@ -511,7 +512,8 @@ FUZZ_GAPS = (
     "sums whose huge terms cancel: JAX's XLA, TF's kernels and XLA, LiteRT and TF.js add in "
     "different orders (none is specified), and a small term lost against a huge one in one "
     "order survives in another (3.4e38 - 3.4e38 - 1.2 is -1.2 added left to right, 0 right "
-    "to left); the results are then apart by up to a few roundings of the largest term",
+    "to left; so do a scatter-add's updates at a repeated index); the results are then "
+    "apart by up to a few roundings of the largest term",
     "fuzz",
     match=ANY,
     holds_for=within_rounding_of_summed_terms,

@@ -22,3 +22,18 @@ def test_an_argmin_of_a_monotonic_op_keeps_the_first_of_its_ties(enable_xla):
   converted = jax2tf.convert(f, native_serialization=False, enable_xla=enable_xla)
   got = tf.function(converted, autograph=False)(tf.constant(x))
   np.testing.assert_array_equal(got.numpy(), np.asarray(jax.jit(f)(x)))
+
+
+@pytest.mark.parametrize("enable_xla", [True, False])
+@pytest.mark.parametrize(
+  "f",
+  [lambda x: lax.add(x, x), lambda x: lax.sub(x, lax.neg(x))],
+  ids=["x_plus_x", "x_minus_neg_x"],
+)
+def test_a_complex_value_doubled_keeps_its_infinite_parts(f, enable_xla):
+  # Grappler would compute x + x (and x - (-x)) as 2 * x, a complex product:
+  # its real part is 2 * 0.5 - 0 * -inf, NaN, where JAX adds (fuzz p57708).
+  x = np.array([complex(0.5, -np.inf), complex(np.inf, 2.0), complex(-1.5, 3.0)], np.complex64)
+  converted = jax2tf.convert(f, native_serialization=False, enable_xla=enable_xla)
+  got = tf.function(converted, autograph=False)(tf.constant(x)).numpy()
+  np.testing.assert_array_equal(got, np.asarray(jax.jit(f)(x)))

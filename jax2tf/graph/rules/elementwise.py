@@ -517,9 +517,19 @@ def _atan2(ctx, x, y):
 # Arithmetic.
 
 
+def _doubled_complex_hidden(ctx, x, y):
+  """`y`, hidden from TF's graph optimizer where `x op y` is a complex x + x
+  (or x - (-x)): grappler computes that as 2 * x, a complex product, whose
+  real part is NaN where x has an infinite imaginary part (0 * inf)."""
+  if sem.is_complex(x.dtype) and (y is x or (sem.producer(y) == "Neg" and y.op.inputs[0] is x)):
+    return sem.hidden_from_grappler(y, for_tfjs=ctx.for_tfjs)
+  return y
+
+
 def _add(ctx, x, y):
   if x.dtype == tf.bool:
     return tf.logical_or(x, y)
+  y = _doubled_complex_hidden(ctx, x, y)
   return tf.add(*_complex_operands_for_tfjs(ctx, x, y))
 
 
@@ -536,6 +546,8 @@ def _sub(ctx, x, y):
     x = sem.hidden_from_grappler(x, for_tfjs=ctx.for_tfjs)
   elif sem.producer(x) == "Exp" and sem.is_constant_of(y, [1]):
     y = sem.hidden_from_grappler(y, for_tfjs=ctx.for_tfjs)
+  else:
+    y = _doubled_complex_hidden(ctx, x, y)
   difference = _constant_first(ctx, tf.subtract, *_complex_operands_for_tfjs(ctx, x, y))
   if difference.dtype in _NO_SQUARED_DIFFERENCE:
     # Grappler fuses the square of a difference (Square(Sub), also x * x)

@@ -306,8 +306,8 @@ def _integer_splat(t, value: int):
   if not t.has_static_shape:
     return None
   element = ir.IntegerType(t.element_type)
-  if element.is_unsigned:
-    value %= 1 << element.width
+  # -1 is all bits set in an unsigned type too (and 2**64 - 1 does not fit
+  # the binding's int64).
   return hlo.ConstantOp(
     ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(element, value))
   ).result

@@ -95,13 +95,13 @@ bench-quick: $(VENV)/.installed
 # every column; unexplained mismatches are written as cases under fuzz_out/.
 FUZZ_ARGS ?= --seed 0 --budget 600
 fuzz: $(VENV)/.installed
-	$(PY) -m jax2tf.testing.fuzz $(FUZZ_ARGS)
+	$(PY) -m tools.fuzz $(FUZZ_ARGS)
 
 # Generated pages: the primitive coverage page, from the case table, and the
-# error catalogue, from jax2tf/testing/bad_inputs.py.
+# error catalogue, from tests/support/bad_inputs.py.
 docs: $(VENV)/.installed
-	$(PY) -m jax2tf.testing.coverage_doc
-	$(PY) -m jax2tf.testing.errors_doc
+	$(PY) -m tools.coverage_doc
+	$(PY) -m tools.errors_doc
 
 # The version matrix (docs/compatibility.md): exports with both JAX lanes, runs
 # the artifacts on TensorFlow 2.17-2.21, LiteRT and TF.js releases installed
@@ -110,16 +110,22 @@ docs: $(VENV)/.installed
 compat: $(VENV)/.installed $(VENV312)/.installed
 	PYTHONPATH=. $(PY) -m tools.compat.run
 
-# Lint (ruff), formatting check (ruff format) and types (mypy), as configured in
-# pyproject.toml; `make format` rewrites what the check would flag.
+# Lint (ruff), formatting check (ruff format), types (mypy) and the layers of
+# the package (lint-imports), as configured in pyproject.toml; `make format`
+# rewrites what the check would flag. Formatted: the package, the examples, and
+# the test machinery that is code (the case tables are aligned by hand).
+FORMATTED ?= jax2tf examples tests/support tests/tf_modes.py tools/__init__.py tools/fuzz \
+  tools/coverage_doc.py tools/errors_doc.py
+
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check jax2tf examples
+	$(VENV)/bin/ruff format --check $(FORMATTED)
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 format: $(VENV)/.installed
 	$(VENV)/bin/ruff check --fix .
-	$(VENV)/bin/ruff format jax2tf examples
+	$(VENV)/bin/ruff format $(FORMATTED)
 
 clean:
 	rm -rf $(VENV) $(VENV312) .pytest_cache node_modules

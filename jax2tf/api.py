@@ -10,7 +10,8 @@ import jax
 import numpy as np
 import tensorflow as tf
 
-from jax2tf import closures, gradients, tf_dims
+from jax2tf import closures, tf_dims
+from jax2tf.autodiff import gradients
 from jax2tf.dtypes import jax_dtype
 from jax2tf.internals import tf_private
 from jax2tf.native import call_module, exporting, split

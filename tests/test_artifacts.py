@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from jax2tf import artifacts
+from jax2tf.deploy import artifacts
 
 
 def _writer(files):

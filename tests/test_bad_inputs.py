@@ -1,4 +1,4 @@
-"""Every entry of the bad-input catalogue (jax2tf/testing/bad_inputs.py) raises
+"""Every entry of the bad-input catalogue (tests/support/bad_inputs.py) raises
 the error it promises, with the words it promises, and leaves no file behind."""
 
 import os
@@ -6,7 +6,8 @@ import pathlib
 
 import pytest
 
-from jax2tf.testing import bad_inputs, errors_doc
+from tests.support import bad_inputs
+from tools import errors_doc
 
 CASES = bad_inputs.entries_and_serializations()
 
@@ -41,4 +42,4 @@ def test_catalogue_size_and_names():
 def test_errors_page_is_current():
   path = pathlib.Path(__file__).parent.parent / "docs" / "errors.md"
   assert path.read_text() == errors_doc.render(), (
-      "docs/errors.md is stale: run python -m jax2tf.testing.errors_doc")
+      "docs/errors.md is stale: run python -m tools.errors_doc")

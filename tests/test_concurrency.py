@@ -16,7 +16,8 @@ import pytest
 import tensorflow as tf
 
 import jax2tf
-from jax2tf import api, artifacts
+from jax2tf import api
+from jax2tf.deploy import artifacts
 
 THREADS = 8
 ROUNDS = 3
@@ -298,7 +299,7 @@ def _wait_for(predicate, what, proc):
 
 @pytest.mark.subprocess
 def test_saved_model_replaced_while_another_process_loads_it(tmp_path):
-  """The guarantee of jax2tf/artifacts.py: a reader that resolves the path
+  """The guarantee of jax2tf/deploy/artifacts.py: a reader that resolves the path
   once loads one whole version, the old or the new, never an error."""
   x = np.arange(4, dtype=np.float32)
   modules, expected = _versioned_modules(x)

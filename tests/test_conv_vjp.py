@@ -1,4 +1,4 @@
-"""jax2tf/conv_vjp.py: the VJP of convolutions whose transposed padding is
+"""jax2tf/autodiff/conv_vjp.py: the VJP of convolutions whose transposed padding is
 symbolic, compared with JAX's VJP at concrete shapes."""
 
 import jax
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from jax import export, lax
 
-from jax2tf import conv_vjp
+from jax2tf.autodiff import conv_vjp
 
 # (padding, window, strides, feature groups, rhs dilation, layout)
 CONFIGS = [

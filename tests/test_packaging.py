@@ -1,4 +1,5 @@
-"""What pyproject.toml promises: declared dependencies, and the TF extras."""
+"""What pyproject.toml promises: declared dependencies, the TF extras, and a wheel
+that holds the package and none of the test machinery."""
 
 import ast
 import importlib.metadata
@@ -6,9 +7,11 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
+import zipfile
 
 import pytest
 
@@ -115,3 +118,60 @@ def test_import_without_tensorflow_names_the_extras():
   assert 'pip install "jax2tf[cpu]"' in result["message"], result
   assert 'pip install "jax2tf[gpu]"' in result["message"], result
   assert "TensorFlow" in result["message"], result
+
+
+# What a clone holds besides the sources; a build copies the rest.
+_NOT_SOURCES = shutil.ignore_patterns(
+    ".git", ".venv*", "node_modules", "build", "dist", "*.egg-info", "__pycache__", ".*_cache",
+    "fuzz_out", "demo_output", "results")
+# The test machinery, which lives in tests/ and tools/: the case tables, the
+# case vocabulary, the bad-input catalogue, the fuzzer, the doc generators.
+_TEST_MACHINERY = re.compile(
+    r"(^|/)(tests|tools|testing|fuzz|cases)(/|$)|_cases\.py$|(coverage|errors)_doc\.py$"
+    r"|(^|/)bad_inputs\.py$")
+
+
+def _build_backend_missing() -> str | None:
+  """Why this environment cannot build a wheel offline, or None. Python 3.12's
+  venv comes without setuptools (its editable install built in isolation);
+  setuptools before 70.1 builds wheels with the `wheel` package."""
+  try:
+    setuptools_version = importlib.metadata.version("setuptools")
+  except importlib.metadata.PackageNotFoundError:
+    return "setuptools is not installed in this environment"
+  major, minor = (int(part) for part in setuptools_version.split(".")[:2])
+  if (major, minor) < (70, 1):
+    try:
+      importlib.metadata.version("wheel")
+    except importlib.metadata.PackageNotFoundError:
+      return f"setuptools {setuptools_version} needs the wheel package, which is not installed"
+  return None
+
+
+@pytest.mark.subprocess
+def test_wheel_holds_the_package_and_no_test_machinery(tmp_path):
+  missing = _build_backend_missing()
+  if missing:
+    # The wheel's contents do not depend on the Python version; the lane that
+    # has setuptools (Python 3.11, .venv) builds it.
+    pytest.skip(f"cannot build a wheel offline here: {missing}")
+  # Built from a copy, so that the build's folders (build/, *.egg-info) stay
+  # out of the working tree; offline, with the setuptools of this environment.
+  source = tmp_path / "source"
+  shutil.copytree(ROOT, source, ignore=_NOT_SOURCES)
+  proc = subprocess.run(
+      [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+       "--quiet", "-w", str(tmp_path / "wheel"), str(source)],
+      cwd=tmp_path, capture_output=True, text=True, timeout=600)
+  assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+  [wheel] = (tmp_path / "wheel").glob("jax2tf-*.whl")
+  with zipfile.ZipFile(wheel) as archive:
+    names = archive.namelist()
+  top = {name.split("/")[0] for name in names}
+  assert top == {"jax2tf", wheel.name.split("-py")[0] + ".dist-info"}, sorted(top)
+  machinery = sorted(n for n in names if _TEST_MACHINERY.search(n))
+  assert not machinery, f"test machinery in the wheel: {machinery}"
+  # Every module of the package is there, and the TF.js runner's scripts.
+  sources = {p.relative_to(source).as_posix() for p in (source / "jax2tf").rglob("*.py")}
+  assert sources <= set(names), sorted(sources - set(names))
+  assert {"jax2tf/tfjs/run_model.js", "jax2tf/graph/rules/elementwise.py"} <= set(names)

@@ -4,7 +4,7 @@ Runs each selected case through the column's converter and runtime without
 expectations, sorts the outcome (passes; refused for want of a kernel, naming
 the JAX primitive and the TF op; or a gap: a converter failure, a runtime
 error, or a result that differs from JAX), and rewrites the column's
-expectation blocks at the end of each `jax2tf/graph/rules/<family>_cases.py`:
+expectation blocks at the end of each case table, `tests/cases/<family>.py`:
 `_<COLUMN>_NO_KERNEL` and `_<COLUMN>_GAPS`. Cases not selected keep their
 entries. A case that kills the runtime is pinned as crashing it.
 
@@ -30,7 +30,7 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-RULES = ROOT / "jax2tf" / "graph" / "rules"
+CASE_TABLES = ROOT / "tests" / "cases"
 _CRASH_WHY = "LiteRT's interpreter crashes running it (pinned in a child process)"
 
 
@@ -75,7 +75,7 @@ def _outcome(column: str, case, ser) -> dict:
   """What the column does with `case`: {"kind": "pass" | "no_kernel" | "gap", ...}."""
   import jax
 
-  from jax2tf.testing import compare
+  from tests.support import compare
 
   x64 = jax.enable_x64(True) if case.x64 else contextlib.nullcontext()
   with x64:
@@ -109,7 +109,7 @@ def _runtime_name(column: str) -> str:
 
 
 def _conversion_outcome(column: str, message: str) -> dict:
-  from jax2tf.testing import refusals
+  from tests.support import refusals
 
   blamed = [m for m in refusals.missing(message)
             if m.primitive is not None or m.kind == refusals.SIGNATURE]
@@ -146,7 +146,7 @@ def _runtime_outcome(column: str, error: Exception) -> dict:
 
 
 def _compare_outcome(column: str, message: str) -> dict:
-  from jax2tf.testing import compare
+  from tests.support import compare
 
   kind = next((k.strip(": ") for k in compare.MISMATCH_KINDS if k in message), None)
   runtime = _runtime_name(column)
@@ -167,8 +167,8 @@ def _pattern(message: str, length: int = 40) -> str:
 
 def _worker(column: str, names: list[str], progress: pathlib.Path):
   """Runs `names` one by one; each line of `progress` is a start or a result."""
-  from jax2tf.testing import case as case_lib
-  from jax2tf.testing import collect
+  from tests.support import case as case_lib
+  from tests.support import collect
 
   ser = case_lib.serialization(column)
   by_id = {c.id: c for c in collect.all_cases()}
@@ -186,8 +186,8 @@ def _worker(column: str, names: list[str], progress: pathlib.Path):
 
 
 def _selected(column: str, families: list[str], pattern: str | None) -> list:
-  from jax2tf.testing import case as case_lib
-  from jax2tf.testing import collect
+  from tests.support import case as case_lib
+  from tests.support import collect
 
   parents = case_lib.lineage(column)[1:]
   out = []
@@ -306,14 +306,14 @@ def _varying_by_cpu(source: str, prefix: str) -> set[str]:
 
 
 def update_family(family: str, column: str, results: dict[str, dict]) -> None:
-  path = RULES / f"{family}_cases.py"
+  path = CASE_TABLES / f"{family}.py"
   source = path.read_text()
   prefix = "_" + column.upper()
   if not re.search(rf"^{prefix}_GAPS = ", source, re.M):
     # A family without the column's blocks (its cases run in the column as
     # they are, or not at all): only passes fit it.
     left = sorted(n for n, r in results.items() if r["kind"] not in ("pass", "jax_fails"))
-    assert not left, f"{path.name} has no {prefix} blocks for {left}"
+    assert not left, f"{path.relative_to(ROOT)} has no {prefix} blocks for {left}"
     return
   varying = _varying_by_cpu(source, prefix)
   results = {name: r for name, r in results.items() if name not in varying}

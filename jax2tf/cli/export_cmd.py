@@ -106,8 +106,7 @@ def polymorphic_shapes(args, model: model_ref.Model):
 def _write_saved_model(args, model, poly) -> dict:
   import tensorflow as tf  # pylint: disable=import-outside-toplevel
 
-  from jax2tf import artifacts  # pylint: disable=import-outside-toplevel
-  from jax2tf.lite import signature  # pylint: disable=import-outside-toplevel
+  from jax2tf.deploy import artifacts, signature  # pylint: disable=import-outside-toplevel
 
   options: dict[str, Any] = dict(SERIALIZATIONS[args.serialization or "native"])
   if args.platforms:

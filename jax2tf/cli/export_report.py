@@ -3,8 +3,8 @@ beside the artifact (`PATH.report.md`, `PATH.report.json`)."""
 
 import json
 
-from jax2tf import artifacts
 from jax2tf.cli import render
+from jax2tf.deploy import artifacts
 
 
 def _seconds(s) -> str:

@@ -20,8 +20,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from jax2tf.deploy import signature as lite_signature
 from jax2tf.lite import runtime as lite_runtime
-from jax2tf.lite import signature as lite_signature
 
 CALLS = 20  # timed calls per input set, after a first one
 _CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_saved_model_child.py")

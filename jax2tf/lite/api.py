@@ -9,9 +9,9 @@ from typing import Any
 import jax
 import numpy as np
 
-from jax2tf import artifacts, provenance
+from jax2tf.deploy import artifacts, provenance, signature
 from jax2tf.graph import semantics as sem
-from jax2tf.lite import converter, infinities, rewrite, runtime, signature
+from jax2tf.lite import converter, infinities, rewrite, runtime
 from jax2tf.options import require_bool
 
 logger = logging.getLogger("jax2tf.lite")

@@ -12,8 +12,8 @@ import warnings
 import numpy as np
 import tensorflow as tf
 
-from jax2tf import provenance
-from jax2tf.lite.signature import Traced
+from jax2tf.deploy import provenance
+from jax2tf.deploy.signature import Traced
 from jax2tf.shapes import dim_eval
 
 QUANTIZATIONS = (None, "float16", "dynamic_int8", "int8")

@@ -24,7 +24,7 @@ import ml_dtypes
 import numpy as np
 from jax.extend import core as jax_core
 
-from jax2tf import provenance
+from jax2tf.deploy import provenance
 from jax2tf.lite import flatbuffer
 
 # The flatbuffer's float types, each with its largest finite value.

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from jax2tf.lite.signature import output_index
+from jax2tf.deploy.signature import output_index
 
 SIGNATURE = "serving_default"
 

@@ -10,8 +10,7 @@ import jax
 import numpy as np
 import tensorflow as tf
 
-from jax2tf import artifacts
-from jax2tf.lite import signature
+from jax2tf.deploy import artifacts, signature
 from jax2tf.options import DisabledSafetyCheck, require_bool
 from jax2tf.tfjs import freeze, graph_model, refusals, webgl
 

@@ -10,8 +10,8 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
+from jax2tf.deploy.signature import Traced, output_index
 from jax2tf.internals import tf_private
-from jax2tf.lite.signature import Traced, output_index
 from jax2tf.tfjs import shape_checks
 
 # Ops that forward their input at inference, which TF.js cannot run as TF

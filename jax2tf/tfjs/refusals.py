@@ -6,7 +6,7 @@ loads it, far from the code that made it.
 
 import collections
 
-from jax2tf import provenance
+from jax2tf.deploy import provenance
 from jax2tf.tfjs import ops
 from jax2tf.tfjs.freeze import Frozen
 

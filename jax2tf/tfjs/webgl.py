@@ -9,7 +9,7 @@ JAX primitives that do such arithmetic in model.json, and
 `jax2tf.tfjs.browser.run` refuses to run those models on WebGL.
 """
 
-from jax2tf import provenance
+from jax2tf.deploy import provenance
 
 # JAX primitives whose int32 ops need all 32 bits exact.
 BIT_PRIMITIVES = frozenset(

@@ -1,4 +1,4 @@
-"""The differential fuzzer (jax2tf.testing.fuzz): a short fixed-seed run, and its parts."""
+"""The differential fuzzer (tools.fuzz): a short fixed-seed run, and its parts."""
 
 import dataclasses
 import importlib.util
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from jax import export, lax
 
-from jax2tf.testing import compare, refusals
-from jax2tf.testing.fuzz import (
+from tests.support import compare, refusals
+from tools.fuzz import (
   driver,
   generator,
   isolation,

@@ -1,6 +1,6 @@
 """Indexing under graph serialization (rules/indexing.py), beyond its cases.
 
-The family's cases are in jax2tf/graph/rules/indexing_cases.py.
+The family's cases are in tests/cases/indexing.py.
 """
 
 import jax

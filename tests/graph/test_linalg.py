@@ -1,6 +1,6 @@
 """Linear algebra under graph serialization (rules/linalg.py), beyond its cases.
 
-The family's cases are in jax2tf/graph/rules/linalg_cases.py.
+The family's cases are in tests/cases/linalg.py.
 """
 
 import jax.numpy as jnp

@@ -1,6 +1,6 @@
 """Pseudo-random numbers under graph serialization (rules/random.py), beyond its cases.
 
-The family's cases are in jax2tf/graph/rules/random_cases.py.
+The family's cases are in tests/cases/random.py.
 """
 
 import jax

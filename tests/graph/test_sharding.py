@@ -1,6 +1,6 @@
 """Sharding annotations under graph serialization (rules/sharding.py).
 
-The sharding family's cases (jax2tf/graph/rules/sharding_cases.py) check values;
+The sharding family's cases (tests/cases/sharding.py) check values;
 this checks where the annotation appears.
 """
 

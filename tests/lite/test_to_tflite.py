@@ -12,8 +12,8 @@ from jax import lax
 import jax2tf
 from jax2tf import lite
 from jax2tf.lite import inspect as lite_inspect
-from jax2tf.testing import compare
 from tests.lite.litert_plan import operators_left_unsized
+from tests.support import compare
 
 
 def mlp(params, images, scale):

@@ -12,7 +12,7 @@ import tensorflow as tf
 from jax import lax
 
 import jax2tf
-from jax2tf.testing import compare
+from tests.support import compare
 
 
 def _slice_after_empty_operand(x, empty):

@@ -2,7 +2,7 @@
 
 In a column where the case is neither refused nor gapped, the converted
 function must give what `jax.jit(case.fun)` gives on the same arguments
-(jax2tf.testing.compare), and in the "graph" TF mode a graph serialization's
+(tests.support.compare), and in the "graph" TF mode a graph serialization's
 graph must hold no XlaCallModule, no Xla* op where the serialization allows
 none, and every op the case names. Where the case is refused, conversion must
 fail naming the primitive and a remedy; where it has a gap without tolerance,
@@ -23,9 +23,9 @@ import tensorflow as tf
 
 import jax2tf
 from jax2tf import lite, tfjs
-from jax2tf.testing import case as case_lib
-from jax2tf.testing import compare
 from tests import tf_modes
+from tests.support import case as case_lib
+from tests.support import compare
 
 _ROOT = pathlib.Path(__file__).parents[2]
 
@@ -240,7 +240,7 @@ def _assert_crashes_in_child(case, ser):
   """A known crash of the runtime, pinned: a child process that runs the
   case must die of it (a fix makes this fail, and the gap gets removed)."""
   code = (
-    "import sys; from jax2tf.testing import collect; from tests.primitives import runner; "
+    "import sys; from tests.support import collect; from tests.primitives import runner; "
     f"case = {{c.id: c for c in collect.all_cases()}}[{case.id!r}]; "
     f"runner.run_once_in_child(case, {ser.name!r}); sys.exit(0)"
   )

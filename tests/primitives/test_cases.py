@@ -1,7 +1,7 @@
-"""Every case declared beside a rule family, in every column (serialization x TF mode).
+"""Every case of the case tables (tests/cases/), in every column (serialization x TF mode).
 
 See runner.py for what a case checks; docs/primitive_coverage.md (written by
-`python -m jax2tf.testing.coverage_doc`) lists the cases, refusals and gaps.
+`python -m tools.coverage_doc`) lists the cases, refusals and gaps.
 """
 
 import ast
@@ -14,10 +14,11 @@ import tensorflow as tf
 
 import jax2tf
 from jax2tf.graph import rules
-from jax2tf.testing import case as case_lib
-from jax2tf.testing import collect, coverage_doc
 from tests import tf_modes
 from tests.primitives import runner
+from tests.support import case as case_lib
+from tests.support import collect
+from tools import coverage_doc
 
 CASES = collect.all_cases()
 _ROOT = pathlib.Path(__file__).parents[2]
@@ -37,7 +38,7 @@ def test_case(case, column):
 def test_coverage_page_is_current():
   path = _ROOT / "docs" / "primitive_coverage.md"
   assert path.read_text() == coverage_doc.render(), (
-      "docs/primitive_coverage.md is out of date: run `python -m jax2tf.testing.coverage_doc`")
+      "docs/primitive_coverage.md is out of date: run `python -m tools.coverage_doc`")
 
 
 def test_case_table_is_consistent():
@@ -52,26 +53,30 @@ def test_case_table_is_consistent():
 
 def test_every_rule_module_is_a_family_with_cases():
   rules_dir = pathlib.Path(rules.__file__).parent
-  modules = {p.stem for p in rules_dir.glob("*.py")} - {"__init__"}
-  families = {m for m in modules if not m.endswith("_cases")}
+  families = {p.stem for p in rules_dir.glob("*.py")} - {"__init__"}
   assert families == set(rules.FAMILIES), (
       "jax2tf/graph/rules/__init__.py's FAMILIES must list every rule module: "
       f"missing {sorted(families - set(rules.FAMILIES))}, "
       f"extra {sorted(set(rules.FAMILIES) - families)}")
-  assert {m for m in modules if m.endswith("_cases")} == {f"{f}_cases" for f in families}
+  tables = {p.stem for p in (_ROOT / "tests" / "cases").glob("*.py")} - {"__init__"}
+  assert tables == families, (
+      "tests/cases/ must hold one case table per rule family: "
+      f"missing {sorted(families - tables)}, without a family {sorted(tables - families)}")
 
 
 @pytest.mark.parametrize("family", rules.FAMILIES)
 def test_family_points_at_its_cases_and_never_imports_them(family):
   source = (pathlib.Path(rules.__file__).parent / f"{family}.py").read_text()
   tree = ast.parse(source)
-  assert f"Cases: {family}_cases.py" in (ast.get_docstring(tree) or ""), (
-      f"the docstring of rules/{family}.py should say 'Cases: {family}_cases.py'")
+  assert f"Cases: tests/cases/{family}.py" in (ast.get_docstring(tree) or ""), (
+      f"the docstring of rules/{family}.py should say 'Cases: tests/cases/{family}.py'")
   imported = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
   imported |= {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
                for a in n.names}
-  assert not any(name.endswith("_cases") for name in imported), (
-      f"rules/{family}.py imports test cases: {sorted(imported)}")
+  # The cases stay out of the wheel, so a rule that imported them would fail
+  # once installed.
+  assert not any(name.split(".")[0] in ("tests", "tools") for name in imported), (
+      f"rules/{family}.py imports test machinery: {sorted(imported)}")
 
 
 @pytest.mark.parametrize("mode", case_lib.TF_MODES)

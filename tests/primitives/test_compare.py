@@ -1,10 +1,10 @@
-"""jax2tf.testing.compare sees what JAX distinguishes: NaN places, infinities, signs of zero."""
+"""tests.support.compare sees what JAX distinguishes: NaN places, infinities, signs of zero."""
 
 import ml_dtypes
 import numpy as np
 import pytest
 
-from jax2tf.testing import compare
+from tests.support import compare
 
 BF16 = ml_dtypes.bfloat16
 FLOATS = [np.float16, BF16, np.float32, np.float64, ml_dtypes.float8_e4m3fn]

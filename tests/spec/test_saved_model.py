@@ -370,7 +370,7 @@ def test_restore_without_jax_in_subprocess(tmp_path, serialization):
 # integers; over "(b, h, w, c)" it depends on h and w modulo the stride, and
 # JAX (0.10 and 0.12) cannot build it. TF's default SaveOptions trace every
 # custom gradient, so saving lowers it: jax2tf gives such convolutions a VJP
-# of its own (jax2tf/conv_vjp.py), and explains where it cannot.
+# of its own (jax2tf/autodiff/conv_vjp.py), and explains where it cannot.
 
 def strided_conv(x, kernel):
   return lax.conv_general_dilated(x, kernel, (2, 2), "SAME",

@@ -36,8 +36,12 @@ def _model(name: str):
                         polymorphic_shapes=list(v.specs)), v
 
 
+# Each starts Chromium and takes half a minute. The fast tier runs the CNN
+# (convolutions, pooling) and the transformer (attention, softmax, layer norm);
+# the ViT, made of both, runs in `make test-all`.
 @needs_chromium
-@pytest.mark.parametrize("name", ["cnn", "transformer_lm", "vit"])
+@pytest.mark.parametrize("name", ["cnn", "transformer_lm",
+                                  pytest.param("vit", marks=pytest.mark.slow)])
 def test_model_in_headless_chromium(name, record_property):
   m = models.get(name)
   model, variant = _model(name)

@@ -7,6 +7,8 @@ forms must still give JAX's bits: every operation here runs on edge values
 both Node backends and is compared exactly with `jax.jit`.
 """
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -127,18 +129,27 @@ def test_unary(name, dtype, runners):
   _assert_bits_equal(_UNARY[name], (np.concatenate([words, special]).view(dtype),), runners)
 
 
+def _threefry_sample(key_data):
+  key = jax.random.wrap_key_data(key_data, impl="threefry2x32")
+  k1, k2 = jax.random.split(key)
+  return (jax.random.bits(k1, (4, 33), jnp.uint32),
+          jax.random.uniform(jax.random.fold_in(k2, 7), (50,)))
+
+
+@functools.cache
+def _threefry_model():
+  # The key data is an argument: one model serves every key below, and
+  # converting it takes most of a key's time (the keys run in a Node process
+  # already up).
+  return jax2tf.to_tfjs(_threefry_sample, np.zeros(2, np.uint32))
+
+
 @pytest.mark.parametrize("key_data", [(0, 0), (0, 1234), (0, 2**31 - 1), (2**32 - 1, 2**32 - 1),
                                       (0x9E3779B9, 0x7F4A7C15)])
 def test_threefry_bits_and_uniform_floats_match_jax(key_data, runners):
-  def sample(key_data):
-    key = jax.random.wrap_key_data(key_data, impl="threefry2x32")
-    k1, k2 = jax.random.split(key)
-    return (jax.random.bits(k1, (4, 33), jnp.uint32),
-            jax.random.uniform(jax.random.fold_in(k2, 7), (50,)))
-
   key_data = np.array(key_data, np.uint32)
-  expected = jax.jit(sample)(key_data)
-  model = jax2tf.to_tfjs(sample, key_data)
+  expected = jax.jit(_threefry_sample)(key_data)
+  model = _threefry_model()
   for backend, runner in runners.items():
     bits, floats = runner.run(model, key_data)
     assert bits.dtype == np.uint32

@@ -1,29 +1,14 @@
 """Every rule family, imported by name so that a broken module fails loudly.
 
-Each family `<family>.py` has its test cases beside it in `<family>_cases.py`
-(read by jax2tf.testing.collect, never imported by the rules).
+Each family `<family>.py` has its case table in `tests/cases/<family>.py`
+(read by tests/support/collect.py, never imported by the rules).
 """
 
-from jax2tf.graph.rules import (  # noqa: F401
-  call_tf,
-  calls,
-  control_flow,
-  conv,
-  dot,
-  elementwise,
-  fft,
-  indexing,
-  linalg,
-  random,
-  reductions,
-  sharding,
-  sorting,
-  special,
-  structural,
-  windows,
-)
+import importlib
 
-# The rule families, in the order their cases are collected.
+# The rule families, in the order their cases are collected: the one list of
+# them. Each is imported below by its name, and an import that fails stops the
+# import of the package (no rule family goes missing quietly).
 FAMILIES = (
   "call_tf",
   "calls",
@@ -42,3 +27,6 @@ FAMILIES = (
   "structural",
   "windows",
 )
+
+for _family in FAMILIES:
+  importlib.import_module(f"{__name__}.{_family}")

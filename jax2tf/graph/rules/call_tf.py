@@ -16,7 +16,7 @@ The derivative and vmap forms of a call are TF functions too
 created in program order, and inside a tf.function TF's automatic control
 dependencies run stateful ops (and calls of stateful functions) in that order.
 
-Cases: call_tf_cases.py
+Cases: tests/cases/call_tf.py
 """
 
 from jax2tf.call_tf.primitive import call_tf_p

@@ -1,14 +1,14 @@
 """Call-like primitives: their bodies are inlined into the surrounding TF graph.
 
 Custom derivative rules only matter for differentiation, which goes through
-JAX's VJP of the whole function (jax2tf/gradients.py); the forward pass here is
+JAX's VJP of the whole function (jax2tf/autodiff/gradients.py); the forward pass here is
 the primal computation.
 
 A body that handles PRNG key arrays is first rewritten to work on key data
 (jax2tf/graph/key_data.py), so that structural primitives applied to keys see the
 trailing key-data dimensions.
 
-Cases: calls_cases.py
+Cases: tests/cases/calls.py
 """
 
 from jax.extend.core import primitives as core_primitives

@@ -5,7 +5,7 @@ control flow (If/Case/While ops in graphs). Loop-carried values keep the
 shapes of their avals: a symbolic dimension becomes an unknown (None) TF
 dimension in the loop's shape invariants, every constant one stays fixed.
 
-Cases: control_flow_cases.py
+Cases: tests/cases/control_flow.py
 """
 
 import tensorflow as tf

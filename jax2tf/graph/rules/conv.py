@@ -15,7 +15,7 @@ formulation for float and complex operands:
 Integer convolutions use XlaConv (enable_xla=True) and are refused otherwise:
 TF's integer Conv kernels are missing for most types and ranks.
 
-Cases: conv_cases.py
+Cases: tests/cases/conv.py
 """
 
 import numpy as np

@@ -5,7 +5,7 @@ Both are ordinary TF ops, so no flavour needs XLA. TF's CPU kernels cover only
 some dtypes: the rule computes in a type whose arithmetic gives JAX's result
 bit for bit (integers modulo 2**n; bool as int32 then != 0) and casts back.
 
-Cases: dot_cases.py
+Cases: tests/cases/dot.py
 """
 
 import math

@@ -18,7 +18,7 @@ Two recurring concerns:
 * Denormal floats: TF's CPU kernels run with flush-to-zero, so float results
   that are or come from denormals can differ from XLA's; no rule corrects this.
 
-Cases: elementwise_cases.py
+Cases: tests/cases/elementwise.py
 """
 
 import math

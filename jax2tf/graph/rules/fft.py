@@ -6,7 +6,7 @@ first fft_length // 2 + 1 entries of the last dimension and, like XLA, needs
 Hermitian symmetry on that dimension alone). They are ordinary TF ops with
 XLA kernels, so the rule works in every flavour and TF mode.
 
-Cases: fft_cases.py
+Cases: tests/cases/fft.py
 """
 
 import tensorflow as tf

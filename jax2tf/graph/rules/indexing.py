@@ -6,7 +6,7 @@ return `fill_value` for windows that are not, and scatters drop such windows (CL
 scatters clamp). TF's gather/scatter kernels fail (CPU) or zero-fill (GPU) instead,
 so every rule here first makes its indices in-bounds, the way JAX would.
 
-Cases: indexing_cases.py
+Cases: tests/cases/indexing.py
 """
 
 import math

@@ -31,7 +31,7 @@ the other two fail in TF's XLA compilation. XLA's Svd and SelfAdjointEig are
 iterative with float32-level tolerances, also for float64 (about 1e-7
 relative).
 
-Cases: linalg_cases.py
+Cases: tests/cases/linalg.py
 """
 
 import numpy as np

@@ -13,7 +13,7 @@ functions to a jaxpr and lower it, so the bits follow whatever JAX computes
 primitives underneath (threefry2x32, iota_2x32_shape, rng_bit_generator and
 ordinary lax operations) need TF code of their own.
 
-Cases: random_cases.py
+Cases: tests/cases/random.py
 """
 
 import jax

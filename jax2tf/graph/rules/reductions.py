@@ -1,6 +1,6 @@
 """Reductions over axes: sums, products, extrema, logical and bitwise folds, argmax/argmin.
 
-Cases: reductions_cases.py
+Cases: tests/cases/reductions.py
 """
 
 import numpy as np

@@ -4,7 +4,7 @@ TF values carry no device placement, so device transfers, layout hints and
 XLA metadata are identities. A sharding constraint becomes an XlaSharding annotation when the
 graph may be compiled by XLA (enable_xla=True), where it guides SPMD partitioning.
 
-Cases: sharding_cases.py
+Cases: tests/cases/sharding.py
 """
 
 import tensorflow as tf

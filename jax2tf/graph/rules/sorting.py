@@ -7,7 +7,7 @@ operands gives every order JAX uses, NaNs included:
   - top_k: IEEE total order (-NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < NaN).
 Ascending order is TopKV2 of the bitwise complement of the key (no overflow).
 
-Cases: sorting_cases.py
+Cases: tests/cases/sorting.py
 """
 
 import numpy as np

@@ -6,7 +6,7 @@ Betainc). XLA evaluates them in float32 for those types and rounds once, so the
 rules do the same everywhere, which keeps eager, graph and compiled TF alike.
 All rules are ordinary TF ops and work with enable_xla=False.
 
-Cases: special_cases.py
+Cases: tests/cases/special.py
 """
 
 import math

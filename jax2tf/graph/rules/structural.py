@@ -1,6 +1,6 @@
 """Shapes and layouts: reshapes, broadcasts, transposes, slices, concatenation, padding.
 
-Cases: structural_cases.py
+Cases: tests/cases/structural.py
 """
 
 import tensorflow as tf

@@ -5,7 +5,7 @@ a reduction over the window's strided slices of the padded operand (one
 StridedSlice per window position), which has XLA's semantics for any window,
 stride, dilation and padding, with ordinary TF ops only.
 
-Cases: windows_cases.py
+Cases: tests/cases/windows.py
 """
 
 from collections.abc import Sequence

@@ -10,7 +10,7 @@ import jax
 import numpy as np
 import tensorflow as tf
 
-from jax2tf import closures, tf_dims
+from jax2tf import closures, targets, tf_dims
 from jax2tf.autodiff import gradients
 from jax2tf.dtypes import jax_dtype
 from jax2tf.internals import tf_private
@@ -284,7 +284,7 @@ class _NativeBackend:
       platforms=options.platforms,
       disabled_checks=options.disabled_checks,
       target_tf_version=options.target_tf_version,
-      native_consumer=options.native_consumer,
+      native_consumer=options.target.native_pipeline,
     )
     module = split.lower_split(fun_jit, args_avals, kwargs_avals, fun_name=name, export=export)
     if module is None:
@@ -310,8 +310,7 @@ class _GraphBackend:
       fun_jit,
       args_avals,
       kwargs_avals,
-      enable_xla=options.enable_xla,
-      consumer=options.graph_consumer,
+      target=options.target,
     )
 
   @staticmethod
@@ -441,8 +440,9 @@ class _Lowered:
 def _assertion_module_options(conv: "_Converted") -> ConvertOptions:
   if conv.backend is _NativeBackend:
     return conv.options
-  # A graph computation runs wherever TF compiles it, so its checks must too.
-  return dataclasses.replace(conv.options, platforms=KNOWN_PLATFORMS)
+  # A graph computation runs wherever TF compiles it, so its checks must too;
+  # they are a native module, which TF's XLA reads.
+  return dataclasses.replace(conv.options, platforms=KNOWN_PLATFORMS, target=targets.TF_XLA)
 
 
 def _no_results(*args, **kwargs):

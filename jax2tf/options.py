@@ -8,6 +8,7 @@ from typing import Any
 
 from jax import export as jax_export
 
+from jax2tf import targets
 from jax2tf.native import versions
 
 DEFAULT_NATIVE_SERIALIZATION_ENV = "JAX2TF_DEFAULT_NATIVE_SERIALIZATION"
@@ -52,22 +53,10 @@ class ConvertOptions:
   platforms: tuple[str, ...] | None
   disabled_checks: tuple[jax_export.DisabledSafetyCheck, ...]
   target_tf_version: str | None
-  # Who legalizes a native module: "tf_xla" (TF's XlaCallModule; the module is
-  # rewritten where TF's XLA would compute something else than JAX) or
-  # "tflite" (TF's TFLite converter, which refuses the rewritten reductions;
-  # LiteRT's kernels are checked case by case instead).
-  native_consumer: str = "tf_xla"
-  # Who runs a graph: "tf", or "tfjs" (TensorFlow.js holds no unsigned
-  # tensors and computes int32 products and casts in JavaScript numbers: the
-  # rules carry uint32 values as int32 tensors of the same bits and keep
-  # integer arithmetic exact there; jax2tf/graph/int32_bits.py), or "tflite"
-  # (whose kernels compute in float32: 16-bit floats travel in float32
-  # lanes; jax2tf/graph/float_lanes.py).
-  graph_consumer: str = "tf"
-
-
-NATIVE_CONSUMERS = ("tf_xla", "tflite")
-GRAPH_CONSUMERS = ("tf", "tfjs", "tflite")
+  # Who runs the result (jax2tf/targets/): what a graph's rules may emit,
+  # and which rewrites a native module gets. `convert` picks TensorFlow with
+  # or without XLA ops by enable_xla; to_tflite and to_tfjs name theirs.
+  target: targets.Target = targets.TF_XLA
 
 
 def require_bool(name: str, value):
@@ -86,8 +75,7 @@ def make_options(
   native_serialization_platforms,
   native_serialization_disabled_checks,
   target_tf_version,
-  native_consumer: str = "tf_xla",
-  graph_consumer: str = "tf",
+  target: targets.Target | None = None,
 ) -> ConvertOptions:
   if native_serialization is DEFAULT_NATIVE_SERIALIZATION:
     native_serialization = default_native_serialization()
@@ -113,8 +101,7 @@ def make_options(
     platforms=_check_platforms(native_serialization_platforms),
     disabled_checks=_check_disabled(native_serialization_disabled_checks),
     target_tf_version=_check_target_tf_version(target_tf_version),
-    native_consumer=_check_native_consumer(native_consumer),
-    graph_consumer=_check_graph_consumer(graph_consumer),
+    target=_check_target(target, enable_xla, native_serialization),
   )
 
 
@@ -127,16 +114,16 @@ def _check_target_tf_version(target) -> str | None:
   return str(target)
 
 
-def _check_graph_consumer(consumer: str) -> str:
-  if consumer not in GRAPH_CONSUMERS:
-    raise ValueError(f"graph_consumer: expected one of {GRAPH_CONSUMERS}, got {consumer!r}")
-  return consumer
-
-
-def _check_native_consumer(consumer: str) -> str:
-  if consumer not in NATIVE_CONSUMERS:
-    raise ValueError(f"native_consumer: expected one of {NATIVE_CONSUMERS}, got {consumer!r}")
-  return consumer
+def _check_target(target, enable_xla: bool, native_serialization: bool) -> targets.Target:
+  if target is None:
+    return targets.for_convert(enable_xla)
+  if not isinstance(target, targets.Target):
+    raise TypeError(f"target: expected a jax2tf.targets.Target, got {target!r}")
+  if native_serialization and target.native_pipeline is None:
+    raise ValueError(f"target {target.name!r} reads no native module: use graph serialization")
+  if not native_serialization and target.xla_ops and not enable_xla:
+    raise ValueError(f"target {target.name!r} runs XLA ops, which enable_xla=False forbids")
+  return target
 
 
 def _check_platforms(platforms: Sequence[str] | None) -> tuple[str, ...] | None:

@@ -121,7 +121,7 @@ def input_specs(
 
 def _convert(fun: Callable, polymorphic_shapes, convert_options: dict) -> Callable:
   """`jax2tf.convert` without gradients, with the route's options (which may
-  name the consumer of a native module, beyond convert's parameters, and
+  name the target, beyond convert's parameters, and
   native_serialization_platforms, target_tf_version or disabled_checks)."""
   options = make_options(
     polymorphic_shapes=polymorphic_shapes,
@@ -132,8 +132,7 @@ def _convert(fun: Callable, polymorphic_shapes, convert_options: dict) -> Callab
     native_serialization_platforms=convert_options.get("native_serialization_platforms"),
     native_serialization_disabled_checks=tuple(convert_options.get("disabled_checks", ())),
     target_tf_version=convert_options.get("target_tf_version"),
-    native_consumer=convert_options.get("native_consumer", "tf_xla"),
-    graph_consumer=convert_options.get("graph_consumer", "tf"),
+    target=convert_options.get("target"),
   )
   return converted_function(fun, options)
 

@@ -9,9 +9,9 @@ import jax
 import numpy as np
 import tensorflow as tf
 
-from jax2tf import litert_limits
-from jax2tf.graph import semantics
+from jax2tf.graph import bit_ops, semantics
 from jax2tf.shapes import dim_eval
+from jax2tf.targets import Target, quirks
 from jax2tf.tf_dims import TFDimArithmetic
 
 
@@ -19,12 +19,11 @@ from jax2tf.tf_dims import TFDimArithmetic
 class LoweringEnv:
   """State shared by all rules of one conversion."""
 
-  enable_xla: bool
+  target: Target  # who runs the graph, and what it can run
   dim_values: dict[str, tf.Tensor]  # dimension variable -> int32 TF scalar
   lower_jaxpr: Callable[..., list]  # (closed_jaxpr, args) -> results
-  consumer: str = "tf"  # who runs the graph: options.GRAPH_CONSUMERS
-  # For TF.js: whether the rule at hand takes uint32 as int32 lanes (False
-  # for the rules that the interpreter hands real uint32 tensors).
+  # With uint32 as int32 bits (TF.js): whether the rule at hand takes them
+  # so (False for the rules that the interpreter hands real uint32 tensors).
   uint32_in_lanes: bool = True
   # For TFLite: whether the rule at hand computes its float16 and bfloat16
   # values in float32, or its 8- and 16-bit integers in int32
@@ -43,21 +42,34 @@ class RuleContext:
   broadcast_by_users: bool = False
 
   @property
-  def enable_xla(self) -> bool:
-    return self.env.enable_xla
+  def target(self) -> Target:
+    """What runs the graph: rules ask it about capabilities, never its name."""
+    return self.env.target
 
   @property
-  def for_tfjs(self) -> bool:
-    """Whether TF.js runs the graph: uint32 values come and go as int32
-    tensors of the same bits (for the rules registered with `int32_lanes`),
-    and int32 arithmetic must stay exact in its JavaScript kernels."""
-    return self.env.consumer == "tfjs"
+  def bits(self) -> bit_ops.BitOps:
+    """The target's integer bit operations, with XLA's semantics."""
+    return bit_ops.BitOps(self.env.target)
+
+  def kernel_or(self, op: str, kernel: Callable, formulation: Callable, dtype=None) -> Callable:
+    """`kernel` (TF's op `op`), or `formulation` (the same in other ops)
+    where the target has no kernel for `op` on `dtype`."""
+    return formulation if self.env.target.lacks_kernel(op, dtype) else kernel
+
+  def hide_from_grappler(self, x: tf.Tensor, rewrite: str) -> tf.Tensor:
+    """`x` out of sight of TF's graph optimizer, where the target runs it,
+    so that it cannot make `rewrite` (one of semantics.GRAPPLER_REWRITES)."""
+    if rewrite not in semantics.GRAPPLER_REWRITES:
+      raise ValueError(f"unknown grappler rewrite {rewrite!r}; see semantics.GRAPPLER_REWRITES")
+    if not self.env.target.runs_grappler:
+      return x
+    return semantics.hidden_from_grappler(x)
 
   @property
-  def for_tflite(self) -> bool:
-    """Whether TF's TFLite converter takes the graph: rules for ops that
-    TFLite has no builtin kernel for spell them in ops it has."""
-    return self.env.consumer == "tflite"
+  def uint32_in_int32_bits(self) -> bool:
+    """Whether the rule's uint32 operands come, and its uint32 results go,
+    as int32 tensors of the same bits (TF.js, for rules registered so)."""
+    return self.env.target.uint32_as_int32_bits and self.env.uint32_in_lanes
 
   @property
   def in_wide_lanes(self) -> bool:
@@ -109,10 +121,10 @@ class RuleContext:
     axes = sorted(axes)
     if not axes or any(dim_eval.is_zero(d) for d in shape):
       return x  # an array with no elements is its own reverse
-    if not self.for_tflite:
+    if self.target.reverses_any_axes:
       return tf.reverse(x, axes)
     if self.is_static(shape[axes[0] + 1 :]):
-      for run in litert_limits.reverse_runs(axes):
+      for run in quirks.reverse_runs(axes):
         x = tf.reverse(x, run)
       return x
     kept = [i for i in range(len(shape)) if i not in axes]
@@ -138,6 +150,6 @@ class RuleContext:
     """The TF dtype holding `aval` (by default the only output's): its own,
     but int32 for uint32 when TF.js runs the graph."""
     dtype = tf.as_dtype(np.dtype((self.aval_out if aval is None else aval).dtype))
-    if dtype == tf.uint32 and self.for_tfjs and self.env.uint32_in_lanes:
+    if dtype == tf.uint32 and self.uint32_in_int32_bits:
       return tf.int32
     return dtype

@@ -11,7 +11,7 @@ again is the correctly rounded 16-bit one (float32 carries more than twice
 their precision plus two bits), and elsewhere it is as close as float32
 computes it.
 
-Not widened: rules registered with `float32_lanes=False` (those that read or
+Not widened: rules registered with `float16_in_float32=False` (those that read or
 make a value's bits, whose float32 bits are other bits, those that refuse
 16-bit floats as JAX does, and exp2, whose intermediate JAX rounds to the
 16-bit dtype), and conversions from values float32 cannot hold
@@ -43,7 +43,7 @@ narrow = _LANES.narrow  # rounds to the 16-bit dtype
 
 def widens(eqn, rule) -> bool:
   """Whether `eqn` computes in float32 lanes with its `rule` (registry.Rule)."""
-  if not rule.float32_lanes:
+  if not rule.accepts.allows("float16_in_float32", eqn):
     return False
   if eqn.primitive.name == "convert_element_type" and not _float32_holds(eqn.invars[0].aval):
     return False

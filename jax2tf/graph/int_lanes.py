@@ -13,9 +13,9 @@ or remainder of the extended values is the narrow one (x / 0 gives -1, all
 bits set in every width; INT_MIN / -1 gives -INT_MIN, whose low bits are
 INT_MIN's).
 
-Not widened: rules registered with `narrow_int_lanes=False` (those that read
+Not widened: rules registered with `narrow_ints_in_int32=False` (those that read
 the width: population_count, clz, mulhi, bitcasts, random bits), and, per
-equation, where a rule's `narrow_int_lanes` predicate says its result
+equation, where a rule's `narrow_ints_in_int32` predicate says its result
 depends on the width: a logical shift right of signed or an arithmetic one
 of unsigned integers (the sign bit is the narrow type's), a conversion from
 floats (it saturates at the narrow type's bounds), and whatever surfaces the
@@ -39,7 +39,7 @@ narrow = _LANES.narrow  # casts back to the narrow type: its low bits
 
 def widens(eqn, rule) -> bool:
   """Whether `eqn` computes in int32 lanes with its `rule` (registry.Rule)."""
-  return _LANES.opted_in(eqn, rule.narrow_int_lanes)
+  return _LANES.opted_in(eqn, rule.accepts.narrow_ints_in_int32)
 
 
 # Predicates for rules whose result depends on the width only sometimes.

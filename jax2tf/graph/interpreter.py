@@ -3,14 +3,18 @@
 Nothing here knows about any particular primitive: every equation goes to its
 rule (jax2tf/graph/rules/), which receives a RuleContext.
 
-For TF.js, which holds no unsigned tensors, uint32 values (and PRNG keys,
-whose data is uint32) travel as int32 tensors of the same bits. Rules
-registered with `int32_lanes` compute on those; any other rule gets real
+The target (jax2tf/targets/) names the type legalizations applied here, around
+every rule that accepts them; no rule applies one itself.
+
+Where uint32 is carried as int32 bits (TF.js, which holds no unsigned
+tensors), uint32 values (and PRNG keys, whose data is uint32) travel as
+int32 tensors of the same bits. Rules
+registered with `uint32_as_int32_bits` compute on those; any other rule gets real
 uint32 tensors and gives them back as int32, so it never reads the bits as
 signed numbers, and the uint32 ops it emits make TF.js refuse the graph at
 conversion, naming its primitive.
 
-For TFLite, whose kernels compute in float32 and int32, primitives on
+Where the target computes in float32 and int32 (TFLite), primitives on
 float16 and bfloat16 compute in float32 lanes and round each result back
 (jax2tf/graph/float_lanes.py), primitives on 8- and 16-bit integers in
 int32 lanes, cast back (jax2tf/graph/int_lanes.py), and those that only
@@ -35,6 +39,15 @@ from jax2tf.graph import (
   registry,
 )
 from jax2tf.graph.context import LoweringEnv, RuleContext
+from jax2tf.targets import Target
+
+# The legalizations that compute a rule in wider lanes, by the name a
+# target gives them, in the order they apply.
+_WIDENING = (
+  ("float16_in_float32", float_lanes),
+  ("narrow_ints_in_int32", int_lanes),
+  ("uint32_as_order_keys", ordered_lanes),
+)
 
 
 def _holds_uint32(aval) -> bool:
@@ -81,8 +94,8 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
   else:
     jaxpr, consts = closed_jaxpr, ()
   values: dict = {}
-  lanes = env.consumer == "tfjs"
-  wide_lanes = env.consumer == "tflite"
+  lanes = env.target.uint32_as_int32_bits
+  widening = [m for name, m in _WIDENING if env.target.legalizes(name)]
 
   def read(v):
     if _is_literal(v):
@@ -109,10 +122,8 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
     rule = registry.rule_for(eqn.primitive)
     if rule is None:
       raise registry.missing_rule_error(eqn.primitive, eqn.params)
-    convert_lanes = lanes and not rule.int32_lanes
-    lanes_of = [
-      m for m in (float_lanes, int_lanes, ordered_lanes) if wide_lanes and m.widens(eqn, rule)
-    ]  # fmt: skip
+    convert_lanes = lanes and not rule.accepts.allows("uint32_as_int32_bits", eqn)
+    lanes_of = [m for m in widening if m.widens(eqn, rule)]
     avals_in, avals_out = [v.aval for v in eqn.invars], [v.aval for v in eqn.outvars]
     params = eqn.params
     for m in lanes_of:
@@ -127,7 +138,7 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
     ctx = RuleContext(
       eqn.primitive, avals_in, avals_out, rule_env, broadcast_by_users=i in by_users
     )
-    if not env.enable_xla and not _allows_no_xla(rule, ctx, params):
+    if not env.target.xla_ops and not _allows_no_xla(rule, ctx, params):
       raise registry.no_xla_error(eqn.primitive, params)
     with tf.name_scope(str(eqn.primitive)):
       operands = [read(v) for v in eqn.invars]
@@ -179,20 +190,13 @@ def _env_in_wide_lanes(env: LoweringEnv, lanes_of) -> LoweringEnv:
 
 
 def _allows_no_xla(rule: registry.Rule, ctx: RuleContext, params) -> bool:
-  return rule.no_xla(ctx, **params) if callable(rule.no_xla) else bool(rule.no_xla)
+  allowed = rule.accepts.without_xla_ops
+  return allowed(ctx, **params) if callable(allowed) else bool(allowed)
 
 
-def make_env(enable_xla: bool, dim_values: dict, consumer: str = "tf") -> LoweringEnv:
+def make_env(target: Target, dim_values: dict) -> LoweringEnv:
   def lower_sub(closed_jaxpr, args) -> list:
     return lower_jaxpr(env, closed_jaxpr, args)
 
-  env = LoweringEnv(enable_xla, dim_values, lower_sub, consumer)
+  env = LoweringEnv(target, dim_values, lower_sub)
   return env
-
-
-def trace(fun_jit, args_avals, kwargs_avals):
-  """The closed jaxpr of `fun_jit` for (symbolic) avals, with its pytrees."""
-  traced = fun_jit.trace(*args_avals, **kwargs_avals)
-  closed = traced.jaxpr
-  in_tree = jax.tree_util.tree_structure((args_avals, kwargs_avals))
-  return closed, in_tree, traced.out_tree if hasattr(traced, "out_tree") else None

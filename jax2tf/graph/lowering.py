@@ -4,8 +4,9 @@ A `jax.jit` with `in_shardings`/`out_shardings` over several devices gets its
 arguments and results wrapped in XlaSharding ops, as native serialization
 wraps its XlaCallModule (jax2tf/sharding.py builds both), so that TF's SPMD
 partitioner reads the same shardings from either graph. The annotations are
-XLA ops that exist only in graphs: they are left out with enable_xla=False
-(the graphs TFLite and TF.js read, which run on one device) and in eager calls.
+XLA ops that exist only in graphs: they are left out for targets without XLA
+ops (the graphs TFLite and TF.js read, which run on one device) and in eager
+calls.
 """
 
 import dataclasses
@@ -23,6 +24,7 @@ from jax2tf.graph import (
   rules,  # noqa: F401  (registers every rule family)
 )
 from jax2tf.shapes import dim_eval
+from jax2tf.targets import Target
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,8 +36,7 @@ class GraphModule:
   out_avals: tuple
   in_tree: Any
   out_tree: Any
-  enable_xla: bool
-  consumer: str = "tf"  # options.GRAPH_CONSUMERS
+  target: Target  # who runs the graph (jax2tf/targets/)
   # Serialized xla.OpSharding per argument and result (None: unspecified),
   # and the number of devices they span.
   in_shardings: tuple = ()
@@ -44,7 +45,7 @@ class GraphModule:
 
 
 def trace_graph(
-  fun_jit: Any, args_avals: Sequence, kwargs_avals: dict, *, enable_xla: bool, consumer: str = "tf"
+  fun_jit: Any, args_avals: Sequence, kwargs_avals: dict, *, target: Target
 ) -> GraphModule:
   traced = fun_jit.trace(*args_avals, **kwargs_avals)
   in_tree = jax.tree_util.tree_structure((tuple(args_avals), dict(kwargs_avals)))
@@ -62,8 +63,7 @@ def trace_graph(
     out_avals=out_avals,
     in_tree=in_tree,
     out_tree=traced.out_tree,
-    enable_xla=enable_xla,
-    consumer=consumer,
+    target=target,
     in_shardings=_serialized(in_shardings, in_avals),
     out_shardings=_serialized(out_shardings, out_avals),
     nr_devices=max(
@@ -99,8 +99,8 @@ def _serialized(shardings: tuple, avals: tuple) -> tuple:
 def call_graph_module(module: GraphModule, args_flat: Sequence[tf.Tensor]) -> list:
   """Emits the module's TF ops; the caller has checked the argument shapes."""
   dims = tf_dims.bind_dimension_variables(module.in_avals, module.in_tree, args_flat)
-  env = interpreter.make_env(module.enable_xla, dims, module.consumer)
-  annotate = module.enable_xla and module.nr_devices > 1 and not tf.executing_eagerly()
+  env = interpreter.make_env(module.target, dims)
+  annotate = module.target.xla_ops and module.nr_devices > 1 and not tf.executing_eagerly()
   if annotate:
     args_flat = tf_sharding.annotate_each(args_flat, module.in_shardings)
   outs = interpreter.lower_jaxpr(env, module.closed_jaxpr, args_flat)

@@ -10,7 +10,7 @@ and running forms, sorting) computes on those keys, and each uint32 result
 is mapped back. The identities agree: uint32's for max, 0, is int32's
 INT32_MIN; its for min, 2**32 - 1, is INT32_MAX.
 
-Only rules registered with `ordered_lanes` (True, or a predicate of the
+Only rules registered with `uint32_as_order_keys` (True, or a predicate of the
 equation) take keys: not arithmetic or bit operations (keys do not add),
 conversions, uint32 values that index (the starts of slices, gathers and
 scatters, the result of an argmax), nor a gather's fill (a parameter, not
@@ -49,7 +49,7 @@ narrow = _LANES.narrow
 
 def widens(eqn, rule) -> bool:
   """Whether `eqn` computes on int32 keys with its `rule` (registry.Rule)."""
-  return _LANES.opted_in(eqn, rule.ordered_lanes)
+  return _LANES.opted_in(eqn, rule.accepts.uint32_as_order_keys)
 
 
 # Predicates for rules that take keys only sometimes.

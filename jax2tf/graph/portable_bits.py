@@ -89,7 +89,7 @@ def power_of_two(shift: tf.Tensor) -> tf.Tensor:
   return tf.cast(tf.pow(two, half), tf.uint32) * tf.cast(tf.pow(two, s - half), tf.uint32)
 
 
-def left_shift(x: tf.Tensor, shift) -> tf.Tensor:
+def shift_left(x: tf.Tensor, shift) -> tf.Tensor:
   """x << shift for shifts in [0, bit width): a product with a power of two.
 
   `shift` is a Python int or an integer tensor whose values the caller has
@@ -139,6 +139,6 @@ def count_leading_zeros(x: tf.Tensor) -> tf.Tensor:
   return leading if x.dtype == tf.int32 else tf.cast(leading, x.dtype)
 
 
-def rotate_left_u32(x: tf.Tensor, r: int) -> tf.Tensor:
+def rotate_left(x: tf.Tensor, r: int) -> tf.Tensor:
   """Rotation of uint32 values by a constant 0 < r < 32: the two parts share no bit."""
   return x * _u32(1 << r) + tf.bitwise.right_shift(x, _u32(32 - r))

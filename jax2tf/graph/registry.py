@@ -1,12 +1,10 @@
 """The rule registry: JAX primitive -> the function that emits its TF ops.
 
 A rule is `rule(ctx, *operands, **params)` returning a TF value (or a list for
-primitives with several results). `no_xla` says whether the rule can run with
-`enable_xla=False`, i.e. without the Xla* TF ops: True (always), False (never)
-or a predicate on (ctx, params) for rules that need XLA only for some params.
-`int32_lanes` says that, for TF.js, the rule takes and returns uint32 values
-as int32 tensors of the same bits; other rules see real uint32 tensors there,
-which TF.js refuses at conversion, naming the primitive.
+primitives with several results). Its registration says, in one `Accepts`,
+what it takes: whether it runs on a target without XLA ops, and which of the
+targets' type legalizations (jax2tf/targets/target.py, LEGALIZATIONS) the
+interpreter may apply around it, each a bool or a predicate.
 """
 
 import dataclasses
@@ -19,35 +17,46 @@ from jax2tf.graph import unsupported
 
 
 @dataclasses.dataclass(frozen=True)
+class Accepts:
+  """What a rule accepts. Each field is a bool or a predicate: of (ctx,
+  **params) for `without_xla_ops`, of the equation for the legalizations."""
+
+  # Whether it can run without the Xla* TF ops.
+  without_xla_ops: Any = True
+  # 16-bit floats as float32 (graph/float_lanes.py); False for rules that
+  # must see the dtype itself (a value's bits, dtypes JAX refuses).
+  float16_in_float32: Any = True
+  # 8- and 16-bit integers as int32 (graph/int_lanes.py); False or a
+  # predicate where the result depends on the width.
+  narrow_ints_in_int32: Any = True
+  # uint32 as int32 keys of the same order (graph/ordered_lanes.py), for
+  # rules whose results depend only on order, equality and places.
+  uint32_as_order_keys: Any = False
+  # uint32 as int32 tensors of the same bits (TF.js): the rule computes on
+  # those bits; other rules get real uint32 tensors there, which TF.js
+  # refuses at conversion, naming the primitive.
+  uint32_as_int32_bits: Any = False
+
+  def allows(self, legalization: str, eqn) -> bool:
+    """Whether `eqn` may compute in the lanes of `legalization`."""
+    allowed = getattr(self, legalization)
+    return bool(allowed(eqn) if callable(allowed) else allowed)
+
+
+@dataclasses.dataclass(frozen=True)
 class Rule:
   fn: Callable
-  no_xla: Any = True  # bool, or callable(ctx, **params) -> bool
+  accepts: Accepts
   module: str = ""
-  int32_lanes: bool = False
-  # For TFLite: whether the rule may get float16 and bfloat16 values as
-  # float32 (graph/float_lanes.py); False for rules that must see the dtype
-  # itself (a value's bits, dtypes JAX refuses).
-  float32_lanes: bool = True
-  # For TFLite: whether the rule may get 8- and 16-bit integers as int32
-  # (graph/int_lanes.py), or a predicate of the equation saying so.
-  narrow_int_lanes: Any = True
-  # For TFLite: whether the rule may get uint32 values as int32 keys of the
-  # same order (graph/ordered_lanes.py), or a predicate of the equation.
-  ordered_lanes: Any = False
 
 
 _RULES: dict[Any, Rule] = {}
 
 
-def register(
-  *primitives,
-  no_xla=True,
-  int32_lanes=False,
-  float32_lanes=True,
-  narrow_int_lanes=True,
-  ordered_lanes=False,
-):
-  """Decorator registering `fn` as the rule of `primitives`."""
+def register(*primitives, **accepts):
+  """Decorator registering `fn` as the rule of `primitives`; keyword
+  arguments are the fields of `Accepts`."""
+  declared = Accepts(**accepts)
 
   def wrap(fn):
     for p in primitives:
@@ -63,9 +72,7 @@ def register(
           f"primitive {p} already has a rule ({_describe(old.fn)}); refusing a second "
           f"one ({_describe(fn)})"
         )
-      _RULES[p] = Rule(
-        fn, no_xla, fn.__module__, int32_lanes, float32_lanes, narrow_int_lanes, ordered_lanes
-      )
+      _RULES[p] = Rule(fn, declared, fn.__module__)
     return fn
 
   return wrap

@@ -25,13 +25,13 @@ from 1/x (-inf for -0.0) in the max/min helpers, which every target runtime
 can divide, and from the bits where a rule needs them anyway (float keys).
 """
 
-import contextlib
-import contextvars
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 import ml_dtypes
 import numpy as np
 import tensorflow as tf
+
+from jax2tf.targets import quirks
 
 # ---------------------------------------------------------------- dtypes ---
 
@@ -210,7 +210,29 @@ def is_constant_of(x: tf.Tensor, values) -> bool:
   return bool(np.isin(value, values).all())
 
 
-def hidden_from_grappler(x: tf.Tensor, *, for_tfjs: bool) -> tf.Tensor:
+# Every rewrite of TF's graph optimizer (grappler) seen to compute other
+# numbers than XLA, by the name a rule hides its operand under
+# (RuleContext.hide_from_grappler). Each was observed in a `tf.function`.
+GRAPPLER_REWRITES = {
+  "reciprocal": "1 / x becomes Reciprocal, off in the last bit on CPUs with AVX-512 "
+  "(1 / 1.0 is 0.99999994)",
+  "rsqrt": "x / sqrt(y) becomes x * Rsqrt(y), off in the last bit",
+  "neg": "0 - x becomes Neg: -0.0 for +0.0, and no kernel for unsigned integers",
+  "log1p": "log(1 + x) becomes Log1p",
+  "expm1": "exp(x) - 1 becomes Expm1",
+  "squared_difference": "the square of a difference becomes SquaredDifference, which has "
+  "no kernel for 8- and 16-bit integers, uint32 and uint64",
+  "complex_doubling": "a complex x + x (or x - (-x)) becomes 2 * x, a complex product whose "
+  "real part is NaN where x has an infinite imaginary part (0 * inf)",
+  "negated_extremum": "max(-x) becomes -min(x) where the Neg has no other reader; -x wraps "
+  "at a signed integer's minimum (-(-32768) is -32768 in int16)",
+  "monotonic_arg_reduction": "argmax(f(x)) becomes argmax(x) (argmin for a decreasing f) for "
+  "an elementwise monotonic f it knows (Sign, Neg, ...): where f ties values that x does "
+  "not, that picks another index (argmin(sign([5, 4])) becomes 1, JAX's is 0)",
+}
+
+
+def hidden_from_grappler(x: tf.Tensor) -> tf.Tensor:
   """`x` through an op whose value TF's graph optimizer cannot see.
 
   Grappler rewrites some patterns in a `tf.function` into ops that compute
@@ -220,9 +242,10 @@ def hidden_from_grappler(x: tf.Tensor, *, for_tfjs: bool) -> tf.Tensor:
   pow(x, 0.5) into Sqrt, which the pow rule does not emit). It never folds a
   PlaceholderWithDefault (a caller could feed it): one op that forwards its
   input, which XLA compiles and TF's TFLite converter folds away. Eager ops
-  are not rewritten. For TF.js, `x` itself: `to_tfjs` runs no grappler.
+  are not rewritten. (Rules call RuleContext.hide_from_grappler, which
+  leaves `x` itself for targets that run no grappler.)
   """
-  if for_tfjs or tf.executing_eagerly():
+  if tf.executing_eagerly():
     return x
   return tf.raw_ops.PlaceholderWithDefault(input=x, shape=x.shape)
 
@@ -265,40 +288,29 @@ def negate_float(x: tf.Tensor) -> tf.Tensor:
 # -------------------------------------------------------------- max/min ---
 
 
-_SIGNED_ZEROS = contextvars.ContextVar("jax2tf_signed_zeros", default=True)
+# Where the target's tensors hold no -0.0 (`Target.signed_zeros` False: a
+# fully int8-quantized TFLite model, whose int8 tensors have one zero, and
+# whose int8 DIV refuses the zero divisor of the 1/x that tells the zeros
+# apart), the helpers below take `signed_zeros=False` and treat every zero
+# as +0.0.
 
 
-@contextlib.contextmanager
-def without_signed_zeros() -> Iterator[None]:
-  """Rules lowered inside treat every zero as +0.0.
-
-  For graphs whose tensors hold no -0.0: a fully int8-quantized TFLite model
-  (its int8 tensors have one zero, and LiteRT's int8 DIV refuses the zero
-  divisor of the 1/x that tells the zeros apart).
-  """
-  token = _SIGNED_ZEROS.set(False)
-  try:
-    yield
-  finally:
-    _SIGNED_ZEROS.reset(token)
-
-
-def _zero_is_negative(x: tf.Tensor) -> tf.Tensor:
+def _zero_is_negative(x: tf.Tensor, signed_zeros: bool) -> tf.Tensor:
   """For a zero `x`, whether it is -0.0 (1/x is -inf); False without signed zeros."""
-  if not _SIGNED_ZEROS.get():
+  if not signed_zeros:
     return tf.zeros_like(x, dtype=tf.bool)
   return tf.less(_inverse(x), 0)
 
 
-def is_negative(x: tf.Tensor) -> tf.Tensor:
+def is_negative(x: tf.Tensor, *, signed_zeros: bool = True) -> tf.Tensor:
   """Whether float `x` is below zero or is -0.0 (undefined for NaN).
 
   1/x tells the zeros apart (-inf for -0.0), with ops that every runtime has
   a kernel for; reading the sign bit takes a Bitcast, which TF.js lacks.
   """
-  if not _SIGNED_ZEROS.get():
+  if not signed_zeros:
     return tf.less(x, 0)
-  return tf.logical_or(tf.less(x, 0), _zero_is_negative(x))
+  return tf.logical_or(tf.less(x, 0), _zero_is_negative(x, signed_zeros))
 
 
 def _inverse(x: tf.Tensor) -> tf.Tensor:
@@ -306,7 +318,7 @@ def _inverse(x: tf.Tensor) -> tf.Tensor:
   return tf.math.truediv(tf.ones([], x.dtype), x)
 
 
-def is_decisive_zero(x: tf.Tensor, is_max: bool) -> tf.Tensor:
+def is_decisive_zero(x: tf.Tensor, is_max: bool, *, signed_zeros: bool = True) -> tf.Tensor:
   """Whether `x` is the zero that wins a tie of zeros: +0.0 for max, -0.0 for min.
 
   1/x is +inf only for +0.0 and -inf only for -0.0 (and for the denormals
@@ -314,7 +326,7 @@ def is_decisive_zero(x: tf.Tensor, is_max: bool) -> tf.Tensor:
   tie). At least inf, not equal to it: TF's TFLite converter may leave an
   infinite constant as the largest finite float (lite/infinities.py).
   """
-  if not _SIGNED_ZEROS.get():
+  if not signed_zeros:
     return tf.equal(x, 0) if is_max else tf.zeros_like(x, dtype=tf.bool)
   if is_max:
     return tf.greater_equal(_inverse(x), const(np.inf, x.dtype))
@@ -322,30 +334,25 @@ def is_decisive_zero(x: tf.Tensor, is_max: bool) -> tf.Tensor:
 
 
 def _is_extreme_constant(x: tf.Tensor) -> bool:
-  """Whether every element of `x` is a constant infinity or largest finite
-  float, of either sign."""
+  """Whether `x` is a constant that TF's TFLite converter drops a max or
+  min with (targets/quirks.py says which)."""
   value = constant_value(x)
-  if value is None or value.size == 0:
-    return False
-  largest = float(ml_dtypes.finfo(value.dtype).max)
-  return bool((np.abs(value.astype(np.float64)) >= largest).all())
+  return value is not None and quirks.tflite_drops_min_max_with(value)
 
 
-def _pick(is_max: bool, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+def _pick(is_max: bool, x: tf.Tensor, y: tf.Tensor, signed_zeros: bool) -> tf.Tensor:
   """XLA's max/min of two floats: NaN propagates, -0.0 < +0.0."""
   for a, c in ((x, y), (y, x)):
     if _is_extreme_constant(c):
-      # TF's TFLite converter drops a Maximum or Minimum with such a
-      # constant of the result's shape, whatever its signs: min(x, -inf)
-      # became x. One comparison and a select instead, which keeps a's NaN
-      # (c has none, and no zero to tie with).
+      # One comparison and a select instead, which the converter keeps,
+      # and which keeps a's NaN (c has none, and no zero to tie with).
       beats = tf.greater(c, a) if is_max else tf.less(c, a)
       return tf.where(beats, c, a)
   res = tf.maximum(x, y) if is_max else tf.minimum(x, y)
   if may_be_zero(x) and may_be_zero(y):
     # TF returns either zero; XLA orders them.
     both_zero = tf.logical_and(tf.equal(x, 0), tf.equal(y, 0))
-    x_negative = _zero_is_negative(x)
+    x_negative = _zero_is_negative(x, signed_zeros)
     zero = tf.where(x_negative, y, x) if is_max else tf.where(x_negative, x, y)
     res = tf.where(both_zero, zero, res)
   # TF may return the other operand when one is NaN; XLA propagates the NaN.
@@ -356,7 +363,7 @@ def _pick(is_max: bool, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
   return res
 
 
-def _combine(is_max: bool, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+def _combine(is_max: bool, x: tf.Tensor, y: tf.Tensor, signed_zeros: bool) -> tf.Tensor:
   if x.dtype == tf.bool:
     return tf.logical_or(x, y) if is_max else tf.logical_and(x, y)
   if x.dtype.is_complex:
@@ -381,17 +388,17 @@ def _combine(is_max: bool, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
     # XLA drops an Abs of a Relu, and its Relu keeps -0.0.)
     r = tf.nn.relu(x)
     return tf.where(tf.equal(r, 0), tf.zeros([], r.dtype), r)
-  return _pick(is_max, x, y)
+  return _pick(is_max, x, y, signed_zeros)
 
 
-def maximum(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+def maximum(x: tf.Tensor, y: tf.Tensor, *, signed_zeros: bool = True) -> tf.Tensor:
   """lax.max: NaN-propagating, -0.0 < +0.0, bool as or, complex lexicographic."""
-  return _combine(True, x, y)
+  return _combine(True, x, y, signed_zeros)
 
 
-def minimum(x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+def minimum(x: tf.Tensor, y: tf.Tensor, *, signed_zeros: bool = True) -> tf.Tensor:
   """lax.min: NaN-propagating, -0.0 < +0.0, bool as and, complex lexicographic."""
-  return _combine(False, x, y)
+  return _combine(False, x, y, signed_zeros)
 
 
 def fix_extremum_zeros_and_nans(
@@ -413,7 +420,9 @@ def fix_extremum_zeros_and_nans(
   return tf.where(nan_found, tf.constant(np.nan, res.dtype), res)
 
 
-def reduce_extremum(x: tf.Tensor, axes: Sequence[int], is_max: bool) -> tf.Tensor:
+def reduce_extremum(
+  x: tf.Tensor, axes: Sequence[int], is_max: bool, *, signed_zeros: bool = True
+) -> tf.Tensor:
   """reduce_max/reduce_min over `axes` of a float, bool or integer tensor, as XLA."""
   if x.dtype == tf.bool:
     return (tf.reduce_any if is_max else tf.reduce_all)(x, axes)
@@ -423,7 +432,7 @@ def reduce_extremum(x: tf.Tensor, axes: Sequence[int], is_max: bool) -> tf.Tenso
   if xw.dtype.is_floating:
     # Only the zero that decides the answer is looked for: max is +0.0 if any
     # +0.0 is present, min is -0.0 if any -0.0 is. Two passes over the input.
-    zero_found = tf.reduce_any(is_decisive_zero(xw, is_max), axes)
+    zero_found = tf.reduce_any(is_decisive_zero(xw, is_max, signed_zeros=signed_zeros), axes)
     nan_found = tf.reduce_any(tf.math.is_nan(xw), axes)
     res = fix_extremum_zeros_and_nans(res, is_max, zero_found=zero_found, nan_found=nan_found)
   return tf.cast(res, x.dtype)

@@ -6,6 +6,7 @@ window, stride, dilation and padding with ordinary TF ops only. Symbolic
 dimensions come through `ctx.dim`.
 """
 
+import functools
 import itertools
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -128,10 +129,11 @@ class Monoid(NamedTuple):
   dtype: tf.DType
 
 
-def monoid(kind: str, dtype) -> Monoid:
+def monoid(kind: str, dtype, *, signed_zeros: bool = True) -> Monoid:
   """The monoid of reduction `kind` ("sum", "prod", "max", "min") on `dtype`.
 
-  Float max/min combine with XLA's order (NaN propagates, -0.0 < +0.0).
+  Float max/min combine with XLA's order (NaN propagates, -0.0 < +0.0, or
+  every zero +0.0 without `signed_zeros`).
   """
   dtype = np.dtype(dtype)
   is_bool = dtype == np.bool_
@@ -149,13 +151,21 @@ def monoid(kind: str, dtype) -> Monoid:
     return (
       Monoid(_bool_or, False, tf.bool)
       if is_bool
-      else Monoid(sem.maximum, sem.lowest(dtype), sem.widened(dtype))
+      else Monoid(
+        functools.partial(sem.maximum, signed_zeros=signed_zeros),
+        sem.lowest(dtype),
+        sem.widened(dtype),
+      )
     )
   if kind == "min":
     return (
       Monoid(_bool_and, True, tf.bool)
       if is_bool
-      else Monoid(sem.minimum, sem.highest(dtype), sem.widened(dtype))
+      else Monoid(
+        functools.partial(sem.minimum, signed_zeros=signed_zeros),
+        sem.highest(dtype),
+        sem.widened(dtype),
+      )
     )
   raise ValueError(f"unknown reduction {kind!r}")
 
@@ -218,14 +228,15 @@ def window_reduce(
   (padding and base-dilation holes hold the monoid's identity)."""
   shape = list(ctx.avals_in[0].shape if shape is None else shape)
   out_shape = list(ctx.aval_out.shape if out_shape is None else out_shape)
-  op, pad_value, dt = monoid(kind, x.dtype.as_numpy_dtype)
+  signed_zeros = ctx.target.signed_zeros
+  op, pad_value, dt = monoid(kind, x.dtype.as_numpy_dtype, signed_zeros=signed_zeros)
   out_dtype = x.dtype
   x = tf.cast(x, dt)
   x, shape = dilate(ctx, x, shape, base_dilation, pad_value)
   x, shape = pad_or_crop(ctx, x, shape, padding, pad_value)
   pieces = window_slices(ctx, x, window, strides, window_dilation, out_shape)
   if kind in ("max", "min") and dt.is_floating:
-    res = _float_extremum_of(pieces, kind == "max")
+    res = _float_extremum_of(pieces, kind == "max", signed_zeros)
   else:
     res = None
     for _, piece in pieces:
@@ -237,13 +248,13 @@ def window_reduce(
   return tf.cast(res, out_dtype)
 
 
-def _float_extremum_of(pieces, is_max: bool):
+def _float_extremum_of(pieces, is_max: bool, signed_zeros: bool):
   """XLA's max/min over the window pieces: TF's Maximum/Minimum per piece,
   with NaN and the zero that decides a tie looked for alongside, and one
   correction at the end (as for reduce_max/min)."""
   res = zero_found = nan_found = None
   for _, piece in pieces:
-    zero = sem.is_decisive_zero(piece, is_max)
+    zero = sem.is_decisive_zero(piece, is_max, signed_zeros=signed_zeros)
     nan = tf.math.is_nan(piece)
     if res is None:
       res, zero_found, nan_found = piece, zero, nan

@@ -1,6 +1,5 @@
 """`to_tflite`: a JAX function to a `.tflite` flatbuffer, checked on LiteRT."""
 
-import contextlib
 import logging
 import warnings
 from collections.abc import Callable, Sequence
@@ -9,8 +8,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from jax2tf import targets
 from jax2tf.deploy import artifacts, provenance, signature
-from jax2tf.graph import semantics as sem
 from jax2tf.lite import converter, infinities, rewrite, runtime
 from jax2tf.options import require_bool
 
@@ -21,8 +20,8 @@ logger = logging.getLogger("jax2tf.lite")
 # StableHLO module inside XlaCallModule, which the converter legalizes: JAX's
 # own module, without the rewrites that make TF's XLA compute JAX's answers.
 ROUTES: dict[str, dict[str, Any]] = {
-  "graph": {"native_serialization": False, "enable_xla": False, "graph_consumer": "tflite"},
-  "native": {"native_serialization": True, "native_consumer": "tflite"},
+  "graph": {"native_serialization": False, "enable_xla": False, "target": targets.TFLITE},
+  "native": {"native_serialization": True, "target": targets.TFLITE},
 }
 AUTO_ORDER = ("graph", "native")
 DEFAULT_TOLERANCE = (1e-4, 1e-4)
@@ -201,26 +200,27 @@ def _one_route(
   verify,
   tolerance,
 ) -> LiteModel:
-  # int8 tensors hold no -0.0: the rules leave out the 1/x that tells the
-  # zeros apart, whose zero divisor LiteRT's int8 DIV refuses.
-  lowering = sem.without_signed_zeros() if quantize == "int8" else contextlib.nullcontext()
-  with lowering:
-    traced = signature.trace(
-      fun,
-      specs,
-      params=params,
-      polymorphic_shapes=polymorphic_shapes,
-      convert_options=ROUTES[route],
-    )
-    if route == "native":
-      _warn_nan_blind(traced)
-    content = converter.convert_traced(
-      traced,
-      route=route,
-      allow_flex=allow_flex,
-      quantize=quantize,
-      representative_dataset=representative_dataset,
-    )
+  convert_options = ROUTES[route]
+  if quantize == "int8":
+    # int8 tensors hold no -0.0: the rules leave out the 1/x that tells the
+    # zeros apart, whose zero divisor LiteRT's int8 DIV refuses.
+    convert_options = {**convert_options, "target": targets.TFLITE_INT8}
+  traced = signature.trace(
+    fun,
+    specs,
+    params=params,
+    polymorphic_shapes=polymorphic_shapes,
+    convert_options=convert_options,
+  )
+  if route == "native":
+    _warn_nan_blind(traced)
+  content = converter.convert_traced(
+    traced,
+    route=route,
+    allow_flex=allow_flex,
+    quantize=quantize,
+    representative_dataset=representative_dataset,
+  )
   # Native: the converter leaves a polymorphic module's shapes to run-time
   # arithmetic, which keeps LiteRT from planning (and XNNPack from running)
   # everything after it, and its bias, ReLU and pool fusions undone. Graph:

@@ -36,7 +36,7 @@ from jax.extend.mlir.dialects import func as func_dialect
 from jax.extend.mlir.dialects import stablehlo as hlo
 from jax.interpreters import mlir
 
-from jax2tf import litert_limits
+from jax2tf.targets import quirks
 from jax2tf.native import versions
 from jax2tf.native.versions import ConsumerVersions
 
@@ -178,7 +178,7 @@ def _hide_transposes_from_constant_first_ops(module):
 
 def _reverse_one_run_at_a_time(module):
   for op in _ops_named(module, "stablehlo.reverse"):
-    runs = litert_limits.reverse_runs(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+    runs = quirks.reverse_runs(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
     if len(runs) < 2:
       continue
     value = op.operands[0]

@@ -10,6 +10,7 @@ import jax
 import numpy as np
 import tensorflow as tf
 
+from jax2tf import targets
 from jax2tf.deploy import artifacts, signature
 from jax2tf.options import DisabledSafetyCheck, require_bool
 from jax2tf.tfjs import freeze, graph_model, refusals, webgl
@@ -17,7 +18,7 @@ from jax2tf.tfjs import freeze, graph_model, refusals, webgl
 # Graph serialization without XLA ops: ordinary TF ops, which TF.js maps to
 # its kernels (it has no XlaCallModule, nor any Xla* op), with the rules'
 # forms for TF.js (uint32 in int32 lanes, exact int32 arithmetic).
-CONVERT_OPTIONS = {"native_serialization": False, "enable_xla": False, "graph_consumer": "tfjs"}
+CONVERT_OPTIONS = {"native_serialization": False, "enable_xla": False, "target": targets.TFJS}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -53,6 +53,7 @@ def test_key_data_jaxpr_top_level(mode):
   """
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
+  from jax2tf import targets  # pylint: disable=g-import-not-at-top
   from jax2tf.graph import (
     interpreter,  # pylint: disable=g-import-not-at-top
     key_data,  # pylint: disable=g-import-not-at-top
@@ -62,9 +63,9 @@ def test_key_data_jaxpr_top_level(mode):
   assert key_data.mentions_keys(closed)
   physical = key_data.key_data_jaxpr(closed)
   assert not key_data.mentions_keys(physical)
-  for flavour_xla in (True, False):
+  for target in (targets.TF_XLA, targets.TF_NO_XLA):
     def f_tf(x):
-      return interpreter.lower_jaxpr(interpreter.make_env(flavour_xla, {}), physical, [x])
+      return interpreter.lower_jaxpr(interpreter.make_env(target, {}), physical, [x])
     res = in_mode(f_tf, mode)(tf.constant(seed))
     for r, e in zip(res, jax.jit(_top_level_typed_keys)(seed)):
       np.testing.assert_allclose(np.asarray(r), np.asarray(e), rtol=1e-6)

@@ -24,7 +24,7 @@ from jax2tf.graph.registry import register
 
 
 # The TF function takes its arguments in their own dtypes.
-@register(call_tf_p, narrow_int_lanes=False)
+@register(call_tf_p, narrow_ints_in_int32=False)
 def _call_tf(ctx, *args, fn, has_side_effects, ordered, call_tf_graph):
   del ctx, has_side_effects, ordered
   if call_tf_graph:

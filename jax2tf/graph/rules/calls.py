@@ -23,12 +23,12 @@ from jax2tf.native import call_module, exporting, versions
 # Every call-like primitive runs its body in place. A composite is a named
 # group of ops with a reference decomposition; TF has no such grouping, so the
 # decomposition is emitted.
-@register(*CALL_LIKE_PRIMITIVES, int32_lanes=True)
+@register(*CALL_LIKE_PRIMITIVES, uint32_as_int32_bits=True)
 def _inline_body(ctx, *args, **params):
   return ctx.lower_jaxpr(key_data_jaxpr(call_body(params)), args)
 
 
-@register(core_primitives.name_p, int32_lanes=True)
+@register(core_primitives.name_p, uint32_as_int32_bits=True)
 def _checkpoint_name(ctx, x, *, name):
   # jax.ad_checkpoint.checkpoint_name: a label for remat policies, the value
   # passes through.
@@ -47,7 +47,7 @@ def _expand_hi_primitive(ctx, *args, _prim):
 # Exported.call: the Exported holds StableHLO, not a jaxpr, so there is no
 # body to lower to TF ops; with enable_xla=True an XlaCallModule op runs the
 # module itself (at TF's StableHLO version), as native serialization does.
-@register(jax_private.call_exported_p, no_xla=False)
+@register(jax_private.call_exported_p, without_xla_ops=False)
 def _call_exported(ctx, *args, exported):
   if not set(exported.platforms) & {"cpu", "cuda", "rocm", "tpu"}:
     raise registry.unsupported_params_error(

@@ -93,7 +93,7 @@ def _after_all(ctx, *tokens):
   return tf.constant(False)
 
 
-@register(jax_private.check_p, int32_lanes=True)
+@register(jax_private.check_p, uint32_as_int32_bits=True)
 def _check(ctx, *err_args, err_tree, debug):
   # checkify.debug_check does nothing unless checkify.checkify functionalizes
   # it (then it is ordinary ops, and no check is left). A plain checkify.check
@@ -111,7 +111,7 @@ def _check(ctx, *err_args, err_tree, debug):
   return []
 
 
-@register(core_primitives.cond_p, int32_lanes=True)
+@register(core_primitives.cond_p, uint32_as_int32_bits=True)
 def _cond(ctx, index, *operands, branches, **_):
   # Other parameters (e.g. `linear` in some JAX versions) are hints for
   # differentiation; the forward computation does not depend on them.
@@ -153,7 +153,7 @@ def _platform_index(ctx, *, platforms, **_):
 # -- while
 
 
-@register(core_primitives.while_p, int32_lanes=True)
+@register(core_primitives.while_p, uint32_as_int32_bits=True)
 def _while(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
   cond_consts = list(args[:cond_nconsts])
   body_consts = list(args[cond_nconsts : cond_nconsts + body_nconsts])
@@ -211,7 +211,7 @@ def _scan_counts(num_consts, num_carry, ft_in):
   return num_consts, num_carry
 
 
-@register(core_primitives.scan_p, int32_lanes=True)
+@register(core_primitives.scan_p, uint32_as_int32_bits=True)
 def _scan(
   ctx,
   *args,
@@ -242,7 +242,7 @@ def _scan(
   if isinstance(n, int) and n == 0:
     return init + [tf.zeros(ctx.shape(physical_aval(a).shape), _tf_dtype(ctx, a)) for a in y_avals]
 
-  if not ctx.enable_xla and any(d is None for s in y_shapes for d in s):
+  if not ctx.target.xla_ops and any(d is None for s in y_shapes for d in s):
     return _scan_scattering(ctx, jaxpr, consts, init, xs, n, reverse, carry_shapes, y_avals)
 
   def body(i, carry, ys):

@@ -41,7 +41,7 @@ def _transpose(x, perm):
   return x if list(perm) == list(range(len(perm))) else tf.transpose(x, perm)
 
 
-@register(lax.conv_general_dilated_p, no_xla=_conv_no_xla)
+@register(lax.conv_general_dilated_p, without_xla_ops=_conv_no_xla)
 def _conv(
   ctx,
   lhs,

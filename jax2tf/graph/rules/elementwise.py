@@ -21,6 +21,7 @@ Two recurring concerns:
 Cases: tests/cases/elementwise.py
 """
 
+import functools
 import math
 
 import ml_dtypes
@@ -69,9 +70,8 @@ def _log(ctx, x, *, accuracy=None):
   del accuracy  # see _math_with_accuracy
   if sem.producer(x) in ("Add", "AddV2"):
     if any(sem.is_constant_of(term, [1]) for term in x.op.inputs):
-      # Grappler would compute log(1 + a) as Log1p.
-      x = sem.hidden_from_grappler(x, for_tfjs=ctx.for_tfjs)
-  return sem.in_f32(_log_portable if _takes_portable(ctx, x, tflite_only=True) else tf.math.log, x)
+      x = ctx.hide_from_grappler(x, "log1p")
+  return sem.in_f32(ctx.kernel_or("Log", tf.math.log, _log_portable, x.dtype), x)
 
 
 def _exp_complex(z):
@@ -251,38 +251,31 @@ def _log1p_portable(x):
   return tf.where(tf.abs(x) < 0.4, _log1p_series(x), _log_portable(1 + x))
 
 
-def _takes_portable(ctx, x, *, tflite_only: bool) -> bool:
-  """Whether a float rule computes x with its formulation in ops every
-  target runtime has. The formulations only TFLite needs leave float64 to
-  TF's kernel: their series are truncated for float32 (and TFLite's float64
-  kernels are few)."""
-  wanted = ctx.for_tflite and x.dtype != tf.float64 if tflite_only else True
-  return not ctx.enable_xla and sem.is_float(x.dtype) and wanted
-
-
-def _portable_rule(tf_fn, portable_fn, *, tflite_only: bool):
+def _portable_rule(op: str, tf_fn, portable_fn):
+  # The target's kernel list says which of these it formulates (the
+  # formulations only TFLite needs leave float64 to TF's kernel: their
+  # series are truncated for float32, and TFLite's float64 kernels are few).
   def rule(ctx, x, *, accuracy=None):
     del accuracy  # see _math_with_accuracy
-    use_portable = _takes_portable(ctx, x, tflite_only=tflite_only)
-    return sem.in_f32(portable_fn if use_portable else tf_fn, x)
+    return sem.in_f32(ctx.kernel_or(op, tf_fn, portable_fn, x.dtype), x)
 
   return rule
 
 
-for _p, _tf_fn, _portable_fn, _tflite_only in [
-  (lax.atan_p, tf.atan, _atan_portable, False),
-  (lax.asin_p, tf.asin, _asin_portable, False),
-  (lax.cosh_p, tf.cosh, _cosh_portable, False),
-  (lax.tan_p, tf.tan, _tan_portable, True),
-  (lax.acos_p, tf.acos, _acos_portable, True),
-  (lax.sinh_p, tf.sinh, _sinh_portable, True),
-  (lax.asinh_p, tf.asinh, _asinh_portable, True),
-  (lax.acosh_p, tf.acosh, _acosh_portable, True),
-  (lax.atanh_p, tf.atanh, _atanh_portable, True),
-  (lax.expm1_p, tf.math.expm1, _expm1_portable, True),
-  (lax.log1p_p, tf.math.log1p, _log1p_portable, True),
+for _p, _op, _tf_fn, _portable_fn in [
+  (lax.atan_p, "Atan", tf.atan, _atan_portable),
+  (lax.asin_p, "Asin", tf.asin, _asin_portable),
+  (lax.cosh_p, "Cosh", tf.cosh, _cosh_portable),
+  (lax.tan_p, "Tan", tf.tan, _tan_portable),
+  (lax.acos_p, "Acos", tf.acos, _acos_portable),
+  (lax.sinh_p, "Sinh", tf.sinh, _sinh_portable),
+  (lax.asinh_p, "Asinh", tf.asinh, _asinh_portable),
+  (lax.acosh_p, "Acosh", tf.acosh, _acosh_portable),
+  (lax.atanh_p, "Atanh", tf.atanh, _atanh_portable),
+  (lax.expm1_p, "Expm1", tf.math.expm1, _expm1_portable),
+  (lax.log1p_p, "Log1p", tf.math.log1p, _log1p_portable),
 ]:
-  register(_p)(_portable_rule(_tf_fn, _portable_fn, tflite_only=_tflite_only))
+  register(_p)(_portable_rule(_op, _tf_fn, _portable_fn))
 
 for _p, _fn in [
   (lax.floor_p, tf.floor),
@@ -294,7 +287,7 @@ for _p, _fn in [
 
 # Not in float32 lanes: JAX rounds the product below to a 16-bit x's dtype
 # (exp2(2.828125) is 7.0625 in bfloat16, not the nearer 7.09375).
-@register(lax.exp2_p, float32_lanes=False)
+@register(lax.exp2_p, float16_in_float32=False)
 def _exp2(ctx, x, *, accuracy=None):
   del accuracy
   # JAX lowers exp2 as exp(log(2) * x) with log(2) rounded to x's dtype.
@@ -336,21 +329,21 @@ def _round(ctx, x, *, rounding_method):
   return tf.where(frac >= sem.const(0.5, x.dtype), trunc + step, trunc)
 
 
-@register(lax.neg_p, int32_lanes=True)  # uint32 lanes negate as int32 does
+@register(lax.neg_p, uint32_as_int32_bits=True)  # uint32 lanes negate as int32 does
 def _neg(ctx, x):
-  if _is_int32_lanes(ctx, x):
-    return int32_bits.negate(x)
+  if ctx.bits.in_halves(x):
+    return ctx.bits.negate(x)
   if sem.is_unsigned(x.dtype):
     return _twos_complement_neg(x)  # there is no unsigned Neg kernel
-  if not ctx.enable_xla and sem.is_float(x.dtype):
-    return sem.negate_float(x)  # for LiteRT, whose NEG loses the sign of zeros
+  if sem.is_float(x.dtype) and not ctx.target.keeps_zero_signs_in_neg_and_pad:
+    return sem.negate_float(x)  # LiteRT's NEG loses the sign of zeros
   return tf.negative(x)
 
 
 def _is_nonzero(ctx, x) -> tf.Tensor:
-  """x != 0 for an integer `x`. TFLite has no NotEqual of uint32: its bits
-  read as int32 are zero exactly where it is."""
-  if not ctx.enable_xla and x.dtype == tf.uint32:
+  """x != 0 for an integer `x`. Where the target has no NotEqual of uint32
+  (TFLite), its bits read as int32 are zero exactly where it is."""
+  if x.dtype == tf.uint32 and not ctx.target.compares_every_int_width:
     x = tf.bitcast(x, tf.int32)
   return tf.not_equal(x, tf.zeros_like(x))
 
@@ -370,15 +363,15 @@ def _sign(ctx, x):
 def _abs(ctx, x):
   if sem.is_unsigned(x.dtype):
     return x
-  if _is_int32_lanes(ctx, x):  # TF.js's int32 Abs computes in float32
-    return tf.where(x < 0, int32_bits.negate(x), x)
+  if ctx.bits.in_halves(x):  # TF.js's int32 Abs computes in float32
+    return tf.where(x < 0, ctx.bits.negate(x), x)
   return tf.abs(x)  # complex -> its real dtype, as in JAX
 
 
-@register(lax.square_p, int32_lanes=True)
+@register(lax.square_p, uint32_as_int32_bits=True)
 def _square(ctx, x):
-  if _is_int32_lanes(ctx, x):
-    return int32_bits.multiply(x, x)  # TF.js's cpu Square rounds large products
+  if ctx.bits.in_halves(x):
+    return ctx.bits.multiply(x, x)  # TF.js's cpu Square rounds large products
   return tf.square(x)
 
 
@@ -481,17 +474,17 @@ def _reciprocal(ctx, x):
   """1 / x with JAX's rounding: a division whose 1 grappler cannot see (it
   would compute a Reciprocal, which misses the last bit: 1 / 1.0 is
   0.99999994 on CPUs with AVX-512)."""
-  one = sem.hidden_from_grappler(tf.ones([], x.dtype), for_tfjs=ctx.for_tfjs)
+  one = ctx.hide_from_grappler(tf.ones([], x.dtype), "reciprocal")
   return _constant_first(ctx, tf.math.truediv, one, x)
 
 
-@register(lax.integer_pow_p, int32_lanes=True)
+@register(lax.integer_pow_p, uint32_as_int32_bits=True)
 def _integer_pow(ctx, x, *, y):
   if y == 0:
     return tf.ones_like(x)
   # Square-and-multiply in the operand's dtype: the same products, in the same
   # order, as JAX's expansion, so floats round identically.
-  multiply = int32_bits.multiply if _is_int32_lanes(ctx, x) else tf.multiply
+  multiply = ctx.bits.multiply
   n, acc, base = abs(y), None, x
   while n:
     if n & 1:
@@ -519,10 +512,9 @@ def _atan2(ctx, x, y):
 
 def _doubled_complex_hidden(ctx, x, y):
   """`y`, hidden from TF's graph optimizer where `x op y` is a complex x + x
-  (or x - (-x)): grappler computes that as 2 * x, a complex product, whose
-  real part is NaN where x has an infinite imaginary part (0 * inf)."""
+  (or x - (-x))."""
   if sem.is_complex(x.dtype) and (y is x or (sem.producer(y) == "Neg" and y.op.inputs[0] is x)):
-    return sem.hidden_from_grappler(y, for_tfjs=ctx.for_tfjs)
+    return ctx.hide_from_grappler(y, "complex_doubling")
   return y
 
 
@@ -530,29 +522,25 @@ def _add(ctx, x, y):
   if x.dtype == tf.bool:
     return tf.logical_or(x, y)
   y = _doubled_complex_hidden(ctx, x, y)
-  return tf.add(*_complex_operands_for_tfjs(ctx, x, y))
+  return tf.add(*_complex_operands_broadcast(ctx, x, y))
 
 
 # Addition and subtraction wrap alike on signed and unsigned bits.
-register(lax.add_p, int32_lanes=True)(_add)
-register(core_primitives.add_jaxvals_p, int32_lanes=True)(_add)
+register(lax.add_p, uint32_as_int32_bits=True)(_add)
+register(core_primitives.add_jaxvals_p, uint32_as_int32_bits=True)(_add)
 
 
-@register(lax.sub_p, int32_lanes=True)
+@register(lax.sub_p, uint32_as_int32_bits=True)
 def _sub(ctx, x, y):
-  # Grappler would compute 0 - y as Neg (-0.0 for +0.0; no unsigned kernel)
-  # and exp(a) - 1 as Expm1.
   if sem.is_constant_of(x, [0]):
-    x = sem.hidden_from_grappler(x, for_tfjs=ctx.for_tfjs)
+    x = ctx.hide_from_grappler(x, "neg")
   elif sem.producer(x) == "Exp" and sem.is_constant_of(y, [1]):
-    y = sem.hidden_from_grappler(y, for_tfjs=ctx.for_tfjs)
+    y = ctx.hide_from_grappler(y, "expm1")
   else:
     y = _doubled_complex_hidden(ctx, x, y)
-  difference = _constant_first(ctx, tf.subtract, *_complex_operands_for_tfjs(ctx, x, y))
+  difference = _constant_first(ctx, tf.subtract, *_complex_operands_broadcast(ctx, x, y))
   if difference.dtype in _NO_SQUARED_DIFFERENCE:
-    # Grappler fuses the square of a difference (Square(Sub), also x * x)
-    # into SquaredDifference, which has no kernel for these dtypes.
-    return sem.hidden_from_grappler(difference, for_tfjs=ctx.for_tfjs)
+    return ctx.hide_from_grappler(difference, "squared_difference")
   return difference
 
 
@@ -587,9 +575,9 @@ def _constant_first(ctx, op, x, y):
   Transpose from that rewrite: the op runs on both operands with a leading
   unit axis, and its result is reshaped back.
   """
-  if ctx.enable_xla or ctx.for_tfjs or tf.executing_eagerly() or not _is_constant(x):
+  if not ctx.target.swaps_constant_first_operands or tf.executing_eagerly():
     return op(x, y)
-  if not _transposed(y):
+  if not _is_constant(x) or not _transposed(y):
     return op(x, y)
 
   out = op(*(_with_rank(v, 1 + max(x.shape.rank, y.shape.rank)) for v in (x, y)))
@@ -606,47 +594,44 @@ def _with_rank(v, rank: int):
   return tf.reshape(v, tf.concat([ones, tf.shape(v)], 0))
 
 
-def _complex_operands_for_tfjs(ctx, x, y):
-  """TF.js's complex Add, Sub and Mul (cpu backend, 4.22) index an operand
-  of lower rank, a scalar say, as if it had the result's size, reading past
-  its end (NaN); with the result's rank (leading unit axes) it broadcasts
-  right."""
-  if not (ctx.for_tfjs and x.dtype.is_complex) or x.shape.rank == y.shape.rank:
+def _complex_operands_broadcast(ctx, x, y):
+  """`x` and `y` for a complex Add, Sub or Mul. Where the target's do not
+  broadcast (TF.js's, cpu backend, 4.22, index an operand of lower rank, a
+  scalar say, as if it had the result's size, reading past its end: NaN),
+  both get the result's rank (leading unit axes), with which they do."""
+  if ctx.target.broadcasts_complex_operands or not x.dtype.is_complex:
+    return x, y
+  if x.shape.rank == y.shape.rank:
     return x, y
   rank = max(x.shape.rank, y.shape.rank)
   return _with_rank(x, rank), _with_rank(y, rank)
 
 
-def _is_int32_lanes(ctx, x) -> bool:
-  """Whether `x` is a 32-bit integer that TF.js computes on (int32, or uint32 bits)."""
-  return ctx.for_tfjs and x.dtype == tf.int32
-
-
 def _unsigned_lanes(ctx) -> bool:
-  """Whether the operands are uint32 values in int32 lanes (TF.js)."""
-  return ctx.for_tfjs and np.dtype(ctx.avals_in[0].dtype) == np.uint32
+  """Whether the operands are uint32 values carried as int32 bits (TF.js)."""
+  return ctx.uint32_in_int32_bits and np.dtype(ctx.avals_in[0].dtype) == np.uint32
 
 
-@register(lax.mul_p, int32_lanes=True)
+@register(lax.mul_p, uint32_as_int32_bits=True)
 def _mul(ctx, x, y, *, out_dtype=None):
   if out_dtype is not None:
     target = ctx.tf_dtype()
     x, y = tf.cast(x, target), tf.cast(y, target)
   if x.dtype == tf.bool:
     return tf.logical_and(x, y)
-  if _is_int32_lanes(ctx, x):
-    return int32_bits.multiply(x, y)  # TF.js's cpu products drop low bits past 2**53
-  return tf.multiply(*_complex_operands_for_tfjs(ctx, x, y))
+  if x.dtype == tf.int32:
+    return ctx.bits.multiply(x, y)  # exact where the target's products are not
+  return tf.multiply(*_complex_operands_broadcast(ctx, x, y))
 
 
 if hasattr(lax, "mulhi_p"):
 
-  @register(lax.mulhi_p, int32_lanes=True, narrow_int_lanes=False)
+  @register(lax.mulhi_p, uint32_as_int32_bits=True, narrow_ints_in_int32=False)
   def _mulhi(ctx, x, y):
     # The high half of the double-width product, signed for signed types.
     dtype = np.dtype(ctx.avals_in[0].dtype)
     unsigned, width = dtype.kind == "u", dtype.itemsize * 8
-    if _is_int32_lanes(ctx, x):
+    if ctx.bits.in_halves(x):
       return int32_bits.multiply_high(x, y, signed=not unsigned)
     if width == 64:
       raise registry.unsupported_params_error(
@@ -678,64 +663,53 @@ def _twos_complement_neg(x):
   return tf.add(portable_bits.invert(x), tf.ones_like(x))
 
 
-def _wrapping_neg(x):
-  # INT_MIN negates to itself, as in XLA, without relying on signed overflow
-  # (and without a Bitcast, which TF.js lacks).
-  smallest = sem.const(np.iinfo(x.dtype.as_numpy_dtype).min, x.dtype)
-  is_smallest = tf.equal(x, smallest)
-  return tf.where(is_smallest, smallest, tf.negative(tf.where(is_smallest, tf.zeros_like(x), x)))
-
-
 @register(lax.div_p)
 def _div(ctx, x, y):
   if not sem.is_int(x.dtype):
     pooled = windowing.average_pool_of(x, y)
     if pooled is not None:
       return pooled
-    # Grappler would compute 1 / y and x / sqrt(z) with Reciprocal and Rsqrt,
-    # which miss the last bit (see _reciprocal).
     if sem.is_constant_of(x, [1]):
-      x = sem.hidden_from_grappler(x, for_tfjs=ctx.for_tfjs)
+      x = ctx.hide_from_grappler(x, "reciprocal")
     if sem.producer(y) == "Sqrt":
-      y = sem.hidden_from_grappler(y, for_tfjs=ctx.for_tfjs)
+      y = ctx.hide_from_grappler(y, "rsqrt")
     return _constant_first(ctx, tf.math.truediv, x, y)
   # XLA: integer division rounds toward zero, x / 0 is -1 (all bits set) and
   # INT_MIN / -1 wraps to INT_MIN. TF's kernel fails on 0 and traps on -1.
   safe, is_zero, is_minus_one = _safe_int_divisor(x, y)
-  if ctx.enable_xla or x.dtype not in (tf.int32, tf.int64):
+  if x.dtype not in (tf.int32, tf.int64) or not ctx.target.lacks_kernel("TruncateDiv"):
     q = tf.truncatediv(x, safe)
   else:
-    # TruncateDiv has no TF.js kernel; FloorDiv has, and differs from it by
-    # one where the signs differ and the division is inexact.
-    floordiv = int32_bits.floor_divide if _is_int32_lanes(ctx, x) else tf.math.floordiv
-    q = floordiv(x, safe)
+    # FloorDiv differs from TruncateDiv by one where the signs differ and
+    # the division is inexact.
+    q = ctx.bits.floor_divide(x, safe)
     inexact = tf.not_equal(tf.subtract(x, tf.multiply(q, safe)), 0)
     q = tf.where(tf.logical_and(inexact, tf.not_equal(x < 0, safe < 0)), q + 1, q)
   if is_minus_one is not None:
-    negated = int32_bits.negate(x) if _is_int32_lanes(ctx, x) else _wrapping_neg(x)
-    q = tf.where(is_minus_one, negated, q)
+    q = tf.where(is_minus_one, ctx.bits.negate(x), q)
   # All bits set: -1, or the largest value of an unsigned type.
   info = np.iinfo(x.dtype.as_numpy_dtype)
   all_ones = sem.const(-1 if info.min < 0 else info.max, x.dtype)
   return tf.where(is_zero, all_ones, q)
 
 
-def _fmod_portable(x, y):
+def _fmod_portable(x, y, *, signed_zeros: bool):
   # TruncateMod has no TFLite or TF.js kernel; FloorMod has. On |x| and |y|
   # the two agree, and exactly: fmod takes the sign of x (of -0.0 too).
   # The negation as a product: LiteRT's NEG gives +0.0 for -(+0.0).
   r = tf.math.floormod(tf.abs(x), tf.abs(y))
-  return tf.where(sem.is_negative(x), sem.negate_float(r), r)
+  return tf.where(sem.is_negative(x, signed_zeros=signed_zeros), sem.negate_float(r), r)
 
 
 @register(lax.rem_p)
 def _rem(ctx, x, y):
   if sem.is_float(x.dtype):
     # fmod is exact, so computing a float16/bfloat16 one in float32 is too.
-    return sem.in_f32(tf.truncatemod if ctx.enable_xla else _fmod_portable, x, y)
+    fmod = functools.partial(_fmod_portable, signed_zeros=ctx.target.signed_zeros)
+    return sem.in_f32(ctx.kernel_or("TruncateMod", tf.truncatemod, fmod, x.dtype), x, y)
   # XLA: the remainder takes the sign of x, x % 0 is x, INT_MIN % -1 is 0.
   safe, is_zero, _ = _safe_int_divisor(x, y)
-  if x.dtype in (tf.int32, tf.int64) and ctx.enable_xla:
+  if x.dtype in (tf.int32, tf.int64) and not ctx.target.lacks_kernel("TruncateMod"):
     r = tf.truncatemod(x, safe)
   elif x.dtype in (tf.int32, tf.int64):
     # FloorMod, then the truncated remainder's sign (that of x); |r| < |y|,
@@ -747,34 +721,35 @@ def _rem(ctx, x, y):
   return tf.where(is_zero, x, r)
 
 
-@register(lax.max_p, int32_lanes=True, ordered_lanes=True)
+@register(lax.max_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _max(ctx, x, y):
   if _unsigned_lanes(ctx):
     return int32_bits.unsigned_maximum(x, y)
-  if not ctx.enable_xla and sem.is_float(x.dtype) and sem.is_positive_zero_scalar(y):
-    # relu, for the TFLite and TF.js converters: Relu gives -0.0 for -0.0
-    # where XLA gives +0.0, and Abs fixes that in one op that XNNPack runs
-    # (a select splits the graph between XNNPack and TFLite's own kernels,
-    # 1.2-1.8x slower on the demo CNN). XLA drops an Abs of a Relu, so a
-    # jit_compile'd graph keeps the -0.0: a known gap of that mode.
+  if ctx.target.keeps_abs_of_relu and sem.is_float(x.dtype) and sem.is_positive_zero_scalar(y):
+    # relu: Relu gives -0.0 for -0.0 where XLA gives +0.0, and Abs fixes
+    # that in one op that XNNPack runs (a select splits the graph between
+    # XNNPack and TFLite's own kernels, 1.2-1.8x slower on the demo CNN).
+    # XLA drops an Abs of a Relu, so a jit_compile'd graph keeps the -0.0:
+    # a known gap of that mode.
     return tf.abs(tf.nn.relu(x))
-  return sem.maximum(x, y)
+  return sem.maximum(x, y, signed_zeros=ctx.target.signed_zeros)
 
 
-@register(lax.min_p, int32_lanes=True, ordered_lanes=True)
+@register(lax.min_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _min(ctx, x, y):
   if _unsigned_lanes(ctx):
     return int32_bits.unsigned_minimum(x, y)
-  return sem.minimum(x, y)
+  return sem.minimum(x, y, signed_zeros=ctx.target.signed_zeros)
 
 
-@register(lax.clamp_p, ordered_lanes=True)
+@register(lax.clamp_p, uint32_as_order_keys=True)
 def _clamp(ctx, lo, x, hi):
   # clamp(lo, x, hi) == min(max(x, lo), hi), NaN-propagating like XLA.
-  return sem.minimum(sem.maximum(x, lo), hi)
+  signed_zeros = ctx.target.signed_zeros
+  return sem.minimum(sem.maximum(x, lo, signed_zeros=signed_zeros), hi, signed_zeros=signed_zeros)
 
 
-@register(lax.nextafter_p, float32_lanes=False)
+@register(lax.nextafter_p, float16_in_float32=False)
 def _nextafter(ctx, x, y):
   if x.dtype not in sem.SMALL_FLOATS:
     return tf.math.nextafter(x, y)
@@ -825,7 +800,8 @@ def _conj(ctx, x, *, input_dtype):
 
 @register(lax.complex_p)
 def _complex(ctx, x, y):
-  if ctx.for_tfjs and not (x.shape.is_fully_defined() and x.shape == y.shape):
+  same_shape = x.shape.is_fully_defined() and x.shape == y.shape
+  if not ctx.target.broadcasts_complex_operands and not same_shape:
     # TF.js's Complex asserts that both parts have one shape; TF's broadcasts.
     shape = ctx.shape(ctx.aval_out.shape)
     x, y = tf.broadcast_to(x, shape), tf.broadcast_to(y, shape)
@@ -844,7 +820,8 @@ def _compare(tf_fn, ordered: bool):
     # and TFLite's comparisons of 8- and 16-bit integers are meant for
     # quantized tensors (uint8 equality crashes its interpreter): int32
     # holds all of them exactly.
-    if (ordered and x.dtype == tf.bool) or (not ctx.enable_xla and x.dtype in _NARROW_INTS):
+    narrow = x.dtype in _NARROW_INTS and not ctx.target.compares_every_int_width
+    if (ordered and x.dtype == tf.bool) or narrow:
       x, y = tf.cast(x, tf.int32), tf.cast(y, tf.int32)
     return tf_fn(x, y)
 
@@ -859,7 +836,7 @@ for _p, _fn, _ordered in [
   (lax.gt_p, tf.greater, True),
   (lax.ge_p, tf.greater_equal, True),
 ]:
-  register(_p, int32_lanes=True, ordered_lanes=True)(_compare(_fn, _ordered))
+  register(_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)(_compare(_fn, _ordered))
 
 
 # Total-order comparisons (eq_to, le_to, lt_to; jnp.searchsorted and sort
@@ -892,132 +869,63 @@ for _name, _fn in [("eq_to_p", tf.equal), ("le_to_p", tf.less_equal), ("lt_to_p"
   register(getattr(lax, _name))(_total_order_compare(_fn))
 
 
-def _logical(bool_fn, int_fn, portable_fn, lanes_fn):
+# Integer bit operations are the target's (ctx.bits: jax2tf/graph/bit_ops.py).
+
+
+def _logical(bool_fn, bits_op: str):
   def rule(ctx, x, y):
     if x.dtype == tf.bool:
       return bool_fn(x, y)
-    if _is_int32_lanes(ctx, x):
-      return lanes_fn(x, y)
-    if not ctx.enable_xla and portable_fn is not None and portable_bits.handles(x.dtype):
-      return portable_fn(x, y)
-    return int_fn(x, y)
+    return getattr(ctx.bits, bits_op)(x, y)
 
   return rule
 
 
-register(lax.and_p, int32_lanes=True)(
-  _logical(
-    tf.logical_and, tf.bitwise.bitwise_and, portable_bits.bitwise_and, int32_bits.bitwise_and
-  )
-)
-register(lax.or_p, int32_lanes=True)(
-  _logical(tf.logical_or, tf.bitwise.bitwise_or, portable_bits.bitwise_or, int32_bits.bitwise_or)
-)
-register(lax.xor_p, int32_lanes=True)(
-  _logical(tf.math.logical_xor, tf.bitwise.bitwise_xor, None, int32_bits.bitwise_xor)
-)
+register(lax.and_p, uint32_as_int32_bits=True)(_logical(tf.logical_and, "bitwise_and"))
+register(lax.or_p, uint32_as_int32_bits=True)(_logical(tf.logical_or, "bitwise_or"))
+register(lax.xor_p, uint32_as_int32_bits=True)(_logical(tf.math.logical_xor, "bitwise_xor"))
 
 
-@register(lax.not_p, int32_lanes=True)
+@register(lax.not_p, uint32_as_int32_bits=True)
 def _not(ctx, x):
   if x.dtype == tf.bool:
     # Not LogicalNot: TF's graph optimizer rewrites LogicalNot(Less(a, b)) to
     # GreaterEqual(a, b), which is false where a or b is NaN.
     return tf.equal(x, tf.constant(False))
-  return int32_bits.invert(x) if _is_int32_lanes(ctx, x) else portable_bits.invert(x)
+  return ctx.bits.invert(x)
 
 
-def _shift_out_of_range(ctx, y):
-  # Shift amounts are read as unsigned: negative ones are out of range too.
-  # Without XLA they are compared in int64, which holds every amount exactly:
-  # TFLite has no ordered comparison of uint32 and crashes on narrow ones.
-  width, unsigned = sem.bit_width(y.dtype), sem.is_unsigned(y.dtype)
-  if not ctx.enable_xla and y.dtype not in (tf.int32, tf.int64):
-    y = tf.cast(y, tf.int64)
-  too_big = y >= width
-  return too_big if unsigned else tf.logical_or(too_big, y < 0)
-
-
-def _shift_in_lanes(x, y, shift):
-  # Amounts are int32 lanes here: read as signed, those of 2**31 and more
-  # (as uint32) are negative, so out of range as they should be.
-  out = tf.logical_or(y < 0, y >= 32)
-  res = shift(x, tf.where(out, tf.zeros_like(y), y))
-  fill = tf.zeros_like(res)
-  if shift is int32_bits.shift_right_arithmetic:  # only copies of the sign bit are left
-    fill = tf.where(x < 0, tf.constant(-1, tf.int32), tf.constant(0, tf.int32))
-  return tf.where(out, fill, res)
-
-
-@register(lax.shift_left_p, int32_lanes=True)
+@register(lax.shift_left_p, uint32_as_int32_bits=True)
 def _shift_left(ctx, x, y):
-  if _is_int32_lanes(ctx, x):
-    return _shift_in_lanes(x, y, int32_bits.shift_left)
-  out = _shift_out_of_range(ctx, y)
-  in_range = tf.where(out, tf.zeros_like(y), y)
-  if not ctx.enable_xla and portable_bits.handles(x.dtype):
-    res = portable_bits.left_shift(x, in_range)
-  else:
-    res = tf.bitwise.left_shift(x, in_range)
-  return tf.where(out, tf.zeros_like(res), res)
+  return ctx.bits.shift_left(x, y)
 
 
 @register(
-  lax.shift_right_logical_p, int32_lanes=True, narrow_int_lanes=int_lanes.operand_is_unsigned
+  lax.shift_right_logical_p,
+  uint32_as_int32_bits=True,
+  narrow_ints_in_int32=int_lanes.operand_is_unsigned,
 )
 def _shift_right_logical(ctx, x, y):
-  if _is_int32_lanes(ctx, x):
-    return _shift_in_lanes(x, y, int32_bits.shift_right_logical)
-  out = _shift_out_of_range(ctx, y)
-  utype = sem.unsigned_int_of_width(x.dtype)
-  ux, uy = tf.bitcast(x, utype), tf.bitcast(tf.where(out, tf.zeros_like(y), y), utype)
-  res = tf.bitcast(tf.bitwise.right_shift(ux, uy), x.dtype)
-  return tf.where(out, tf.zeros_like(res), res)
+  return ctx.bits.shift_right_logical(x, y)
 
 
 @register(
-  lax.shift_right_arithmetic_p, int32_lanes=True, narrow_int_lanes=int_lanes.operand_is_signed
+  lax.shift_right_arithmetic_p,
+  uint32_as_int32_bits=True,
+  narrow_ints_in_int32=int_lanes.operand_is_signed,
 )
 def _shift_right_arithmetic(ctx, x, y):
-  if _is_int32_lanes(ctx, x):
-    return _shift_in_lanes(x, y, int32_bits.shift_right_arithmetic)
-  out = _shift_out_of_range(ctx, y)
-  stype = sem.signed_int_of_width(x.dtype)
-  sx, sy = tf.bitcast(x, stype), tf.bitcast(tf.where(out, tf.zeros_like(y), y), stype)
-  res = tf.bitwise.right_shift(sx, sy)
-  # Shifting by the width or more leaves only copies of the sign bit.
-  fill = tf.bitwise.right_shift(sx, sem.const(sem.bit_width(x.dtype) - 1, stype))
-  return tf.bitcast(tf.where(out, fill, res), x.dtype)
+  return ctx.bits.shift_right_arithmetic(x, y)
 
 
-# TFLite and TF.js have no PopulationCount kernel, TF.js no bitwise one.
-
-
-@register(lax.population_count_p, int32_lanes=True, narrow_int_lanes=False)
+@register(lax.population_count_p, uint32_as_int32_bits=True, narrow_ints_in_int32=False)
 def _population_count(ctx, x):
-  if _is_int32_lanes(ctx, x):
-    return int32_bits.population_count(x)
-  if ctx.for_tflite and portable_bits.handles(x.dtype):
-    return portable_bits.population_count(x)
-  return tf.cast(tf.raw_ops.PopulationCount(x=x), x.dtype)  # TF's result is uint8
+  return ctx.bits.population_count(x)
 
 
-@register(lax.clz_p, int32_lanes=True, narrow_int_lanes=False)
+@register(lax.clz_p, uint32_as_int32_bits=True, narrow_ints_in_int32=False)
 def _clz(ctx, x):
-  if _is_int32_lanes(ctx, x):
-    return int32_bits.count_leading_zeros(x)
-  if ctx.for_tflite and portable_bits.handles(x.dtype):
-    return portable_bits.count_leading_zeros(x)
-  # Smear the highest set bit into every lower position; the leading zeros are
-  # the bits left unset.
-  bits = sem.bit_width(x.dtype)
-  u = tf.bitcast(x, sem.unsigned_int_of_width(x.dtype))
-  shift = 1
-  while shift < bits:
-    u = tf.bitwise.bitwise_or(u, tf.bitwise.right_shift(u, sem.const(shift, u.dtype)))
-    shift *= 2
-  ones = tf.cast(tf.raw_ops.PopulationCount(x=u), tf.int32)
-  return tf.cast(bits - ones, x.dtype)
+  return ctx.bits.count_leading_zeros(x)
 
 
 # ---------------------------------------------------------------------------
@@ -1094,16 +1002,18 @@ def _convert_in_lanes(ctx, x, target: tf.DType) -> tf.Tensor:
 
 
 @register(
-  lax.convert_element_type_p, int32_lanes=True, narrow_int_lanes=int_lanes.operand_is_integral
+  lax.convert_element_type_p,
+  uint32_as_int32_bits=True,
+  narrow_ints_in_int32=int_lanes.operand_is_integral,
 )
 def _convert_element_type(ctx, x, *, new_dtype, weak_type, sharding):
   del weak_type, sharding  # no effect on values
   target = tf.as_dtype(np.dtype(new_dtype))
-  if ctx.for_tfjs:
+  if ctx.uint32_in_int32_bits:
     return _convert_in_lanes(ctx, x, target)
   if target == tf.bool and x.dtype.is_integer:
     return _is_nonzero(ctx, x)
-  if _narrows_to_signed(x.dtype, target) and not ctx.for_tflite:
+  if _narrows_to_signed(x.dtype, target) and ctx.target.runs_on_tf_xla:
     # TF 2.21's XLA CPU compiler segfaults on a bitwise and/or of a narrowing
     # Cast to a signed type with another array (under jit_compile); through
     # the unsigned type of the target's width, the bits are the same.
@@ -1120,13 +1030,19 @@ def _narrows_to_signed(source: tf.DType, target: tf.DType) -> bool:
   )
 
 
-@register(lax.bitcast_convert_type_p, int32_lanes=True, float32_lanes=False, narrow_int_lanes=False)
+@register(
+  lax.bitcast_convert_type_p,
+  uint32_as_int32_bits=True,
+  float16_in_float32=False,
+  narrow_ints_in_int32=False,
+)
 def _bitcast_convert_type(ctx, x, *, new_dtype):
   target = tf.as_dtype(np.dtype(new_dtype))
-  if ctx.for_tfjs and x.dtype == tf.int32 and target in (tf.int32, tf.uint32, tf.float32):
+  lanes = ctx.uint32_in_int32_bits
+  if lanes and x.dtype == tf.int32 and target in (tf.int32, tf.uint32, tf.float32):
     # uint32 and int32 share their lanes; TF.js has no Bitcast for a float.
     return x if target != tf.float32 else int32_bits.bits_to_float32(x)
-  if ctx.for_tfjs and target == tf.uint32:
+  if lanes and target == tf.uint32:
     return tf.bitcast(x, tf.int32)  # TF.js refuses the Bitcast, naming this primitive
   if target == x.dtype:
     return x
@@ -1135,7 +1051,7 @@ def _bitcast_convert_type(ctx, x, *, new_dtype):
   return tf.bitcast(x, target)
 
 
-@register(lax.reduce_precision_p, float32_lanes=False)
+@register(lax.reduce_precision_p, float16_in_float32=False)
 def _reduce_precision(ctx, x, *, exponent_bits, mantissa_bits):
   finfo = ml_dtypes.finfo(x.dtype.as_numpy_dtype)
   src_mant, src_exp = int(finfo.nmant), int(finfo.nexp)
@@ -1171,7 +1087,7 @@ def _reduce_precision(ctx, x, *, exponent_bits, mantissa_bits):
   return tf.where(tf.math.is_nan(x), x, res)
 
 
-@register(lax.select_n_p, int32_lanes=True, ordered_lanes=True)
+@register(lax.select_n_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _select_n(ctx, which, *cases):
   if len(cases) == 1:
     return cases[0]
@@ -1188,12 +1104,12 @@ def _select_n(ctx, which, *cases):
 # Identities: TF values are immutable and gradients come from JAX's VJP.
 
 
-@register(lax.stop_gradient_p, int32_lanes=True)
+@register(lax.stop_gradient_p, uint32_as_int32_bits=True)
 def _stop_gradient(ctx, x):
   return tf.stop_gradient(x)
 
 
-@register(lax.optimization_barrier_p, int32_lanes=True)
+@register(lax.optimization_barrier_p, uint32_as_int32_bits=True)
 def _optimization_barrier(ctx, *operands):
   # XLA's barrier only constrains scheduling; TF has no such concept.
   return [tf.identity(x) for x in operands]

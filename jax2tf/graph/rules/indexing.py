@@ -50,7 +50,7 @@ def _clamp(ctx, start, upper, valid=None):
 # --- static and dynamic slices ---------------------------------------------------
 
 
-@register(lax.slice_p, int32_lanes=True, ordered_lanes=True)
+@register(lax.slice_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _slice(ctx, operand, *, start_indices, limit_indices, strides):
   if not start_indices:
     # A scalar (the transpose of a pad of one, say): TF would read the empty
@@ -67,7 +67,7 @@ def _clamped_starts(ctx, starts, operand_shape, sizes):
   return [_clamp(ctx, s, d - z)[0] for s, d, z in zip(starts, operand_shape, sizes)]
 
 
-@register(lax.dynamic_slice_p, ordered_lanes=ordered_lanes.slice_starts_are_not_uint32)
+@register(lax.dynamic_slice_p, uint32_as_order_keys=ordered_lanes.slice_starts_are_not_uint32)
 def _dynamic_slice(ctx, operand, *start_indices, slice_sizes):
   op_shape = ctx.avals_in[0].shape
   if len(start_indices) != len(op_shape):
@@ -83,7 +83,9 @@ def _dynamic_slice(ctx, operand, *start_indices, slice_sizes):
   return tf.slice(operand, begin, ctx.shape(slice_sizes))
 
 
-@register(lax.dynamic_update_slice_p, ordered_lanes=ordered_lanes.update_starts_are_not_uint32)
+@register(
+  lax.dynamic_update_slice_p, uint32_as_order_keys=ordered_lanes.update_starts_are_not_uint32
+)
 def _dynamic_update_slice(ctx, operand, update, *start_indices):
   op_shape, upd_shape = ctx.avals_in[0].shape, ctx.avals_in[1].shape
   if not op_shape:
@@ -253,8 +255,8 @@ def _gather_xla(ctx, operand, starts, start_map, dnums, slice_sizes, indices_are
 
 @register(
   lax.gather_p,
-  narrow_int_lanes=int_lanes.gather_fill_is_given,
-  ordered_lanes=ordered_lanes.gather_takes_no_fill,
+  narrow_ints_in_int32=int_lanes.gather_fill_is_given,
+  uint32_as_order_keys=ordered_lanes.gather_takes_no_fill,
 )
 def _gather(
   ctx,
@@ -273,7 +275,7 @@ def _gather(
   mode = _Mode.from_any(mode)
   starts, start_map, valid = _gather_starts(ctx, indices, dnums, slice_sizes, mode)
   windowed = any(not _is_one(slice_sizes[d]) for d in start_map)
-  if ctx.enable_xla and windowed:
+  if ctx.target.xla_ops and windowed:
     # Windows of several elements per index: XLA's gather avoids building the
     # index of every element, which the ordinary-op form needs.
     res = _gather_xla(ctx, operand, starts, start_map, dnums, slice_sizes, indices_are_sorted)
@@ -423,9 +425,12 @@ for _p, _kind in [
 ]:
   register(
     _p,
-    no_xla=((lambda ctx, update_jaxpr=None, **_: update_jaxpr is None) if _kind == "set" else True),
+    without_xla_ops=(
+      (lambda ctx, update_jaxpr=None, **_: update_jaxpr is None) if _kind == "set" else True
+    ),
     # Setting, max and min only order and place the values.
-    ordered_lanes=_kind in ("set", "min", "max") and ordered_lanes.scatter_indices_are_not_uint32,
+    uint32_as_order_keys=_kind in ("set", "min", "max")
+    and ordered_lanes.scatter_indices_are_not_uint32,
   )(_scatter_rule(_kind))
 
 

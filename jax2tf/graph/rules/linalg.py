@@ -103,7 +103,7 @@ def _abs1(x):
 # -- Cholesky
 
 
-@register(lax_linalg.cholesky_p, float32_lanes=False)
+@register(lax_linalg.cholesky_p, float16_in_float32=False)
 def _cholesky(ctx, x, **params):
   _require_lapack_dtype(ctx, params, x)
   # Only the lower triangle is read, as by LAPACK's potrf.
@@ -117,7 +117,7 @@ def _cholesky(ctx, x, **params):
 # lax.linalg.cholesky_update(r, w): the upper factor of r^T r + w w^T. JAX
 # updates in O(n^2) with rotations; refactoring costs O(n^3) but gives the
 # same (unique, positive-diagonal) factor.
-@register(lax_linalg.cholesky_update_p, float32_lanes=False)
+@register(lax_linalg.cholesky_update_p, float16_in_float32=False)
 def _cholesky_update(ctx, r, w, **params):
   _require_lapack_dtype(ctx, params, r)
   a = tf.linalg.matmul(r, r, transpose_a=True) + w[..., :, None] * w[..., None, :]
@@ -260,7 +260,7 @@ def _lu_blocked(a, m: int, n: int, batch_rank: int):
   return lu, tf.concat(pivots, -1), tf.concat(done_perm + [perm], -1)
 
 
-@register(lax_linalg.lu_p, float32_lanes=False)
+@register(lax_linalg.lu_p, float16_in_float32=False)
 def _lu(ctx, x, **params):
   _require_lapack_dtype(ctx, params, x)
   m, n = ctx.dim(ctx.avals_in[0].shape[-2]), ctx.dim(ctx.avals_in[0].shape[-1])
@@ -309,7 +309,7 @@ def _lu_pivots_to_permutation(ctx, pivots, *, permutation_size):
 # -- QR, SVD, eigendecompositions
 
 
-@register(lax_linalg.qr_p, float32_lanes=False)
+@register(lax_linalg.qr_p, float16_in_float32=False)
 def _qr(ctx, x, *, pivoting, full_matrices, **params):
   params = dict(pivoting=pivoting, full_matrices=full_matrices, **params)
   _require_lapack_dtype(ctx, params, x)
@@ -334,7 +334,7 @@ def _complex_singular_values(x):
   return tf.linalg.svd(big, compute_uv=False)[..., ::2]
 
 
-@register(lax_linalg.svd_p, float32_lanes=False)
+@register(lax_linalg.svd_p, float16_in_float32=False)
 def _svd(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm=None, **params):
   # The algorithm (divide and conquer, QR, ...) changes speed, not the result.
   params = dict(
@@ -388,7 +388,7 @@ def _hermitian_from_triangle(x, lower):
   return tf.linalg.set_diag(strict + tf.linalg.adjoint(strict), diag)
 
 
-@register(lax_linalg.eigh_p, float32_lanes=False)
+@register(lax_linalg.eigh_p, float16_in_float32=False)
 def _eigh(ctx, x, *, lower, sort_eigenvalues, subset_by_index, algorithm=None, **params):
   # Eigenvalues come sorted ascending whatever `sort_eigenvalues` says, as on
   # CPU; the algorithm choice (QR, Jacobi, ...) does not change the result.
@@ -421,7 +421,7 @@ def _refuse_under_jit_compile(primitive: str, tf_op: str, why: str = "") -> None
   )
 
 
-@register(lax_linalg.eig_p, float32_lanes=False)
+@register(lax_linalg.eig_p, float16_in_float32=False)
 def _eig(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors, **params):
   params = dict(
     compute_left_eigenvectors=compute_left_eigenvectors,
@@ -507,7 +507,7 @@ def _tridiagonal_solve_scan(dl, d, du, b):
   return _nan_unless(ok, x)
 
 
-@register(lax_linalg.tridiagonal_solve_p, float32_lanes=False)
+@register(lax_linalg.tridiagonal_solve_p, float16_in_float32=False)
 def _tridiagonal_solve(ctx, dl, d, du, b, *, perturb_singular=False, **params):
   params = dict(perturb_singular=perturb_singular, **params)
   _require_lapack_dtype(ctx, params, b)
@@ -600,7 +600,7 @@ def _apply_reflector(v, tau, x):
   return x - tau[..., None, None] * v[..., :, None] * w[..., None, :]
 
 
-@register(jax_private.geqrf_p, float32_lanes=False)
+@register(jax_private.geqrf_p, float16_in_float32=False)
 def _geqrf(ctx, a, **params):
   _require_lapack_dtype(ctx, params, a)
   m, n = _static_matrix_shape(ctx, params, ctx.avals_in[0])
@@ -635,7 +635,7 @@ def _geqrf(ctx, a, **params):
   return [upper + lower, tau_out]
 
 
-@register(lax_linalg.householder_product_p, float32_lanes=False)
+@register(lax_linalg.householder_product_p, float16_in_float32=False)
 def _householder_product(ctx, a, taus, **params):
   # LAPACK's orgqr: the first n columns of H_0 H_1 ... H_{k-1}, with
   # H_j = I - tau_j v_j v_j^H and v_j the unit-led column j below the diagonal.
@@ -674,7 +674,7 @@ def _set_column_below(x, column, row, values):
   return tf.where(mask, full, x)
 
 
-@register(lax_linalg.hessenberg_p, float32_lanes=False)
+@register(lax_linalg.hessenberg_p, float16_in_float32=False)
 def _hessenberg(ctx, a, **params):
   # LAPACK's gehd2: reflector i, from column i below the subdiagonal, is
   # applied from the right and (conjugated) from the left; the subdiagonal
@@ -736,7 +736,7 @@ def _tridiagonal_lower(a, n):
   return out, d, stacked(es, real), stacked(taus, a.dtype)
 
 
-@register(lax_linalg.tridiagonal_p, float32_lanes=False)
+@register(lax_linalg.tridiagonal_p, float16_in_float32=False)
 def _tridiagonal(ctx, a, *, lower, **params):
   # LAPACK's sytrd/hetrd (unblocked form): the Householder reduction of a
   # Hermitian matrix read from one triangle. The upper form runs from the
@@ -765,7 +765,7 @@ def _swap_columns(x, i, j, batch_rank):
   return tf.linalg.matrix_transpose(tf.gather(rows, idx, axis=-2, batch_dims=batch_rank))
 
 
-@register(jax_private.geqp3_p, float32_lanes=False)
+@register(jax_private.geqp3_p, float16_in_float32=False)
 def _geqp3(ctx, a, jpvt, *, use_magma=None, **params):
   # LAPACK's geqp3: columns marked in jpvt (nonzero) are swapped to the
   # front in order and reduced without pivoting; then each step swaps in the

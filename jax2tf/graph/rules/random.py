@@ -42,48 +42,48 @@ def _lower_traced(ctx, fn, args, avals):
   return ctx.lower_jaxpr(closed, args)
 
 
-@register(jax_private.random_wrap_p, int32_lanes=True, narrow_int_lanes=False)
+@register(jax_private.random_wrap_p, uint32_as_int32_bits=True, narrow_ints_in_int32=False)
 def _random_wrap(ctx, base_arr, *, impl):
   del impl  # the TF value is the key data either way
   return base_arr
 
 
-@register(jax_private.random_unwrap_p, int32_lanes=True, narrow_int_lanes=False)
+@register(jax_private.random_unwrap_p, uint32_as_int32_bits=True, narrow_ints_in_int32=False)
 def _random_unwrap(ctx, keys):
   return keys
 
 
-@register(jax_private.random_clone_p, int32_lanes=True, narrow_int_lanes=False)
+@register(jax_private.random_clone_p, uint32_as_int32_bits=True, narrow_ints_in_int32=False)
 def _random_clone(ctx, keys):
   return keys
 
 
-@register(core_primitives.random_seed_p, int32_lanes=True, narrow_int_lanes=False)
+@register(core_primitives.random_seed_p, uint32_as_int32_bits=True, narrow_ints_in_int32=False)
 def _random_seed(ctx, seeds, *, impl):
   return _lower_traced(ctx, seed_fn(ctx.avals_in[0], impl), [seeds], ctx.avals_in)[0]
 
 
-@register(core_primitives.random_split_p, int32_lanes=True, narrow_int_lanes=False)
+@register(core_primitives.random_split_p, uint32_as_int32_bits=True, narrow_ints_in_int32=False)
 def _random_split(ctx, keys, *, shape):
   (aval,) = ctx.avals_in
   return _lower_traced(ctx, split_fn(aval, shape), [keys], [physical_aval(aval)])[0]
 
 
-@register(core_primitives.random_fold_in_p, int32_lanes=True, narrow_int_lanes=False)
+@register(core_primitives.random_fold_in_p, uint32_as_int32_bits=True, narrow_ints_in_int32=False)
 def _random_fold_in(ctx, keys, msgs):
   keys_aval, msgs_aval = ctx.avals_in
   fn = fold_in_fn(keys_aval, ctx.aval_out.shape)
   return _lower_traced(ctx, fn, [keys, msgs], [physical_aval(keys_aval), msgs_aval])[0]
 
 
-@register(core_primitives.random_bits_p, int32_lanes=True, narrow_int_lanes=False)
+@register(core_primitives.random_bits_p, uint32_as_int32_bits=True, narrow_ints_in_int32=False)
 def _random_bits(ctx, keys, *, bit_width, shape):
   (aval,) = ctx.avals_in
   fn = bits_fn(aval, bit_width, shape)
   return _lower_traced(ctx, fn, [keys], [physical_aval(aval)])[0]
 
 
-@register(core_primitives.random_gamma_p, int32_lanes=True, narrow_int_lanes=False)
+@register(core_primitives.random_gamma_p, uint32_as_int32_bits=True, narrow_ints_in_int32=False)
 def _random_gamma(ctx, keys, a, *, log_space):
   closed = gamma_jaxpr(ctx.avals_in[0], ctx.avals_in[1], log_space)
   return ctx.lower_jaxpr(closed, [keys, a])[0]
@@ -96,10 +96,10 @@ _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 _KS_PARITY = 0x1BD11BDA
 
 
-@register(core_primitives.threefry2x32_p, int32_lanes=True, narrow_int_lanes=False)
+@register(core_primitives.threefry2x32_p, uint32_as_int32_bits=True, narrow_ints_in_int32=False)
 def _threefry2x32(ctx, k1, k2, x1, x2):
   out_shape = ctx.shape(ctx.avals_out[0].shape)
-  if ctx.for_tfjs:
+  if ctx.uint32_in_int32_bits:
     # In 16-bit halves from start to end (jax2tf/graph/int32_bits.py): TF.js
     # has no uint32 and no bitwise kernels.
     words = [int32_bits.Halves.of(tf.broadcast_to(v, out_shape)) for v in (k1, k2, x1, x2)]
@@ -113,7 +113,7 @@ def _threefry2x32(ctx, k1, k2, x1, x2):
     return [a.to_int32(), b.to_int32()]
   parity = tf.constant(_KS_PARITY, tf.uint32)
   a, b = _threefry_rounds(
-    k1, k2, x1, x2, parity, lambda c: tf.constant(c, tf.uint32), portable_bits.rotate_left_u32
+    k1, k2, x1, x2, parity, lambda c: tf.constant(c, tf.uint32), portable_bits.rotate_left
   )
   # The operands broadcast; a result that only saw scalars needs the full shape.
   return [tf.broadcast_to(a, out_shape), tf.broadcast_to(b, out_shape)]
@@ -129,7 +129,7 @@ _EXPANDED_HASHES = {
 }
 
 
-@register(*_EXPANDED_HASHES, int32_lanes=True, narrow_int_lanes=False)
+@register(*_EXPANDED_HASHES, uint32_as_int32_bits=True, narrow_ints_in_int32=False)
 def _expanded_hash(ctx, *words):
   return ctx.lower_fun(getattr(jax_private, _EXPANDED_HASHES[ctx.primitive]), words)
 
@@ -158,20 +158,20 @@ def _split_halves_portable(counts):
   return hi, counts - hi * two32
 
 
-@register(jax_private.iota_2x32_shape_p, int32_lanes=True, narrow_int_lanes=False)
+@register(jax_private.iota_2x32_shape_p, uint32_as_int32_bits=True, narrow_ints_in_int32=False)
 def _iota_2x32_shape(ctx, *, shape):
   # The row-major position of each element as a 64-bit count, split in halves.
   size = 1
   for d in shape:
     size = size * ctx.dim(d)
   out_shape = ctx.shape(shape)
-  if ctx.for_tfjs:
+  if ctx.uint32_in_int32_bits:
     # TF.js holds no more than 2**31 elements (it reads int64 as int32): the
     # high halves are 0, and the counts are int32 lanes of uint32.
     lo = tf.range(size, dtype=tf.int32)
     return [tf.zeros(out_shape, tf.int32), tf.reshape(lo, out_shape)]
   counts = tf.range(tf.cast(size, tf.int64), dtype=tf.int64)
-  if ctx.enable_xla:
+  if not ctx.target.lacks_kernel("BitwiseAnd"):
     lo = tf.bitwise.bitwise_and(counts, tf.constant(0xFFFFFFFF, tf.int64))
     hi = tf.bitwise.right_shift(counts, tf.constant(32, tf.int64))
   else:
@@ -187,7 +187,7 @@ def _iota_2x32_shape(ctx, *, shape):
 _TF_RNG_ALGORITHM = {0: 3, 1: 2, 2: 1}
 
 
-@register(core_primitives.rng_bit_generator_p, no_xla=False, narrow_int_lanes=False)
+@register(core_primitives.rng_bit_generator_p, without_xla_ops=False, narrow_ints_in_int32=False)
 def _rng_bit_generator(ctx, key, *, shape, dtype, algorithm, out_sharding=None):
   del out_sharding
   dtype = np.dtype(dtype)
@@ -211,7 +211,7 @@ def _rng_bit_generator(ctx, key, *, shape, dtype, algorithm, out_sharding=None):
   return [new_state, bits]
 
 
-@register(core_primitives.rng_uniform_p, narrow_int_lanes=False)
+@register(core_primitives.rng_uniform_p, narrow_ints_in_int32=False)
 def _rng_uniform(ctx, minval, maxval, *, shape):
   # JAX gives no guarantee about these bits (XLA's stateful RngUniform); only
   # the distribution and the range [minval, maxval) carry over.

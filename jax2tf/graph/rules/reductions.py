@@ -3,11 +3,13 @@
 Cases: tests/cases/reductions.py
 """
 
+import functools
+
 import numpy as np
 import tensorflow as tf
 from jax import lax
 
-from jax2tf.graph import int32_bits, int_lanes, ordered_lanes, portable_bits, windowing
+from jax2tf.graph import int_lanes, ordered_lanes, portable_bits, windowing
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import tf_private
@@ -35,13 +37,14 @@ def _reduce_sum(ctx, x, *, axes, out_sharding=None):
 def _reduce_prod(ctx, x, *, axes, out_sharding=None):
   del out_sharding
   shape = ctx.avals_in[0].shape
-  if ctx.for_tfjs and x.dtype == tf.int32 and ctx.is_static([shape[a] for a in axes]):
-    return _int32_product_for_tfjs(x, [int(shape[a]) for a in axes], _axes(axes))
+  inexact = x.dtype == tf.int32 and not ctx.target.exact_int32_products
+  if inexact and ctx.is_static([shape[a] for a in axes]):
+    return _exact_int32_product(ctx, x, [int(shape[a]) for a in axes], _axes(axes))
   dt = sem.compute_dtype(ctx.aval_out.dtype)
   return tf.cast(tf.reduce_prod(tf.cast(x, dt), _axes(axes)), x.dtype)
 
 
-def _int32_product_for_tfjs(x, sizes, axes):
+def _exact_int32_product(ctx, x, sizes, axes):
   # TF.js's Prod of int32 rounds large products. Products wrap the same in
   # any order: halve each axis by multiplying its halves exactly.
   for size, axis in sorted(zip(sizes, axes), key=lambda p: -p[1]):
@@ -51,20 +54,15 @@ def _int32_product_for_tfjs(x, sizes, axes):
         pad[axis] = [0, 1]
         x, size = tf.pad(x, pad, constant_values=1), size + 1
       low, high = tf.split(x, 2, axis=axis)
-      x, size = int32_bits.multiply(low, high), size // 2
+      x, size = ctx.bits.multiply(low, high), size // 2
     x = tf.squeeze(x, axis) if size == 1 else tf.reduce_prod(x, axis)  # an empty axis: 1
   return x
 
 
 def _negation_hidden(ctx, x):
-  """`x`, where it is a signed integer's Neg, hidden from TF's graph optimizer.
-
-  Grappler rewrites max(-x) as -min(x) where the Neg has no other reader;
-  -x wraps at the integer's minimum (-(-32768) is -32768 in int16), which
-  the rewrite does not see.
-  """
+  """`x`, where it is a signed integer's Neg, hidden from TF's graph optimizer."""
   if x.dtype.is_integer and not x.dtype.is_unsigned and sem.producer(x) == "Neg":
-    return sem.hidden_from_grappler(x, for_tfjs=ctx.for_tfjs)
+    return ctx.hide_from_grappler(x, "negated_extremum")
   return x
 
 
@@ -79,16 +77,20 @@ def _extremum(ctx, x, axes, is_max):
   if sem.is_complex(x.dtype):
     # TF's reductions have no complex max/min; XLA's compares lexicographically.
     return sem.reduce_complex_extremum(x, _axes(axes), is_max)
-  return sem.reduce_extremum(x, _axes(axes), is_max)
+  return sem.reduce_extremum(x, _axes(axes), is_max, signed_zeros=ctx.target.signed_zeros)
 
 
-@register(lax.reduce_max_p, narrow_int_lanes=int_lanes.reduces_no_empty_axis, ordered_lanes=True)
+@register(
+  lax.reduce_max_p, narrow_ints_in_int32=int_lanes.reduces_no_empty_axis, uint32_as_order_keys=True
+)
 def _reduce_max(ctx, x, *, axes, out_sharding=None):
   del out_sharding
   return _extremum(ctx, x, axes, True)
 
 
-@register(lax.reduce_min_p, narrow_int_lanes=int_lanes.reduces_no_empty_axis, ordered_lanes=True)
+@register(
+  lax.reduce_min_p, narrow_ints_in_int32=int_lanes.reduces_no_empty_axis, uint32_as_order_keys=True
+)
 def _reduce_min(ctx, x, *, axes, out_sharding=None):
   del out_sharding
   return _extremum(ctx, x, axes, False)
@@ -107,7 +109,7 @@ def _bitwise_fold(ctx, x, axes, kind):
   """AND/OR/XOR over axes of an integer array, one bit plane at a time."""
   bits = sem.bit_width(x.dtype)
   out_shape = ctx.shape(ctx.aval_out.shape)
-  if not ctx.enable_xla and portable_bits.handles(x.dtype):
+  if ctx.target.lacks_kernel("BitwiseAnd") and portable_bits.handles(x.dtype):
     # Without BitwiseAnd/Or: planes read by shifts, put back by additions
     # (the planes share no bit).
     xu = portable_bits.to_u32(x)
@@ -156,12 +158,7 @@ def _arg_extremum(ctx, x, axes, index_dtype, is_max):
   tf_out = out if out in (tf.int32, tf.int64) else tf.int64
   if dtype == np.bool_ or dtype.name in ("float16", "bfloat16") or dtype.itemsize == 1:
     x = tf.cast(x, tf.float32 if sem.is_float(dtype) else tf.int32)
-  # Grappler rewrites argmax(f(x)) as argmax(x) (argmin for a decreasing f)
-  # where f is an elementwise monotonic op it knows (Sign, Neg, ...); where
-  # f ties values that x does not, that picks another index
-  # (argmin(sign([5, 4])) becomes 1, JAX's is 0), and -x wraps at a signed
-  # integer's minimum.
-  x = sem.hidden_from_grappler(x, for_tfjs=ctx.for_tfjs)
+  x = ctx.hide_from_grappler(x, "monotonic_arg_reduction")
   # ArgMax/ArgMin return the first index among ties, as JAX does.
   res = (tf.math.argmax if is_max else tf.math.argmin)(x, axis, output_type=tf_out)
   if sem.is_float(dtype):
@@ -172,12 +169,12 @@ def _arg_extremum(ctx, x, axes, index_dtype, is_max):
   return tf.cast(res, out)
 
 
-@register(lax.argmax_p, ordered_lanes=ordered_lanes.index_is_not_uint32)
+@register(lax.argmax_p, uint32_as_order_keys=ordered_lanes.index_is_not_uint32)
 def _argmax(ctx, x, *, axes, index_dtype):
   return _arg_extremum(ctx, x, axes, index_dtype, True)
 
 
-@register(lax.argmin_p, ordered_lanes=ordered_lanes.index_is_not_uint32)
+@register(lax.argmin_p, uint32_as_order_keys=ordered_lanes.index_is_not_uint32)
 def _argmin(ctx, x, *, axes, index_dtype):
   return _arg_extremum(ctx, x, axes, index_dtype, False)
 
@@ -192,7 +189,7 @@ def _reduce_no_xla(ctx, *, jaxpr, dimensions, **_):
 _REDUCERS = {"sum": tf.reduce_sum, "prod": tf.reduce_prod}
 
 
-@register(lax.reduce_p, no_xla=_reduce_no_xla)
+@register(lax.reduce_p, without_xla_ops=_reduce_no_xla)
 def _reduce(ctx, *args, computation, jaxpr, dimensions):
   del computation  # the same function as `jaxpr`
   n = len(args) // 2
@@ -209,7 +206,9 @@ def _reduce(ctx, *args, computation, jaxpr, dimensions):
       return [sem.reduce_complex_extremum(x, axes, kind == "max", init)]
     if kind in ("max", "min"):
       res = _extremum(ctx, x, axes, kind == "max")
-      op = sem.maximum if kind == "max" else sem.minimum
+      op = functools.partial(
+        sem.maximum if kind == "max" else sem.minimum, signed_zeros=ctx.target.signed_zeros
+      )
     else:
       dt = sem.compute_dtype(ctx.avals_out[0].dtype)
       res = tf.cast(_REDUCERS[kind](tf.cast(x, dt), axes), x.dtype)

@@ -33,7 +33,7 @@ def _layout_constraint(ctx, x, **_):
   return tf.identity(x)
 
 
-@register(jax_private.xla_metadata_value_p, int32_lanes=True)
+@register(jax_private.xla_metadata_value_p, uint32_as_int32_bits=True)
 def _xla_metadata_value(ctx, x, **_):
   # Attributes for XLA's compiler (set_xla_metadata); the value is unchanged.
   return tf.identity(x)
@@ -42,13 +42,13 @@ def _xla_metadata_value(ctx, x, **_):
 @register(core_primitives.sharding_constraint_p)
 def _sharding_constraint(ctx, x, *, sharding, layout, context_mesh, unconstrained_dims):
   del layout, context_mesh
-  if not ctx.enable_xla or tf.executing_eagerly():
+  if not ctx.target.xla_ops or tf.executing_eagerly():
     return tf.identity(x)
   proto = tf_sharding.op_sharding(sharding, len(ctx.avals_in[0].shape))
   return tf_sharding.annotate(tf.identity(x), proto, unspecified_dims=sorted(unconstrained_dims))
 
 
-@register(jax_private.relayout_p, int32_lanes=True)
+@register(jax_private.relayout_p, uint32_as_int32_bits=True)
 def _relayout(ctx, x, *, dst_layout):
   # jax.experimental.layout.explicit_layout: a change of memory layout, which
   # TF tensors do not have; the value is unchanged.

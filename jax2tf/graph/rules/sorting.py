@@ -62,7 +62,7 @@ def _move_back(x, axis, rank):
   return tf.transpose(x, perm)
 
 
-@register(lax.sort_p, ordered_lanes=True)
+@register(lax.sort_p, uint32_as_order_keys=True)
 def _sort(ctx, *operands, dimension, is_stable, num_keys):
   del is_stable  # the sort below is always stable, which an unstable sort may be
   rank = len(ctx.avals_in[0].shape)
@@ -79,7 +79,7 @@ def _sort(ctx, *operands, dimension, is_stable, num_keys):
   return [_move_back(_gather_last(x, perm), dimension, rank) for x in ops]
 
 
-@register(lax.top_k_p, ordered_lanes=True)
+@register(lax.top_k_p, uint32_as_order_keys=True)
 def _top_k(ctx, x, *, k, axis=None, is_stable=True):
   del is_stable  # ties always come lowest index first, a valid unstable order too
   rank = len(ctx.avals_in[0].shape)

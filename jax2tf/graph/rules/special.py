@@ -104,9 +104,8 @@ def _erf_inv_portable(x):
 @register(lax.erf_inv_p)
 def _erf_inv(ctx, x, accuracy=None):
   del accuracy
-  if ctx.enable_xla or x.dtype == tf.float64:
-    return sem.in_f32(_odd_through_zero(tf.math.erfinv), x)
-  return sem.in_f32(_erf_inv_portable, x)
+  kernel = _odd_through_zero(tf.math.erfinv)
+  return sem.in_f32(ctx.kernel_or("Erfinv", kernel, _erf_inv_portable, x.dtype), x)
 
 
 # erf and erfc without the Erf/Erfc ops, which TFLite and TF.js lack. erfc
@@ -158,17 +157,13 @@ def _erfc_portable(x):
 @register(lax.erf_p)
 def _erf_rule(ctx, x, accuracy=None):
   del accuracy
-  if ctx.enable_xla or x.dtype == tf.float64:
-    return sem.in_f32(_erf, x)
-  return sem.in_f32(_erf_portable, x)
+  return sem.in_f32(ctx.kernel_or("Erf", _erf, _erf_portable, x.dtype), x)
 
 
 @register(lax.erfc_p)
 def _erfc_rule(ctx, x, accuracy=None):
   del accuracy
-  if ctx.enable_xla or x.dtype == tf.float64:
-    return sem.in_f32(tf.math.erfc, x)
-  return sem.in_f32(_erfc_portable, x)
+  return sem.in_f32(ctx.kernel_or("Erfc", tf.math.erfc, _erfc_portable, x.dtype), x)
 
 
 def _digamma(x):

@@ -42,7 +42,7 @@ def _dim_as_value(ctx, *, dim):
   return tf.cast(ctx.dim(dim), ctx.tf_dtype())
 
 
-@register(lax.iota_p, int32_lanes=True)
+@register(lax.iota_p, uint32_as_int32_bits=True)
 def _iota(ctx, *dyn, dtype, shape, dimension, sharding):
   del sharding  # a placement hint, not part of the value
   _no_dynamic_shapes(ctx.primitive, dyn)
@@ -59,7 +59,7 @@ def _iota(ctx, *dyn, dtype, shape, dimension, sharding):
   return res
 
 
-@register(lax.broadcast_in_dim_p, int32_lanes=True, ordered_lanes=True)
+@register(lax.broadcast_in_dim_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _broadcast_in_dim(ctx, operand, *dyn, shape, broadcast_dimensions, sharding):
   del sharding
   _no_dynamic_shapes(ctx.primitive, dyn)
@@ -91,7 +91,7 @@ def _broadcast_in_dim(ctx, operand, *dyn, shape, broadcast_dimensions, sharding)
   return operand
 
 
-@register(lax.reshape_p, int32_lanes=True, ordered_lanes=True)
+@register(lax.reshape_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _reshape(ctx, operand, *dyn, new_sizes, dimensions, sharding):
   del sharding
   _no_dynamic_shapes(ctx.primitive, dyn)
@@ -101,44 +101,44 @@ def _reshape(ctx, operand, *dyn, new_sizes, dimensions, sharding):
   return ctx.reshape(operand, new_sizes)
 
 
-@register(lax.squeeze_p, int32_lanes=True, ordered_lanes=True)
+@register(lax.squeeze_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _squeeze(ctx, operand, *, dimensions):
   if not dimensions:  # tf.squeeze with no axis would drop every size-1 axis
     return operand
   return tf.squeeze(operand, axis=list(dimensions))
 
 
-@register(lax.transpose_p, int32_lanes=True, ordered_lanes=True)
+@register(lax.transpose_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _transpose(ctx, operand, *, permutation):
   if tuple(permutation) == tuple(range(len(permutation))):
     return operand
   return tf.transpose(operand, list(permutation))
 
 
-@register(lax.rev_p, int32_lanes=True, ordered_lanes=True)
+@register(lax.rev_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _rev(ctx, operand, *, dimensions):
   # JAX's shape rather than TF's says which arrays have no elements: a
   # polymorphic slice leaves TF's dimensions unknown.
   return ctx.reverse(operand, ctx.avals_in[0].shape, dimensions)
 
 
-@register(lax.concatenate_p, int32_lanes=True, ordered_lanes=True)
+@register(lax.concatenate_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _concatenate(ctx, *operands, dimension):
   if len(operands) == 1:
     return operands[0]
   return tf.concat(list(operands), axis=dimension)
 
 
-@register(lax.split_p, int32_lanes=True, ordered_lanes=True)
+@register(lax.split_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _split(ctx, operand, *, sizes, axis):
   sizes = [ctx.dim(s) for s in sizes]
   return tf.split(operand, sem.stack_dims(sizes), axis=axis, num=len(sizes))
 
 
-@register(lax.pad_p, int32_lanes=True, ordered_lanes=True)
+@register(lax.pad_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _pad(ctx, operand, padding_value, *, padding_config):
   if (
-    not ctx.enable_xla
+    not ctx.target.keeps_zero_signs_in_neg_and_pad
     and _adds_elements(padding_config)
     and sem.is_negative_zero_scalar(padding_value)
   ):
@@ -206,7 +206,7 @@ def _interior_pad(ctx, operand, padding_value, axis, shape, interior):
   return tf.slice(joined, [0] * len(shape), ctx.shape(size)), new_n
 
 
-@register(lax.tile_p, int32_lanes=True, ordered_lanes=True)
+@register(lax.tile_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _tile(ctx, operand, *, reps):
   reps = [ctx.dim(r) for r in reps]
   if ctx.tf_dtype() != tf.uint16:
@@ -220,17 +220,17 @@ def _tile(ctx, operand, *, reps):
   return ctx.reshape(res, ctx.aval_out.shape)
 
 
-@register(lax.stack_p, int32_lanes=True, ordered_lanes=True)
+@register(lax.stack_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _stack(ctx, *operands, axis):
   return tf.stack(list(operands), axis=axis)
 
 
-@register(lax.unstack_p, int32_lanes=True, ordered_lanes=True)
+@register(lax.unstack_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _unstack(ctx, operand, *, axis):
   return tf.unstack(operand, num=len(ctx.avals_out), axis=axis)
 
 
-@register(lax.copy_p, int32_lanes=True, ordered_lanes=True)
+@register(lax.copy_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _copy(ctx, operand):
   # TF values are immutable: a copy is only a new name for the same value.
   return tf.identity(operand)

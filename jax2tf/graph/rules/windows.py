@@ -15,7 +15,7 @@ import numpy as np
 import tensorflow as tf
 from jax import lax
 
-from jax2tf.graph import int32_bits, int_lanes, registry
+from jax2tf.graph import int_lanes, registry
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.graph.windowing import (
@@ -88,7 +88,11 @@ def _try_pool(ctx, x, kind, window, strides, padding, base_dilation, window_dila
     # MaxPool skips NaNs and returns whichever zero it meets; JAX's max
     # propagates NaN and puts +0.0 above -0.0. One more pool finds both: it
     # marks NaN with 2 and +0.0 with 1.
-    marks = tf.where(tf.math.is_nan(xp), 2.0, tf.cast(sem.is_decisive_zero(xp, True), tf.float32))
+    marks = tf.where(
+      tf.math.is_nan(xp),
+      2.0,
+      tf.cast(sem.is_decisive_zero(xp, True, signed_zeros=ctx.target.signed_zeros), tf.float32),
+    )
     mark = tf.nn.pool(marks, ksize, "MAX", strides=st, padding=tf_padding)
     return sem.fix_extremum_zeros_and_nans(res, True, zero_found=mark > 0, nan_found=mark > 1)
   xp, _ = pad_or_crop(ctx, x, ctx.avals_in[0].shape, padding, pad_value)
@@ -115,13 +119,13 @@ def _reduce_window_rule(kind):
 register(lax.reduce_window_sum_p)(_reduce_window_rule("sum"))
 register(
   lax.reduce_window_max_p,
-  narrow_int_lanes=int_lanes.windows_hold_operand_values,
-  ordered_lanes=True,
+  narrow_ints_in_int32=int_lanes.windows_hold_operand_values,
+  uint32_as_order_keys=True,
 )(_reduce_window_rule("max"))
 register(
   lax.reduce_window_min_p,
-  narrow_int_lanes=int_lanes.windows_hold_operand_values,
-  ordered_lanes=True,
+  narrow_ints_in_int32=int_lanes.windows_hold_operand_values,
+  uint32_as_order_keys=True,
 )(_reduce_window_rule("min"))
 
 
@@ -131,8 +135,8 @@ def _generic_no_xla(ctx, *, jaxpr, consts, **_):
 
 @register(
   lax.reduce_window_p,
-  no_xla=_generic_no_xla,
-  narrow_int_lanes=int_lanes.windows_hold_operand_values,
+  without_xla_ops=_generic_no_xla,
+  narrow_ints_in_int32=int_lanes.windows_hold_operand_values,
 )
 def _reduce_window(
   ctx,
@@ -154,7 +158,7 @@ def _reduce_window(
     if res is None:
       res = window_reduce(ctx, operands[0], kind, *params)
     return [res]
-  if not ctx.enable_xla:
+  if not ctx.target.xla_ops:
     # XLA leaves open how often a non-identity init enters each window.
     raise registry.no_xla_error(
       ctx.primitive,
@@ -228,7 +232,7 @@ def _selection(ctx, select_prim, operand_dtype) -> _Selection:
   return _Selection(select, pad_value, dt)
 
 
-@register(lax.select_and_gather_add_p, narrow_int_lanes=int_lanes.windows_hold_operand_values)
+@register(lax.select_and_gather_add_p, narrow_ints_in_int32=int_lanes.windows_hold_operand_values)
 def _select_and_gather_add(
   ctx,
   tangents,
@@ -264,7 +268,7 @@ def _select_and_gather_add(
   return best_t
 
 
-@register(lax.select_and_scatter_add_p, narrow_int_lanes=int_lanes.windows_hold_operand_values)
+@register(lax.select_and_scatter_add_p, narrow_ints_in_int32=int_lanes.windows_hold_operand_values)
 def _select_and_scatter_add(
   ctx, source, operand, *, select_prim, window_dimensions, window_strides, padding
 ):
@@ -339,7 +343,7 @@ def _only_primitive(jaxpr, consts, allowed):
   return eqn.primitive
 
 
-@register(lax.select_and_scatter_p, narrow_int_lanes=int_lanes.windows_hold_operand_values)
+@register(lax.select_and_scatter_p, narrow_ints_in_int32=int_lanes.windows_hold_operand_values)
 def _select_and_scatter(
   ctx,
   operand,
@@ -448,7 +452,7 @@ def _cumsum(ctx, x, *, axis, reverse):
     return tf.complex(*parts)
   dt = sem.compute_dtype(ctx.aval_out.dtype)
   res = tf.math.cumsum(tf.cast(x, dt), axis=axis, reverse=reverse)
-  if ctx.for_tfjs and dt.is_floating:
+  if not ctx.target.cumsum_starts_from_zero and dt.is_floating:
     # XLA's sums (and TF's kernel) start from +0.0, so that a prefix of -0.0s
     # sums to +0.0; TF.js's start from the first element and keep its -0.0.
     res = res + tf.zeros_like(res)
@@ -463,13 +467,11 @@ def _cumsum(ctx, x, *, axis, reverse):
 @register(lax.cumprod_p)
 def _cumprod(ctx, x, *, axis, reverse):
   dt = sem.compute_dtype(ctx.aval_out.dtype)
-  if ctx.for_tfjs and dt == tf.int32:
-    # TF.js multiplies int32s in JavaScript numbers, which drop low bits
-    # past 2**53; products from 16-bit halves wrap as JAX's do.
-    res = _cumulative_scan(ctx, tf.cast(x, dt), axis, reverse, int32_bits.multiply, 1)
-  elif ctx.for_tflite:
-    # TFLite has no Cumprod kernel; its MUL wraps integers as XLA does.
-    res = _cumulative_scan(ctx, tf.cast(x, dt), axis, reverse, tf.multiply, 1)
+  inexact = dt == tf.int32 and not ctx.target.exact_int32_products
+  if inexact or ctx.target.lacks_kernel("Cumprod", dt):
+    # Without a Cumprod kernel (TFLite), or where int32 products drop low
+    # bits past 2**53 (TF.js): a scan of the target's exact products.
+    res = _cumulative_scan(ctx, tf.cast(x, dt), axis, reverse, ctx.bits.multiply, 1)
   else:
     res = tf.math.cumprod(tf.cast(x, dt), axis=axis, reverse=reverse)
   return tf.cast(res, x.dtype)
@@ -477,15 +479,15 @@ def _cumprod(ctx, x, *, axis, reverse):
 
 def _cum_minmax(kind):
   def rule(ctx, x, *, axis, reverse):
-    op, identity, dt = monoid(kind, ctx.aval_out.dtype)
+    op, identity, dt = monoid(kind, ctx.aval_out.dtype, signed_zeros=ctx.target.signed_zeros)
     res = _cumulative_scan(ctx, tf.cast(x, dt), axis, reverse, op, identity)
     return tf.cast(res, x.dtype) if x.dtype != tf.bool else res
 
   return rule
 
 
-register(lax.cummax_p, ordered_lanes=True)(_cum_minmax("max"))
-register(lax.cummin_p, ordered_lanes=True)(_cum_minmax("min"))
+register(lax.cummax_p, uint32_as_order_keys=True)(_cum_minmax("max"))
+register(lax.cummin_p, uint32_as_order_keys=True)(_cum_minmax("min"))
 
 
 @register(lax.cumlogsumexp_p)

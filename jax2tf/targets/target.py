@@ -1,0 +1,220 @@
+"""What one consumer of a converted function can run, as data.
+
+A rule never asks which target it lowers for; it asks what the target can
+do (`ctx.target.<capability>`). Each capability below is written once, with
+the reason it exists; a new target is one more `Target` value, and a new
+capability is one more field with its value for every target.
+
+No TensorFlow or JAX here: the graph interpreter, its rules and the native
+module rewrites read the same values, each with its own IR.
+"""
+
+import dataclasses
+from collections.abc import Mapping
+
+# Type legalizations the graph interpreter applies around a rule, by name
+# (jax2tf/graph/legalizations.py maps each to its `Lanes`):
+#   float16_in_float32    16-bit floats computed in float32, rounded back
+#   narrow_ints_in_int32  8- and 16-bit integers computed in int32, cast back
+#   uint32_as_order_keys  uint32 moved, compared and ordered as int32 keys
+#   uint32_as_int32_bits  uint32 carried as int32 tensors of the same bits
+LEGALIZATIONS = (
+  "float16_in_float32",
+  "narrow_ints_in_int32",
+  "uint32_as_order_keys",
+  "uint32_as_int32_bits",
+)
+
+# How integer bit operations are spelled (jax2tf/graph/bit_ops.py):
+#   tf            TF's bitwise kernels, and where the target lacks one
+#                 (BitwiseAnd, BitwiseOr, LeftShift, PopulationCount),
+#                 integers of up to 32 bits as uint32 arithmetic
+#   int32_halves  the same, but int32 (and uint32 as int32 bits) in 16-bit
+#                 halves held exactly by float64 numbers, for TF.js, which
+#                 has no bitwise kernels and computes int32 products in
+#                 JavaScript numbers
+BIT_OPS = ("tf", "int32_halves")
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+  """One consumer of converted functions and what it can run."""
+
+  name: str
+  title: str
+  # May emit the Xla* TF ops (XlaGather, XlaReduceWindow, sharding
+  # annotations): graphs only TF with XLA runs.
+  xla_ops: bool
+  # TF op names without a kernel here, for float32 and narrower dtypes: a
+  # rule emits its formulation in ops the target has instead.
+  missing_kernels: frozenset[str]
+  # Those of `missing_kernels` also formulated in float64 (the other
+  # formulations are truncated series for float32 and leave float64 to TF's
+  # kernel).
+  missing_kernels_f64: frozenset[str]
+  legalizations: tuple[str, ...]
+  bit_ops: str
+  # Whether -0.0 exists in the target's tensors: a fully int8-quantized
+  # model has one zero, and LiteRT's int8 DIV refuses the 1/x that tells
+  # the zeros apart.
+  signed_zeros: bool = True
+  # Whether TF's graph optimizer (grappler) rewrites the graph before it
+  # runs; TF.js's converter runs none, so nothing needs hiding from it.
+  runs_grappler: bool = True
+  # Whether TF's XLA may compile the graph (under jit_compile): its CPU
+  # compiler's crashes are then worked around.
+  runs_on_tf_xla: bool = True
+  # Whether ordered comparisons and NotEqual take 8-, 16-bit and uint32
+  # integers: LiteRT's are for quantized tensors (its uint8 equality
+  # crashes) and it has no uint32 ordered comparison.
+  compares_every_int_width: bool = True
+  # Whether a NEG and a PAD of a -0.0 constant keep the sign of zeros
+  # (LiteRT's NEG and pads, and TF.js's pads, write +0.0).
+  keeps_zero_signs_in_neg_and_pad: bool = True
+  # Whether an Abs of a Relu survives to run (TF's XLA drops it, keeping
+  # relu(-0.0) == -0.0): where it does, relu's zero sign is fixed with Abs,
+  # one op XNNPack fuses, rather than a select.
+  keeps_abs_of_relu: bool = False
+  # Whether the converter moves a Transpose below a Sub or Div whose first
+  # operand is a constant and rebuilds the op with its operands swapped
+  # (TF's TFLite converter, 2.21: 3 - transpose(a) became a - 3).
+  swaps_constant_first_operands: bool = False
+  # Whether int32 products (Mul, MatMul, Prod, Cumprod) wrap exactly: TF.js
+  # multiplies in JavaScript numbers, which drop low bits past 2**53.
+  exact_int32_products: bool = True
+  # Whether int32 matrix products have a kernel (TFLite's FULLY_CONNECTED
+  # and BATCH_MATMUL take integers only quantized).
+  int32_matmul: bool = True
+  # Whether complex Add, Sub, Mul and Complex broadcast their operands:
+  # TF.js's (cpu backend, 4.22) read a lower-rank operand past its end and
+  # its Complex asserts one shape.
+  broadcasts_complex_operands: bool = True
+  # Whether a cumulative sum starts from +0.0, as XLA's: TF.js's starts from
+  # the first element and keeps a leading -0.0.
+  cumsum_starts_from_zero: bool = True
+  # Whether REVERSE_V2 takes any axes: LiteRT's takes adjacent axes only,
+  # and ends the process where the axes after the first reversed one hold
+  # no elements.
+  reverses_any_axes: bool = True
+  # The pipeline of StableHLO rewrites a native module gets
+  # (jax2tf/native/module_rewrite.py), or None where the target reads no
+  # native module.
+  native_pipeline: str | None = None
+
+  def __post_init__(self):
+    unknown = set(self.legalizations) - set(LEGALIZATIONS)
+    if unknown:
+      raise ValueError(f"Target {self.name}: unknown legalizations {sorted(unknown)}")
+    if self.bit_ops not in BIT_OPS:
+      raise ValueError(f"Target {self.name}: bit_ops {self.bit_ops!r} is not one of {BIT_OPS}")
+    if not self.missing_kernels_f64 <= self.missing_kernels:
+      raise ValueError(f"Target {self.name}: missing_kernels_f64 must be among missing_kernels")
+
+  def lacks_kernel(self, op: str, dtype=None) -> bool:
+    """Whether the TF op `op` (on `dtype`, a NumPy or TF dtype name or
+    object, when given) has no kernel here, so that a rule formulates it."""
+    if op not in self.missing_kernels:
+      return False
+    name = _dtype_name(dtype)
+    if name is not None and name.startswith("complex"):
+      return False  # the formulations are of real numbers; complex ones keep TF's kernels
+    return name != "float64" or op in self.missing_kernels_f64
+
+  def legalizes(self, name: str) -> bool:
+    """Whether the interpreter applies the legalization `name` (LEGALIZATIONS)."""
+    if name not in LEGALIZATIONS:
+      raise ValueError(f"unknown legalization {name!r}; expected one of {LEGALIZATIONS}")
+    return name in self.legalizations
+
+  @property
+  def uint32_as_int32_bits(self) -> bool:
+    return "uint32_as_int32_bits" in self.legalizations
+
+
+def _dtype_name(dtype) -> str | None:
+  if dtype is None:
+    return None
+  return getattr(dtype, "name", str(dtype))
+
+
+# Formulated wherever a converter may read the graph (without XLA ops):
+# TFLite and TF.js have no Atan, Asin or Cosh kernels, nor Erf, Erfc and
+# Erfinv; TruncateDiv and TruncateMod neither (FloorDiv and FloorMod are
+# everywhere), and TFLite has no BitwiseAnd, BitwiseOr or LeftShift.
+_PORTABLE_MISSING_F64 = frozenset({"Atan", "Asin", "Cosh", "TruncateDiv", "TruncateMod"})
+_PORTABLE_MISSING = _PORTABLE_MISSING_F64 | {
+  "Erf", "Erfc", "Erfinv", "BitwiseAnd", "BitwiseOr", "LeftShift",
+}  # fmt: skip
+# TFLite also lacks Tan, Acos, Sinh, Asinh, Acosh, Atanh, Expm1, Cumprod and
+# PopulationCount, and its Log and Log1p are too coarse near 1.
+_TFLITE_MISSING = _PORTABLE_MISSING | {
+  "Tan", "Acos", "Sinh", "Asinh", "Acosh", "Atanh", "Expm1", "Log1p", "Log", "Cumprod",
+  "PopulationCount",
+}  # fmt: skip
+
+TF_XLA = Target(
+  name="tf_xla",
+  title="TensorFlow, with XLA ops",
+  xla_ops=True,
+  missing_kernels=frozenset(),
+  missing_kernels_f64=frozenset(),
+  legalizations=(),
+  bit_ops="tf",
+  native_pipeline="tf_xla",
+)
+
+# Graphs of ordinary TF ops: what TF runs without XLA, and what the TFLite
+# and TF.js converters are fed; so it avoids what those lack too.
+TF_NO_XLA = Target(
+  name="tf_no_xla",
+  title="TensorFlow, without XLA ops",
+  xla_ops=False,
+  missing_kernels=_PORTABLE_MISSING,
+  missing_kernels_f64=_PORTABLE_MISSING_F64,
+  legalizations=(),
+  bit_ops="tf",
+  compares_every_int_width=False,
+  keeps_zero_signs_in_neg_and_pad=False,
+  keeps_abs_of_relu=True,
+  swaps_constant_first_operands=True,
+)
+
+# A graph for TF's TFLite converter, run on LiteRT (jax2tf.to_tflite,
+# route "graph"); its native route reads a native module.
+TFLITE = dataclasses.replace(
+  TF_NO_XLA,
+  name="tflite",
+  title="TFLite (LiteRT), through TF's converter",
+  missing_kernels=_TFLITE_MISSING,
+  missing_kernels_f64=_PORTABLE_MISSING_F64 | {"Cumprod"},
+  legalizations=("float16_in_float32", "narrow_ints_in_int32", "uint32_as_order_keys"),
+  runs_on_tf_xla=False,
+  int32_matmul=False,
+  reverses_any_axes=False,
+  native_pipeline="tflite",
+)
+
+# The same, for a fully int8-quantized model, whose tensors hold no -0.0.
+TFLITE_INT8 = dataclasses.replace(TFLITE, name="tflite_int8", signed_zeros=False)
+
+# A graph for TF.js (jax2tf.to_tfjs), which holds no unsigned tensors.
+TFJS = dataclasses.replace(
+  TF_NO_XLA,
+  name="tfjs",
+  title="TensorFlow.js",
+  legalizations=("uint32_as_int32_bits",),
+  bit_ops="int32_halves",
+  runs_grappler=False,
+  runs_on_tf_xla=False,
+  swaps_constant_first_operands=False,
+  exact_int32_products=False,
+  broadcasts_complex_operands=False,
+  cumsum_starts_from_zero=False,
+)
+
+TARGETS: Mapping[str, Target] = {t.name: t for t in (TF_XLA, TF_NO_XLA, TFLITE, TFLITE_INT8, TFJS)}
+
+
+def for_convert(enable_xla: bool) -> Target:
+  """The target of a plain `jax2tf.convert` call."""
+  return TF_XLA if enable_xla else TF_NO_XLA

@@ -119,7 +119,8 @@ def export_native(
     consumer=consumer,
     allowed_targets=allowed_targets,
     disabled_checks=disabled_checks,
-    match_jax_in_tf_xla=native_consumer == "tf_xla",
+    # Each native consumer has its pipeline of module rewrites, by name.
+    pipeline=native_consumer,
     function_list=tuple(called_tf_functions),
   )
 
@@ -131,11 +132,12 @@ def native_module_of(
   consumer: versions.ConsumerVersions,
   allowed_targets: set | frozenset = frozenset(),
   disabled_checks: Sequence[jax_export.DisabledSafetyCheck] = (),
-  match_jax_in_tf_xla: bool = True,
+  pipeline: str = "tf_xla",
   function_list: tuple = (),
 ) -> NativeModule:
-  """The NativeModule of an Exported: its module rewritten and serialized at
-  `consumer`'s StableHLO version, with what XlaCallModule needs to call it."""
+  """The NativeModule of an Exported: its module rewritten by `pipeline`
+  (module_rewrite.PIPELINES) and serialized at `consumer`'s StableHLO
+  version, with what XlaCallModule needs to call it."""
   module_text = exp.mlir_module()
   try:
     serialized = module_rewrite.rewrite_and_serialize(
@@ -143,7 +145,7 @@ def native_module_of(
       consumer,
       allowed_custom_calls=allowed_targets,
       allow_all_custom_calls="ALL" in allowed_targets,
-      match_jax_in_tf_xla=match_jax_in_tf_xla,
+      pipeline=pipeline,
     )
   except module_rewrite.UnsupportedCustomCallError as e:
     if any(_is_callback_target(t) for t in e.targets):

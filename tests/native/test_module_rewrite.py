@@ -93,3 +93,97 @@ def test_integer_division_by_a_zero_that_xla_folds(dtype, jit_compile):
   got = f_tf(tf.constant(x), tf.constant(y))
   for w, g in zip(want, got, strict=True):
     compare.assert_same(np.asarray(w), g.numpy(), exact=True)
+
+
+def _rewritten(fun, *avals, pipeline="tf_xla"):
+  """The module of `fun` after `pipeline`, parsed, with a context to read it."""
+  from jax.extend.mlir import ir
+  from jax.interpreters import mlir
+
+  from jax2tf.native import module_patterns, module_rewrite
+
+  text = jax.export.export(jax.jit(fun))(*avals).mlir_module()
+  context = mlir.make_ir_context()
+  with context, ir.Location.unknown():
+    module = ir.Module.parse(text)
+    module_patterns.run(module, module_rewrite.PIPELINES[pipeline])
+  return context, module
+
+
+_F32 = jax.ShapeDtypeStruct((2, 6, 6, 3), np.float32)
+_REDUCTIONS = {
+  "max_pool": lambda x: lax.reduce_window(x, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"),
+  "min_pool_padded": lambda x: lax.reduce_window(
+    x, np.inf, lax.min, (1, 3, 3, 1), (1, 1, 1, 1), "SAME"
+  ),
+  "reduce_max": lambda x: x.max(axis=(1, 2)),
+  "reduce_min": lambda x: x.min(),
+  "cummax": lambda x: lax.cummax(x, axis=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_REDUCTIONS))
+def test_every_float_reduction_body_stays_one_max_or_min(name):
+  # TF's TFLite converter legalizes only such bodies (the usual recipe
+  # hands it `convert`'s module); NaN is tested beside the reduction: the
+  # values' reduction, whether one reached NaN's stand-in (an `or`), and in
+  # a conditional the NaN flags' reduction.
+  from jax2tf.native.stablehlo_values import ops_named
+
+  context, module = _rewritten(_REDUCTIONS[name], _F32)
+  with context:
+    reductions = ops_named(module, ("stablehlo.reduce", "stablehlo.reduce_window"))
+    bodies = [[o.name for o in op.regions[0].blocks[0].operations] for op in reductions]
+    assert len(ops_named(module, ("stablehlo.if",))) == 1
+    combine = "stablehlo.minimum" if "min" in name else "stablehlo.maximum"
+    assert bodies.count([combine, "stablehlo.return"]) == 2, bodies
+    assert all(
+      b in ([combine, "stablehlo.return"], ["stablehlo.or", "stablehlo.return"]) for b in bodies
+    )
+
+
+def test_every_target_that_reads_a_native_module_names_a_pipeline():
+  from jax2tf import targets
+  from jax2tf.native import module_rewrite, versions
+
+  named = {t.native_pipeline for t in targets.TARGETS.values()} - {None}
+  assert named and named <= set(module_rewrite.PIPELINES)
+  with pytest.raises(ValueError, match="pipeline: expected one of"):
+    module_rewrite.rewrite_and_serialize(
+      "module {}", versions.consumer(None), pipeline="no_such_consumer"
+    )
+
+
+def _reductions_with_an_initial_value(x, init):
+  return (
+    lax.reduce(x, init, lax.max, (1,)),
+    lax.reduce(x, init, lax.min, (0,)),
+    lax.reduce_window(x, init, lax.max, (2, 2), (1, 1), "SAME"),
+  )
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+@pytest.mark.parametrize("init", [np.nan, -np.inf, 0.5])
+def test_a_nan_in_the_values_or_the_initial_value_reaches_each_result(init, jit_compile):
+  x = np.array([[1.0, np.nan, -2.0], [0.0, -0.0, 3.0], [np.inf, -1.0, -np.inf]], np.float32)
+  init = np.float32(init)
+  want = jax.jit(_reductions_with_an_initial_value)(x, init)
+  f_tf = tf.function(
+    jax2tf.convert(_reductions_with_an_initial_value), autograph=False, jit_compile=jit_compile
+  )
+  got = f_tf(tf.constant(x), tf.constant(init))
+  for w, g in zip(want, got, strict=True):
+    compare.assert_same(np.asarray(w), g.numpy(), exact=True)
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+@pytest.mark.parametrize("name", sorted(_REDUCTIONS))
+def test_reductions_keep_jax_nan_and_zeros_under_tf_xla(name, jit_compile):
+  x = np.random.default_rng(1).normal(size=_F32.shape).astype(np.float32)
+  flat = x.reshape(-1)
+  flat[[3, 40, 41, 100]] = np.nan
+  flat[[7, 8, 60, 61]] = [0.0, -0.0, -0.0, 0.0]
+  flat[[90, 150]] = [np.inf, -np.inf]
+  fun = _REDUCTIONS[name]
+  got = tf.function(jax2tf.convert(fun), autograph=False, jit_compile=jit_compile)(x)
+  compare.assert_same(np.asarray(jax.jit(fun)(x)), got.numpy(), exact=True)

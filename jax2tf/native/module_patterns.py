@@ -1,0 +1,442 @@
+"""The rewrites of an exported module, each a pattern on one kind of op.
+
+A `Pattern` names the ops it looks at and rewrites one of them at a time;
+`run` applies a sequence of patterns in order, each over the ops the module
+holds when its turn comes (so a pattern never meets the ops it inserted
+itself). jax2tf/native/module_rewrite.py strings them into one pipeline
+per consumer of the module; why each exists is written on it.
+"""
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+import ml_dtypes
+from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import func as func_dialect
+from jax.extend.mlir.dialects import stablehlo as hlo
+
+from jax2tf.native import stablehlo_values as values
+from jax2tf.targets import quirks
+
+
+@dataclasses.dataclass(frozen=True)
+class Pattern:
+  """A rewrite of single ops named in `ops`: `rewrite(op)` replaces or
+  extends `op` in place, or leaves it where it does not apply."""
+
+  name: str
+  ops: tuple[str, ...]
+  rewrite: Callable[[ir.Operation], None]
+
+
+def run(module, patterns: Sequence[Pattern]) -> None:
+  for pattern in patterns:
+    for op in values.ops_named(module, pattern.ops):
+      pattern.rewrite(op)
+
+
+def _replace(op, new_value):
+  op.results[0].replace_all_uses_with(new_value)
+  op.erase()
+
+
+def _redirect_uses(result, replacement, keep):
+  """Uses of `result` read `replacement` instead, except in the ops `keep`
+  (those that compute `replacement` from `result`)."""
+  for use in list(result.uses):
+    if use.owner not in keep:
+      use.owner.operands[use.operand_number] = replacement
+
+
+# --- Every consumer ----------------------------------------------------------
+
+
+def _inline_composite(op):
+  # StableHLO before 1.0 (TF 2.16) has no composite op, so a module with one
+  # could not target those releases; its decomposition is a function.
+  callee = ir.FlatSymbolRefAttr(op.attributes["decomposition"]).value
+  with ir.InsertionPoint(op), op.location:
+    call = func_dialect.CallOp([r.type for r in op.results], callee, list(op.operands))
+  for old, new in zip(op.results, call.results):
+    old.replace_all_uses_with(new)
+  op.erase()
+
+
+INLINE_COMPOSITES = Pattern("inline_composites", ("stablehlo.composite",), _inline_composite)
+
+
+def _is_empty_along(value, axis: int) -> bool:
+  t = value.type
+  return isinstance(t, ir.RankedTensorType) and not t.is_dynamic_dim(axis) and t.shape[axis] == 0
+
+
+def _drop_empty_concatenate_operands(op):
+  # XLA's simplifier (TF's, and JAX's own at these versions) aborts the
+  # process on a slice of a concatenate holding an operand that is empty
+  # along its axis ("SmallVector unable to grow").
+  axis = ir.IntegerAttr(op.attributes["dimension"]).value
+  operands = list(op.operands)
+  kept = [v for v in operands if not _is_empty_along(v, axis)] or operands[:1]
+  if len(kept) == len(operands):
+    return
+  with ir.InsertionPoint(op), op.location:
+    shorter = hlo.ConcatenateOp(kept, axis, results=[op.results[0].type])
+  _replace(op, shorter.result)
+
+
+DROP_EMPTY_CONCATENATE_OPERANDS = Pattern(
+  "drop_empty_concatenate_operands", ("stablehlo.concatenate",), _drop_empty_concatenate_operands
+)
+
+
+# --- What TF's TFLite converter and LiteRT need --------------------------------
+# Modules for TF's XLA meet them too: `convert`'s output goes through TF's
+# TFLite converter in the usual recipe (from a concrete function or a
+# SavedModel), and each form below computes the same values under XLA.
+
+
+def _transposed(value, depth: int = 16) -> bool:
+  """Whether a transpose reaches `value` through ops whose other operands are
+  constants (the converter moves transposes below such ops)."""
+  for _ in range(depth):
+    if not isinstance(value, ir.OpResult):
+      return False
+    if value.owner.name == "stablehlo.transpose":
+      return True
+    varying = [v for v in value.owner.operands if values.constant_of(v) is None]
+    if len(varying) != 1:
+      return False
+    value = varying[0]
+  return False
+
+
+def _hide_transpose_from_constant_first_op(op):
+  # TF's TFLite converter moves a transpose below a subtract or divide whose
+  # other operand is a constant and rebuilds the op with the transposed
+  # operand first (3 - transpose(a) became a - 3). A reshape to a leading
+  # unit axis between hides the transpose from that rewrite.
+  x, y = op.operands
+  t = op.results[0].type
+  if values.constant_of(x) is None or not _transposed(y) or not t.has_static_shape:
+    return
+  unit = ir.RankedTensorType.get([1, *t.shape], t.element_type)
+  with ir.InsertionPoint(op), op.location:
+    lifted = [hlo.ReshapeOp(unit, v).result for v in (x, y)]
+    inner = (hlo.SubtractOp if op.name == "stablehlo.subtract" else hlo.DivOp)(*lifted)
+    back = hlo.ReshapeOp(t, inner.result)
+  _replace(op, back.result)
+
+
+HIDE_TRANSPOSES_FROM_CONSTANT_FIRST_OPS = Pattern(
+  "hide_transposes_from_constant_first_ops",
+  ("stablehlo.subtract", "stablehlo.divide"),
+  _hide_transpose_from_constant_first_op,
+)
+
+
+def _reverse_one_run_at_a_time(op):
+  runs = quirks.reverse_runs(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+  if len(runs) < 2:
+    return
+  value = op.operands[0]
+  with ir.InsertionPoint(op), op.location:
+    for run_ in runs:
+      value = hlo.ReverseOp(value, run_).result
+  _replace(op, value)
+
+
+REVERSE_ONE_RUN_AT_A_TIME = Pattern(
+  "reverse_one_run_at_a_time", ("stablehlo.reverse",), _reverse_one_run_at_a_time
+)
+
+
+def _min_max_of_extreme_constant_as_select(op):
+  # TF's TFLite converter drops such an op (quirks.tflite_drops_min_max_with).
+  # One compare and a select instead, which keep the varying operand's NaN
+  # (the constant has none, and no zero to tie with): JAX's answer under
+  # XLA as well.
+  if not values.is_float_tensor(op.results[0].type):
+    return
+  direction = "GT" if op.name == "stablehlo.maximum" else "LT"
+  x, y = op.operands
+  for a, c in ((x, y), (y, x)):
+    constant = values.constant_of(c)
+    if constant is None or constant.elements is None:
+      continue
+    if quirks.tflite_drops_min_max_with(constant.elements):
+      with ir.InsertionPoint(op), op.location:
+        beats = hlo.CompareOp(
+          c,
+          a,
+          hlo.ComparisonDirectionAttr.get(direction),
+          compare_type=hlo.ComparisonTypeAttr.get("FLOAT"),
+        )
+        select = hlo.SelectOp(beats.result, c, a)
+      _replace(op, select.result)
+      return
+
+
+MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT = Pattern(
+  "min_max_of_extreme_constants_as_select",
+  ("stablehlo.maximum", "stablehlo.minimum"),
+  _min_max_of_extreme_constant_as_select,
+)
+
+
+# --- What TF's XLA needs to compute JAX's values -------------------------------
+
+
+def _narrowing_to_signed(op) -> ir.IntegerType | None:
+  """The unsigned type a `convert` to a narrower signed integer can go
+  through, or None where it converts something else."""
+  source, target = op.operands[0].type, op.results[0].type
+  if not (isinstance(source, ir.RankedTensorType) and isinstance(target, ir.RankedTensorType)):
+    return None
+  a, b = source.element_type, target.element_type
+  if not (isinstance(a, ir.IntegerType) and isinstance(b, ir.IntegerType)):
+    return None
+  if not b.is_signless or b.width == 1 or b.width >= a.width:
+    return None
+  return ir.IntegerType.get_unsigned(b.width)
+
+
+def _narrow_signed_convert_through_unsigned(op):
+  # TF 2.21's XLA CPU compiler segfaults on an and/or of such a convert's
+  # result with another array (JAX 0.10's does too, JAX 0.12's does not); the
+  # unsigned type of that width and a bitcast_convert give the same bits.
+  # Only those an and/or reads: shape computations convert dimension sizes
+  # from i64 to i32, and TF's shape refinement folds a convert but not a
+  # bitcast_convert.
+  unsigned = _narrowing_to_signed(op)
+  result = op.results[0]
+  if unsigned is None or not any(
+    use.owner.name in ("stablehlo.and", "stablehlo.or") for use in result.uses
+  ):
+    return
+  t = result.type
+  through = ir.RankedTensorType.get(t.shape, unsigned, t.encoding)
+  with ir.InsertionPoint(op), op.location:
+    converted = hlo.ConvertOp(through, op.operands[0])
+    same_bits = hlo.BitcastConvertOp(t, converted.result)
+  _replace(op, same_bits.result)
+
+
+NARROW_SIGNED_CONVERTS_THROUGH_UNSIGNED = Pattern(
+  "narrow_signed_converts_through_unsigned",
+  ("stablehlo.convert",),
+  _narrow_signed_convert_through_unsigned,
+)
+
+
+def _is_nonzero_constant(value) -> bool:
+  c = values.constant_of(value)
+  return c is not None and c.elements is not None and bool((c.elements != 0).all())
+
+
+def _integer_division_by_zero_as_select(op):
+  # TF's XLA simplifies x - x to 0 and then folds an integer divide or
+  # remainder of constants with the host's division: a zero divisor ends the
+  # process (SIGFPE). The divisor is 1 there, and a select gives XLA's
+  # answer for a zero divisor: all bits set for a divide (-1 if signed), the
+  # dividend for a remainder.
+  result = op.results[0]
+  x, y = op.operands
+  if not values.is_integer_tensor(result.type) or _is_nonzero_constant(y):
+    return
+  with ir.InsertionPoint(op), op.location:
+    # Constants where the shape is static: TF refines a polymorphic
+    # module's dimension arithmetic to constants first, folding only some
+    # ops (no convert of a boolean, no not).
+    zero = values.constant_splat(y.type, 0)
+    if zero is None:
+      zero = hlo.SubtractOp(y, y).result
+    is_zero = hlo.CompareOp(y, zero, hlo.ComparisonDirectionAttr.get("EQ")).result
+    one = values.constant_splat(y.type, 1)
+    if one is None:
+      divisor = hlo.AddOp(y, hlo.ConvertOp(y.type, is_zero).result).result
+    else:
+      divisor = hlo.SelectOp(is_zero, one, y).result
+    if op.name == "stablehlo.divide":
+      all_bits = values.constant_splat(y.type, -1)
+      if all_bits is None:
+        all_bits = hlo.NotOp(zero).result
+      fixed = hlo.SelectOp(is_zero, all_bits, hlo.DivOp(x, divisor).result)
+    else:
+      fixed = hlo.SelectOp(is_zero, x, hlo.RemOp(x, divisor).result)
+  _replace(op, fixed.result)
+
+
+INTEGER_DIVISION_BY_ZERO_AS_SELECT = Pattern(
+  "integer_division_by_zero_as_select",
+  ("stablehlo.divide", "stablehlo.remainder"),
+  _integer_division_by_zero_as_select,
+)
+
+
+# TF's XLA on CPU runs float maximum and minimum in a mode that drops NaN
+# (an operand's or a reduction's), JAX's propagates it. The patterns below
+# test for NaN beside the op and select it, and leave every reduction's body
+# a single maximum or minimum: TF's TFLite converter legalizes only such
+# bodies (into pools and REDUCE_MAX/MIN), and XLA's CPU loops run them
+# fastest.
+
+_REDUCTIONS = ("stablehlo.reduce", "stablehlo.reduce_window")
+_MIN_MAX = ("stablehlo.maximum", "stablehlo.minimum")
+
+
+def _min_max_body(op) -> str | None:
+  """The name of the maximum or minimum that is the whole body of the float
+  reduction or reduce_window `op` of one operand, or None."""
+  if op.name not in _REDUCTIONS or len(op.results) != 1:
+    return None
+  t = op.results[0].type
+  if not values.is_float_tensor(t) or values.numpy_dtype(t.element_type) is None:
+    return None
+  block = op.regions[0].blocks[0]
+  body = list(block.operations)
+  if len(body) != 2 or body[0].name not in _MIN_MAX or body[1].name != "stablehlo.return":
+    return None
+  combine, ret = body
+  a, b = block.arguments
+  if list(combine.operands) not in ([a, b], [b, a]) or list(ret.operands) != [combine.results[0]]:
+    return None
+  return combine.name
+
+
+def _any(pred):
+  """Whether any element of the boolean tensor `pred` is true (a scalar)."""
+  t = pred.type
+  if t.rank == 0:
+    return pred
+  scalar = ir.RankedTensorType.get([], t.element_type)
+  reduce = hlo.ReduceOp([scalar], [pred], [values.scalar(t.element_type, 0)], list(range(t.rank)))
+  block = reduce.regions[0].blocks.append(scalar, scalar)
+  with ir.InsertionPoint(block):
+    hlo.ReturnOp([hlo.OrOp(*block.arguments).result])
+  return reduce.results[0]
+
+
+def _compare(x, y, direction: str):
+  return hlo.CompareOp(
+    x,
+    y,
+    hlo.ComparisonDirectionAttr.get(direction),
+    compare_type=hlo.ComparisonTypeAttr.get("FLOAT"),
+  ).result
+
+
+def _nan_outside_min_max_reduction(op):
+  # NaN stands in the reduction as the largest finite float (its negation
+  # for a minimum), so the reduction itself is unchanged and still a pool
+  # or a REDUCE_MAX/MIN: it costs XLA one compare and select per element,
+  # fused into its loop. A result at or beyond the stand-in may be NaN (its
+  # window or slice held a NaN) or a value of the data; only when some
+  # result is there does a conditional tell them apart, with the same
+  # reduction (a clone: dimensions, window, padding, body) of a NaN flag
+  # (1.0 where NaN, from -inf; for a minimum negated, from +inf). A second
+  # reduction on every call would double the cost of pools in XLA, whose
+  # reduce_window loops dominate them. The stand-in is finite because TF's
+  # TFLite converter writes an infinite constant as the largest finite
+  # float: the test "at or beyond" holds for either.
+  combine = _min_max_body(op)
+  if combine is None:
+    return
+  is_max = combine == "stablehlo.maximum"
+  x, init = op.operands
+  result = op.results[0]
+  element = result.type.element_type
+  largest = float(ml_dtypes.finfo(values.numpy_dtype(element)).max)
+  inf = float("inf")
+  if is_max:
+    wins, beyond, hit, miss = largest, "GE", 1.0, -inf
+  else:
+    wins, beyond, hit, miss = -largest, "LE", -1.0, inf
+  uses = [(use.owner, use.operand_number) for use in result.uses]
+  with ir.InsertionPoint(op), op.location:
+    x_is_nan = values.is_nan(x)
+    op.operands[0] = hlo.SelectOp(x_is_nan, values.filled_like(x, wins), x).result
+    if not values.is_nan_free_constant(init):
+      init_is_nan = values.is_nan(init)
+      op.operands[1] = hlo.SelectOp(init_is_nan, values.scalar(element, wins), init).result
+  with ir.InsertionPoint.after(op), op.location:
+    reached = _any(_compare(result, values.filled_like(result, wins), beyond))
+    branch = hlo.IfOp([result.type], reached)
+    with ir.InsertionPoint(branch.true_branch.blocks.append()):
+      flags = hlo.ConvertOp(x.type, x_is_nan).result
+      if not is_max:
+        flags = hlo.NegOp(flags).result
+      if values.is_nan_free_constant(init):
+        flag_init = values.scalar(element, miss)
+      else:
+        flag_init = hlo.SelectOp(
+          init_is_nan, values.scalar(element, hit), values.scalar(element, miss)
+        ).result
+      flagged = op.clone()
+      flagged.operands[0] = flags
+      flagged.operands[1] = flag_init
+      reduced = flagged.results[0]
+      any_nan = _compare(reduced, values.filled_like(reduced, 0.0), "GT" if is_max else "LT")
+      nan = values.filled_like(reduced, float("nan"))
+      hlo.ReturnOp([hlo.SelectOp(any_nan, nan, result).result])
+    with ir.InsertionPoint(branch.false_branch.blocks.append()):
+      hlo.ReturnOp([result])
+  for owner, position in uses:
+    owner.operands[position] = branch.results[0]
+
+
+NAN_OUTSIDE_MIN_MAX_REDUCTIONS = Pattern(
+  "nan_outside_min_max_reductions", _REDUCTIONS, _nan_outside_min_max_reduction
+)
+
+
+def _propagate_nan_in_min_max(op):
+  result = op.results[0]
+  if not values.is_float_tensor(result.type):
+    return
+  parent = op.parent
+  if parent is not None and _min_max_body(parent) is not None:
+    return  # NaN is tested outside the reduction (above)
+  # A constant without NaN needs no test: ReLU's max(x, 0) costs one select.
+  checked = [v for v in op.operands if not values.is_nan_free_constant(v)]
+  if not checked:
+    return
+  keep, current = set(), result
+  with ir.InsertionPoint.after(op), op.location:
+    # The first operand is checked last so that it wins when both are NaN.
+    for v in reversed(checked):
+      select = hlo.SelectOp(values.is_nan(v), v, current)
+      keep.add(select.operation)
+      current = select.result
+  _redirect_uses(result, current, keep)
+
+
+PROPAGATE_NAN_IN_MIN_MAX = Pattern("propagate_nan_in_min_max", _MIN_MAX, _propagate_nan_in_min_max)
+
+
+def _propagate_nan_in_clamp(op):
+  # TF's XLA CPU clamp drops NaN in any of its three operands, JAX's returns
+  # NaN. The bounds may be scalars, so a NaN bound selects a NaN tensor built
+  # from the result itself ((r - r) / (r - r) is NaN for every r), which
+  # also works for dynamic shapes.
+  result = op.results[0]
+  if not values.is_float_tensor(result.type):
+    return
+  lo, x, hi = op.operands
+  with ir.InsertionPoint.after(op), op.location:
+    keep_x_nan = hlo.SelectOp(values.is_nan(x), x, result)
+    keep, current = {keep_x_nan.operation}, keep_x_nan.result
+    bounds = [b for b in (lo, hi) if not values.is_nan_free_constant(b)]
+    if bounds:
+      zero_or_nan = hlo.SubtractOp(result, result)
+      nan = hlo.DivOp(zero_or_nan.result, zero_or_nan.result)
+      keep.add(zero_or_nan.operation)
+      for b in bounds:
+        select = hlo.SelectOp(values.is_nan(b), nan.result, current)
+        keep.add(select.operation)
+        current = select.result
+  _redirect_uses(result, current, keep)
+
+
+PROPAGATE_NAN_IN_CLAMP = Pattern(
+  "propagate_nan_in_clamp", ("stablehlo.clamp",), _propagate_nan_in_clamp
+)

@@ -1,0 +1,178 @@
+"""Google's LiteRT recipe on plain `jax2tf.convert` output.
+
+The recipe: `tf.function(jax2tf.convert(f))`, a concrete function (or a
+SavedModel), `tf.lite.TFLiteConverter` with builtin ops only, LiteRT's
+interpreter. The module that `convert` writes for TF's XLA propagates NaN
+through max/min reductions and pools as JAX does, with each reduction's
+body a single max/min op, which the converter legalizes (to pools and
+REDUCE_MAX/MIN); the NaN tests beside them keep JAX's NaN on LiteRT too.
+
+jax.jit on CPU drops a NaN of a max/min reduction over 4096 elements or
+more (XLA's vectorized loops); the inputs here stay below that.
+"""
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import tensorflow as tf
+from ai_edge_litert.interpreter import Interpreter
+from jax import lax
+
+import jax2tf
+from tests.support import compare
+
+rng = np.random.default_rng(0)
+
+
+def _with_specials(shape):
+  """Normal values with NaN, infinities and zeros of both signs, several in
+  one pooling window and others alone in theirs."""
+  x = rng.normal(size=shape).astype(np.float32)
+  flat = x.reshape(-1)
+  for i, v in zip(
+    rng.choice(flat.size, 12, replace=False),
+    [np.nan] * 5 + [np.inf, -np.inf] * 2 + [0.0, -0.0, -0.0],
+  ):
+    flat[i] = v
+  return x
+
+
+class _CNN(nn.Module):
+  @nn.compact
+  def __call__(self, x):
+    x = nn.relu(nn.Conv(8, (3, 3))(x))
+    x = nn.max_pool(x, (2, 2), (2, 2))
+    x = nn.relu(nn.Conv(8, (3, 3))(x))
+    x = nn.max_pool(x, (3, 3), (1, 1), padding="SAME")
+    return nn.Dense(4)(jnp.max(x, axis=(1, 2)))
+
+
+_IMAGES = (2, 8, 8, 3)
+
+
+def _cnn():
+  model = _CNN()
+  params = model.init(jax.random.key(0), np.zeros(_IMAGES, np.float32))
+  return lambda x: model.apply(params, x)
+
+
+# One result each: LiteRT's output order need not be the function's.
+_FUNCTIONS = {
+  "cnn": _cnn(),
+  "max_pool": lambda x: nn.max_pool(x, (2, 2), (2, 2)),
+  "max_pool_same": lambda x: nn.max_pool(x, (3, 3), (2, 2), padding="SAME"),
+  "min_pool": lambda x: lax.reduce_window(x, np.inf, lax.min, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"),
+  "reduce_max_spatial": lambda x: jnp.max(x, axis=(1, 2)),
+  "reduce_min_channels": lambda x: jnp.min(x, axis=-1),
+  "reduce_max_all": lambda x: jnp.max(x),
+  "reduce_min_keepdims": lambda x: jnp.min(x, axis=1, keepdims=True),
+  "relu_then_max": lambda x: jnp.max(jax.nn.relu(x), axis=(1, 2)),
+  "max_and_min_elementwise": lambda x: jnp.maximum(x, x[:, ::-1]) - jnp.minimum(x, 0.5),
+}
+
+
+def _convert(fun, x):
+  tf_fun = tf.function(jax2tf.convert(fun), autograph=False)
+  return tf_fun, tf_fun.get_concrete_function(tf.TensorSpec(x.shape, tf.float32))
+
+
+def _builtins_only(converter):
+  converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+  return converter.convert()
+
+
+def _run_litert(model: bytes, x):
+  interpreter = Interpreter(model_content=model)
+  (arg,) = interpreter.get_input_details()
+  interpreter.resize_tensor_input(arg["index"], x.shape)
+  interpreter.allocate_tensors()
+  interpreter.set_tensor(arg["index"], x)
+  interpreter.invoke()
+  (out,) = interpreter.get_output_details()
+  return interpreter.get_tensor(out["index"])
+
+
+def _assert_like_jax_on_litert(want, got):
+  # LiteRT's kernels may order a tie of -0.0 and +0.0 otherwise than XLA;
+  # NaN positions and infinities are JAX's.
+  want, got = np.asarray(want), np.asarray(got)
+  assert got.shape == want.shape and got.dtype == want.dtype
+  np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+  np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", sorted(_FUNCTIONS))
+def test_concrete_function_recipe_runs_on_litert_as_jax(name):
+  fun, x = _FUNCTIONS[name], _with_specials(_IMAGES)
+  tf_fun, concrete = _convert(fun, x)
+  model = _builtins_only(tf.lite.TFLiteConverter.from_concrete_functions([concrete], tf_fun))
+  want = jax.jit(fun)(x)
+  assert np.isnan(want).any()
+  _assert_like_jax_on_litert(want, _run_litert(model, x))
+
+
+def test_saved_model_recipe_runs_on_litert_as_jax(tmp_path):
+  fun, x = _FUNCTIONS["cnn"], _with_specials(_IMAGES)
+  module = tf.Module()
+  module.f = tf.function(
+    jax2tf.convert(fun), autograph=False, input_signature=[tf.TensorSpec(x.shape, tf.float32)]
+  )
+  tf.saved_model.save(module, str(tmp_path), signatures=module.f.get_concrete_function())
+  model = _builtins_only(tf.lite.TFLiteConverter.from_saved_model(str(tmp_path)))
+  _assert_like_jax_on_litert(jax.jit(fun)(x), _run_litert(model, x))
+
+
+def test_the_pools_stay_pools():
+  # The NaN flags are pooled by a second MAX_POOL_2D, which XNNPack runs.
+  from jax2tf.lite import inspect as lite_inspect
+
+  fun, x = _FUNCTIONS["max_pool"], _with_specials(_IMAGES)
+  tf_fun, concrete = _convert(fun, x)
+  model = _builtins_only(tf.lite.TFLiteConverter.from_concrete_functions([concrete], tf_fun))
+  ops = lite_inspect.op_counts(model)
+  assert ops["MAX_POOL_2D"] == 2 and "STABLEHLO_REDUCE_WINDOW" not in ops, ops
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+@pytest.mark.parametrize("name", sorted(_FUNCTIONS))
+def test_tf_xla_keeps_jax_nan_and_signed_zeros(name, jit_compile):
+  fun, x = _FUNCTIONS[name], _with_specials(_IMAGES)
+  got = tf.function(jax2tf.convert(fun), autograph=False, jit_compile=jit_compile)(x)
+  compare.assert_same(jax.jit(fun)(x), got.numpy(), tol=(1e-5, 1e-5))
+
+
+def test_a_polymorphic_batch_converts_and_runs_at_any_batch():
+  # With a symbolic batch the NaN and zero tensors beside a reduction are
+  # broadcast to sizes read at run time.
+  def fun(x):
+    return jnp.max(nn.max_pool(x, (2, 2), (2, 2)), axis=(1, 2))
+
+  tf_fun = tf.function(jax2tf.convert(fun, polymorphic_shapes=["(b, 8, 8, 3)"]), autograph=False)
+  concrete = tf_fun.get_concrete_function(tf.TensorSpec((None, *_IMAGES[1:]), tf.float32))
+  model = _builtins_only(tf.lite.TFLiteConverter.from_concrete_functions([concrete], tf_fun))
+  for batch in (1, 3):
+    x = _with_specials((batch, *_IMAGES[1:]))
+    _assert_like_jax_on_litert(jax.jit(fun)(x), _run_litert(model, x))
+
+
+@pytest.mark.parametrize(
+  "name", ["max_pool", "min_pool", "reduce_max_spatial", "reduce_min_channels"]
+)
+def test_nan_beside_infinities_and_the_largest_floats(name):
+  # NaN stands in a reduction as the largest finite float, and infinities
+  # and the largest floats of the data reach that too: each window below
+  # holds one such mix, or one alone.
+  big = np.finfo(np.float32).max
+  x = rng.normal(size=(1, 4, 8, 2)).astype(np.float32)
+  x[0, 0, 0:4, 0] = [np.nan, np.inf, -np.inf, big]
+  x[0, 0, 4:8, 1] = [big, -big, np.nan, -np.inf]
+  x[0, 2, 2, :] = [np.inf, -np.inf]
+  x[0, 3, 6, :] = [big, -big]
+  fun = _FUNCTIONS[name]
+  tf_fun, concrete = _convert(fun, x)
+  model = _builtins_only(tf.lite.TFLiteConverter.from_concrete_functions([concrete], tf_fun))
+  want = jax.jit(fun)(x)
+  _assert_like_jax_on_litert(want, _run_litert(model, x))
+  compare.assert_same(want, tf_fun(x).numpy(), exact=True)

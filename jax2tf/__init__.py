@@ -1,27 +1,51 @@
-"""JAX <-> TensorFlow interoperation: a drop-in for ``jax.experimental.jax2tf``."""
+"""JAX <-> TensorFlow interoperation: a drop-in for ``jax.experimental.jax2tf``.
 
-try:
-  import tensorflow as _tf  # noqa: F401
-except ModuleNotFoundError as _e:
+The public names are imported on first use (PEP 562), not by ``import
+jax2tf``: importing TensorFlow and JAX takes seconds, and the command line
+(``jax2tf.cli``, a subpackage, so this module runs first) answers ``--help``
+without either.
+"""
+
+import importlib
+import importlib.util
+import sys
+import types
+from typing import TYPE_CHECKING
+
+
+def _require_tensorflow() -> None:
   # TensorFlow comes with an extra (tensorflow-cpu and tensorflow cannot be
-  # installed together), so a plain install of the package lacks it.
-  if _e.name != "tensorflow":
-    raise
-  raise ImportError(
-    "jax2tf needs TensorFlow, which is not installed; it comes with an extra of "
-    'this package: pip install "jax2tf[cpu]" (tensorflow-cpu) or '
-    'pip install "jax2tf[gpu]" (tensorflow, for GPUs).'
-  ) from _e
-del _tf
+  # installed together), so a plain install of the package lacks it. Finding
+  # it is enough here: importing it is left to the first name that needs it.
+  try:
+    found = importlib.util.find_spec("tensorflow")
+  except ModuleNotFoundError as e:
+    if e.name != "tensorflow":
+      raise
+    found = None
+  if found is None:
+    raise ImportError(
+      "jax2tf needs TensorFlow, which is not installed; it comes with an extra of "
+      'this package: pip install "jax2tf[cpu]" (tensorflow-cpu) or '
+      'pip install "jax2tf[gpu]" (tensorflow, for GPUs).',
+      name="tensorflow",
+    )
 
-from jax2tf.api import convert
-from jax2tf.call_tf import call_tf
-from jax2tf.dtypes import dtype_of_val
-from jax2tf.lite import to_tflite
-from jax2tf.options import DisabledSafetyCheck
-from jax2tf.shapes import PolyShape, eval_polymorphic_shape
-from jax2tf.sharding import split_to_logical_devices
-from jax2tf.tfjs import to_tfjs
+
+_require_tensorflow()
+
+# Public name -> the module that defines it.
+_PUBLIC = {
+  "convert": "jax2tf.api",
+  "call_tf": "jax2tf.call_tf",
+  "dtype_of_val": "jax2tf.dtypes",
+  "to_tflite": "jax2tf.lite",
+  "DisabledSafetyCheck": "jax2tf.options",
+  "PolyShape": "jax2tf.shapes",
+  "eval_polymorphic_shape": "jax2tf.shapes",
+  "split_to_logical_devices": "jax2tf.sharding",
+  "to_tfjs": "jax2tf.tfjs",
+}
 
 __all__ = [
   "convert",
@@ -36,3 +60,50 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+  from jax2tf.api import convert
+  from jax2tf.call_tf import call_tf
+  from jax2tf.dtypes import dtype_of_val
+  from jax2tf.lite import to_tflite
+  from jax2tf.options import DisabledSafetyCheck
+  from jax2tf.shapes import PolyShape, eval_polymorphic_shape
+  from jax2tf.sharding import split_to_logical_devices
+  from jax2tf.tfjs import to_tfjs
+else:
+  # Hidden from type checkers, which would otherwise read every unknown
+  # attribute of the package as this function's result.
+
+  def __getattr__(name: str):
+    module = _PUBLIC.get(name)
+    if module is not None:
+      value = getattr(importlib.import_module(module), name)
+      globals()[name] = value  # later lookups skip this function
+      return value
+    if not name.startswith("__"):
+      # `import jax2tf` used to import the subpackages (api, lite, shapes,
+      # ...) as a side effect: `jax2tf.shapes.specs` after a bare `import
+      # jax2tf` keeps working.
+      try:
+        return importlib.import_module(f"{__name__}.{name}")
+      except ModuleNotFoundError as e:
+        if e.name != f"{__name__}.{name}":
+          raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+  def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC))
+
+
+class _Package(types.ModuleType):
+  def __setattr__(self, name: str, value) -> None:
+    # Importing the subpackage jax2tf.call_tf (which graph serialization does
+    # on its own) binds it here under the name of the public function
+    # call_tf; the package's call_tf stays the function, found by
+    # __getattr__.
+    if name in _PUBLIC and isinstance(value, types.ModuleType):
+      return
+    super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

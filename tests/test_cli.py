@@ -1,7 +1,9 @@
 """`jax2tf inspect`: reports on SavedModels (native and graph serialization) and
 .tflite files, checked against what the artifacts themselves record."""
 
+import importlib
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -15,7 +17,7 @@ from tensorflow.core.protobuf import saved_model_pb2
 
 import jax2tf
 from jax2tf import cli
-from jax2tf.cli import inspect_cmd, portable_artifact, releases
+from jax2tf.cli import arguments, inspect_cmd, logs, portable_artifact, releases
 from jax2tf.lite import inspect as lite_inspect
 from jax2tf.native import versions
 
@@ -313,3 +315,127 @@ def test_python_m_jax2tf_inspect_help():
   )
   assert proc.returncode == 0, proc.stderr[-2000:]
   assert "--json" in proc.stdout and "SavedModel" in proc.stdout
+
+
+def _python(code, *args, env=None):
+  """`python -c code args` in a fresh process on this checkout: its stdout."""
+  env = dict(os.environ if env is None else env)
+  env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+  proc = subprocess.run(
+    [sys.executable, "-c", code, *args],
+    cwd=ROOT,
+    env=env,
+    capture_output=True,
+    text=True,
+    timeout=300,
+  )
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  return proc.stdout
+
+
+_HELP = """
+import json, sys
+from jax2tf import cli
+status = cli.main(sys.argv[1:])
+print(json.dumps({"status": status, "loaded": [m for m in ("tensorflow", "jax") if m in sys.modules]}))
+"""
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("command", [[], ["export"], ["verify"], ["inspect"]], ids=str)
+def test_help_imports_neither_tensorflow_nor_jax(command):
+  out = _python(_HELP, *command, "--help")
+  usage, result = out.rstrip().rsplit("\n", 1)
+  assert json.loads(result) == {"status": 0, "loaded": []}
+  assert usage.startswith(f"usage: {' '.join(['jax2tf', *command])} ") and "--verbose" in usage
+
+
+_LOG_LEVELS = """
+import json, logging, os, sys, types
+from jax2tf import cli
+
+def run(args):
+  # The command's run, stubbed: what it finds when it starts.
+  seen.append({
+    "level": os.environ.get("TF_CPP_MIN_LOG_LEVEL"),
+    "absl": logging.getLogger("absl").getEffectiveLevel(),
+    "tensorflow": logging.getLogger("tensorflow").getEffectiveLevel(),
+  })
+  return 0
+
+sys.modules["jax2tf.cli.inspect_cmd"] = types.SimpleNamespace(run=run)
+cases = json.loads(sys.argv[1])
+seen, after = [], []
+for user_level, argv in cases:
+  os.environ.pop("TF_CPP_MIN_LOG_LEVEL", None)
+  if user_level is not None:
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = user_level
+  assert cli.main(argv) == 0
+  after.append(os.environ.get("TF_CPP_MIN_LOG_LEVEL"))
+print(json.dumps({"seen": seen, "after": after}))
+"""
+
+
+@pytest.mark.subprocess
+def test_tensorflow_logs_are_hidden_unless_verbose_or_set_by_the_user():
+  cases = [
+    (None, ["inspect", "m"]),
+    (None, ["--verbose", "inspect", "m"]),
+    (None, ["inspect", "m", "--verbose"]),
+    ("1", ["inspect", "m"]),
+    ("0", ["inspect", "m", "--verbose"]),
+  ]
+  env = {k: v for k, v in os.environ.items() if k != logs.LEVEL_VARIABLE}
+  result = json.loads(_python(_LOG_LEVELS, json.dumps(cases), env=env).splitlines()[-1])
+  quiet, verbose = logging.ERROR, logging.WARNING
+  assert [(s["level"], s["absl"], s["tensorflow"]) for s in result["seen"]] == [
+    (logs.QUIET_LEVEL, quiet, quiet),
+    (None, verbose, verbose),
+    (None, verbose, verbose),
+    ("1", quiet, quiet),  # the user's level, kept
+    ("0", verbose, verbose),
+  ]
+  # The environment of the calling process is left as it was.
+  assert result["after"] == [None, None, None, "1", "0"]
+
+
+def test_verbose_is_taken_before_and_after_the_command():
+  assert not cli.parse(["inspect", "m"]).verbose
+  assert cli.parse(["--verbose", "inspect", "m"]).verbose
+  assert cli.parse(["inspect", "m", "--verbose"]).verbose
+
+
+def test_log_lines_under_the_level_are_dropped_and_the_rest_kept():
+  preamble = (
+    b"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\n"
+  )
+  info = b"I0000 00:00:1795901685.139055   14277 port.cc:153] a notice\n"
+  warning = b"W0102 10:11:12.123456   14277 loader.cc:7] a warning\n"
+  error = b"E0000 00:00:1795901685.2   14277 x.cc:1] an error\n"
+  other = b"Traceback (most recent call last):\n"
+  written = preamble + info + warning + other + error
+  assert logs.kept(written, 0) == written
+  assert logs.kept(written, 1) == warning + other + error
+  assert logs.kept(written, 3) == other
+  assert logs.kept(preamble + warning, 1) == preamble + warning  # nothing of absl's dropped
+
+
+def test_parser_choices_match_what_export_implements():
+  from jax2tf.cli import export_cmd
+
+  assert set(arguments.SERIALIZATIONS) == set(export_cmd.SERIALIZATIONS)
+  assert set(export_cmd.TFLITE_ROUTES) <= {None, *arguments.SERIALIZATIONS}
+  assert set(arguments.TARGETS) == set(export_cmd.DEFAULT_TOLERANCE)
+  assert [c.name for c in cli.COMMANDS] == ["export", "verify", "inspect"]
+  for command in cli.COMMANDS:
+    assert callable(importlib.import_module(command.module).run)
+
+
+def test_public_names_of_the_package_resolve():
+  # Imported on first use (jax2tf/__init__.py), so a moved module shows here.
+  for name in jax2tf.__all__:
+    assert getattr(jax2tf, name) is getattr(importlib.import_module(jax2tf._PUBLIC[name]), name)
+  assert set(jax2tf.__all__) <= set(dir(jax2tf))
+  # The function, though graph serialization imports the subpackage of its name.
+  importlib.import_module("jax2tf.call_tf.primitive")
+  assert callable(jax2tf.call_tf) and jax2tf.call_tf.__name__ == "call_tf"

@@ -1,17 +1,22 @@
 """The `jax2tf` command line: `export`, `verify` and `inspect`.
 
-Each subcommand is a module with NAME, HELP, EXAMPLES, `add_arguments(parser)`
-and `run(args) -> exit status`; adding one is adding it to COMMANDS.
+Each subcommand is a `Command` of `arguments` (name, help, example, its
+arguments) and a module with `run(args) -> exit status`; adding one is
+adding it to `arguments.COMMANDS`. Parsing imports neither TensorFlow nor
+JAX (`--help` answers at once, without TensorFlow's log lines); the
+command's module, which imports them, is imported to run it.
 """
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
-from jax2tf.cli import errors, export_cmd, inspect_cmd, verify_cmd
+from jax2tf.cli import arguments, errors, logs
 
 PROG = "jax2tf"
-COMMANDS = (export_cmd, verify_cmd, inspect_cmd)
+COMMANDS = arguments.COMMANDS
+VERBOSE_HELP = "show TensorFlow's and XLA's own log lines (hidden by default)"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -27,18 +32,23 @@ def _parser() -> argparse.ArgumentParser:
     epilog=_STATUSES,
     formatter_class=argparse.RawDescriptionHelpFormatter,
   )
+  parser.add_argument("--verbose", action="store_true", help=VERBOSE_HELP)
   subcommands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
   for command in COMMANDS:
     sub = subcommands.add_parser(
-      command.NAME,
-      help=command.HELP,
-      description=command.HELP,
-      epilog="example:\n" + command.EXAMPLES + "\n\n" + _STATUSES,
+      command.name,
+      help=command.help,
+      description=command.help,
+      epilog="example:\n" + command.examples + "\n\n" + _STATUSES,
       formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     command.add_arguments(sub)
     sub.add_argument("--debug", action="store_true", help="show the traceback of an error")
-    sub.set_defaults(run=command.run)
+    # Also after the command's name; SUPPRESS keeps a `jax2tf --verbose
+    # COMMAND` given before it (argparse copies the subcommand's defaults
+    # over the global ones).
+    sub.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS, help=VERBOSE_HELP)
+    sub.set_defaults(command_module=command.module)
   return parser
 
 
@@ -48,17 +58,23 @@ _STATUSES = (
 )
 
 
+def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
+  """The arguments of the command line `argv` (default: sys.argv[1:]);
+  SystemExit for --help and usage errors, as argparse."""
+  return _parser().parse_args(argv)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
   """Runs the command line `argv` (default: sys.argv[1:]); returns the exit
   status (see errors.py). Errors are one line on stderr, with the traceback
   only under --debug."""
-  parser = _parser()
   try:
-    args = parser.parse_args(argv)
+    args = parse(argv)
   except SystemExit as e:  # --help (0), or a usage error argparse printed (2)
     return e.code if isinstance(e.code, int) else 2
   try:
-    return args.run(args)
+    with logs.quiet_unless(args.verbose):
+      return importlib.import_module(args.command_module).run(args)
   except (errors.UsageError, errors.ConversionRefused) as e:
     if args.debug:
       raise

@@ -22,14 +22,7 @@ from jax2tf.cli import export_report, input_sets, inspect_cmd, model_ref, verifi
 from jax2tf.cli.errors import ConversionRefused, UsageError
 from jax2tf.cli.progress import Progress
 
-NAME = "export"
-HELP = "convert a JAX model to a SavedModel, .tflite or TF.js model, verify it, report"
-EXAMPLES = """\
-  jax2tf export mypkg.models:classifier --out /srv/models/classifier
-  jax2tf export mypkg.models:classifier --target tflite --out classifier.tflite
-  jax2tf export mypkg.models:classifier --target tfjs --out web/classifier"""
-TARGETS = ("saved_model", "tflite", "tfjs")
-# --serialization -> jax2tf.convert options (SavedModel) or to_tflite route.
+# --serialization (arguments.SERIALIZATIONS) -> jax2tf.convert options (SavedModel).
 SERIALIZATIONS = {
   "native": {"native_serialization": True},
   "graph": {"native_serialization": False, "enable_xla": True},
@@ -37,43 +30,6 @@ SERIALIZATIONS = {
 }
 TFLITE_ROUTES = {None: "auto", "native": "native", "no-xla": "graph"}
 DEFAULT_TOLERANCE = {"saved_model": (1e-5, 1e-6), "tflite": (1e-4, 1e-4), "tfjs": (1e-4, 1e-4)}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-  parser.add_argument("model", help="package.module:NAME (see docs/cli.md for what NAME returns)")
-  parser.add_argument("--target", choices=TARGETS, default="saved_model")
-  parser.add_argument(
-    "--out", required=True, help="the SavedModel directory, .tflite file or TF.js model directory"
-  )
-  parser.add_argument(
-    "--serialization",
-    choices=tuple(SERIALIZATIONS),
-    help="native (default for saved_model), graph, or no-xla (graph with enable_xla=False); "
-    "for tflite: the route (native or no-xla; default: the first that converts and verifies); "
-    "tfjs takes no-xla only",
-  )
-  parser.add_argument("--platforms", nargs="+", help="native serialization platforms (cpu, cuda)")
-  parser.add_argument("--target-tf-version", help="the oldest TensorFlow that must run it")
-  parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
-  add_check_arguments(parser)
-
-
-def add_check_arguments(parser: argparse.ArgumentParser) -> None:
-  """The options of the check, shared by export and verify."""
-  parser.add_argument(
-    "--polymorphic-shapes",
-    nargs="+",
-    metavar="SPEC",
-    help="one spec per input, e.g. '(b, 28, 28, 1)'; '_' for a static input "
-    "(default: what the model gives)",
-  )
-  parser.add_argument(
-    "--checkpoint", help="parameters written by flax.serialization.to_bytes, replacing the model's"
-  )
-  parser.add_argument("--rtol", type=float, help="relative tolerance of the check")
-  parser.add_argument("--atol", type=float, help="absolute tolerance of the check")
-  parser.add_argument("--json", action="store_true", help="print the report as JSON")
-  parser.add_argument("--quiet", action="store_true", help="no progress display")
 
 
 def polymorphic_shapes(args, model: model_ref.Model):

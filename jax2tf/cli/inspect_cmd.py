@@ -16,18 +16,10 @@ import sys
 from jax2tf.cli import render, saved_model_info, tfjs_info, tflite_info
 from jax2tf.cli.errors import UsageError
 
-NAME = "inspect"
-EXAMPLES = "  jax2tf inspect /srv/models/classifier --json"
-HELP = "show what a SavedModel, a .tflite file or a TF.js model needs to run"
 EXPECTED = (
   "a SavedModel directory (with saved_model.pb), a .tflite file or a TF.js model directory "
   "(with model.json)"
 )
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-  parser.add_argument("path", help="a SavedModel directory, a .tflite file or a TF.js model")
-  parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
 def inspect(path: str) -> dict:

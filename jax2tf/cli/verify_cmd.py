@@ -11,16 +11,6 @@ from jax2tf.cli import export_cmd, export_report, inspect_cmd, model_ref
 from jax2tf.cli.errors import UsageError
 from jax2tf.cli.progress import Progress
 
-NAME = "verify"
-EXAMPLES = "  jax2tf verify /srv/models/classifier --against mypkg.models:classifier"
-HELP = "run an exported SavedModel, .tflite or TF.js model against jax.jit of its model"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-  parser.add_argument("path", help="a SavedModel directory, a .tflite file or a TF.js model")
-  parser.add_argument("--against", required=True, metavar="MODEL", help="package.module:NAME")
-  export_cmd.add_check_arguments(parser)
-
 
 def run(args: argparse.Namespace) -> int:
   with Progress(4, args.quiet) as progress:

@@ -45,6 +45,8 @@ _PUBLIC = {
   "eval_polymorphic_shape": "jax2tf.shapes",
   "split_to_logical_devices": "jax2tf.sharding",
   "to_tfjs": "jax2tf.tfjs",
+  "install": "jax2tf.dropin",
+  "uninstall": "jax2tf.dropin",
 }
 
 __all__ = [
@@ -57,6 +59,8 @@ __all__ = [
   "split_to_logical_devices",
   "to_tflite",
   "to_tfjs",
+  "install",
+  "uninstall",
 ]
 
 __version__ = "0.1.0"
@@ -64,6 +68,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
   from jax2tf.api import convert
   from jax2tf.call_tf import call_tf
+  from jax2tf.dropin import install, uninstall
   from jax2tf.dtypes import dtype_of_val
   from jax2tf.lite import to_tflite
   from jax2tf.options import DisabledSafetyCheck
@@ -107,3 +112,9 @@ class _Package(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _Package
+
+# JAX2TF_INSTALL_AS_JAX_EXPERIMENTAL=1 makes `jax.experimental.jax2tf` this
+# package (jax2tf/dropin/, which imports nothing heavy).
+from jax2tf import dropin as _dropin
+
+_dropin.install_if_requested()

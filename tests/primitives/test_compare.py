@@ -96,3 +96,44 @@ def test_shapes_dtypes_and_structure():
     _same(np.zeros(3, np.float32), np.zeros(3, np.float64))
   with pytest.raises(AssertionError, match="results where JAX has"):
     compare.assert_same((np.zeros(2),), (np.zeros(2), np.zeros(2)))
+
+
+def test_a_mismatch_records_every_differing_element():
+  want = np.arange(8, dtype=np.float32)
+  got = want.copy()
+  got[[1, 3, 4, 5, 6, 7]] += 1  # more than the message quotes
+  found = compare.mismatch(want, got, tol=(1e-5, 1e-5))
+  assert found.kind == compare.VALUES and not found.exact
+  assert found.indices.tolist() == [[1], [3], [4], [5], [6], [7]]
+  np.testing.assert_array_equal(found.expected, want[[1, 3, 4, 5, 6, 7]])
+  np.testing.assert_array_equal(found.actual, got[[1, 3, 4, 5, 6, 7]])
+  assert "(and 1 more)" in found.message
+  with pytest.raises(compare.MismatchError) as raised:
+    compare.assert_same(want, got, tol=(1e-5, 1e-5))
+  assert str(raised.value) == found.message and raised.value.mismatch.kind == compare.VALUES
+  assert compare.mismatch(want, want.copy()) is None
+
+
+def test_a_mismatch_record_names_its_kind_part_and_result():
+  zeros = compare.mismatch(np.array([0.0, -0.0], BF16), np.array([-0.0, -0.0], BF16))
+  assert (zeros.kind, zeros.indices.tolist(), zeros.expected.dtype) == (
+    compare.SIGNS_OF_ZERO, [[0]], np.dtype(BF16)
+  )
+  part = compare.mismatch(
+    (np.zeros(2), np.array([complex(1, np.nan)], np.complex64)),
+    (np.zeros(2), np.array([complex(1, np.inf)], np.complex64)),
+  )
+  assert (part.kind, part.part, part.leaf) == (compare.NAN_POSITIONS, "imaginary", 1)
+  assert np.isnan(part.expected).all() and np.isinf(part.actual).all()
+  scalar = compare.mismatch(np.int32(3), np.int32(4))
+  assert scalar.indices.shape == (1, 0) and scalar.actual.tolist() == [4]
+  shape = compare.mismatch(np.zeros((1, 0)), np.zeros((1, 1)))
+  assert (shape.kind, shape.expected_shape, shape.actual_shape) == (compare.SHAPE, (1, 0), (1, 1))
+
+
+def test_a_case_gaps_error_names_the_kinds_it_allows():
+  assert compare.kinds_named(r"NaN\ positions\ differ|infinities differ") == {
+    compare.NAN_POSITIONS, compare.INFINITIES
+  }
+  assert compare.kinds_named("values differ beyond") == {compare.VALUES}
+  assert compare.kinds_named("Unsupported dtype|does not accept dtype") == frozenset()

@@ -7,11 +7,9 @@ primitive), known (a mismatch that a known gap explains) and mismatch
 
 import collections
 import dataclasses
-import re
 import time
 from collections.abc import Callable, Iterator
 
-from tests.support import compare
 from tools.fuzz import generator, known_gaps, minimize, targets, writer
 
 KNOWN = "known"
@@ -144,12 +142,12 @@ def run_program(
       yield name, outcome.status, None, outcome.detail
       continue
 
-    def rerun(p, column=column) -> str | None:
-      """The mismatch's detail where `p` still mismatches in the column."""
+    def rerun(p, column=column) -> targets.Outcome | None:
+      """The outcome where `p` still mismatches in the column, else None."""
       again = runner.run(p, column)
-      return (again.detail or "mismatch") if again.status == targets.MISMATCH else None
+      return again if again.status == targets.MISMATCH else None
 
-    kind = mismatch_kind(outcome.detail)
+    kind = mismatch_kind(outcome)
 
     def fails(p, column=column, kind=kind) -> bool:
       # A shrunk program that JAX itself cannot run (a reshape to a size
@@ -164,12 +162,14 @@ def run_program(
       except Exception:  # pylint: disable=broad-except
         return False
       again = runner.run(p, column, reference)
-      return again.status == targets.MISMATCH and mismatch_kind(again.detail) == kind
+      return again.status == targets.MISMATCH and mismatch_kind(again) == kind
 
     small = next((m for m in minimized if fails(m)), None) or minimize.minimize(program, fails)
     minimized.append(small)
-    detail = runner.run(small, column).detail or outcome.detail
-    gap = known_gaps.explain(small, column, detail, rerun)
+    last = runner.run(small, column)
+    last = last if last.status == targets.MISMATCH else outcome
+    detail = last.detail
+    gap = known_gaps.explain(small, column, last, rerun)
     explanation = describe(gap)
     if gap is None and _matches_jax_op_by_op(program, column, runner):
       explanation = JIT_DIFFERS
@@ -179,14 +179,10 @@ def run_program(
     yield name, KNOWN if explanation else targets.MISMATCH, finding, ""
 
 
-_KINDS = re.compile("|".join(map(re.escape, compare.MISMATCH_KINDS)))
-
-
-def mismatch_kind(detail: str) -> str:
-  """What a mismatch's detail says differs (NaN positions, values, shapes,
+def mismatch_kind(outcome: targets.Outcome) -> str:
+  """What differs (the comparison's kind: NaN positions, values, shapes,
   ...), or, for an error, its first words (the exception's type)."""
-  found = _KINDS.search(detail)
-  return found[0] if found else detail.split(":")[0]
+  return outcome.mismatch.kind if outcome.mismatch else outcome.detail.split(":")[0]
 
 
 JIT_DIFFERS = (

@@ -221,7 +221,7 @@ def _last_words(stderr, code, since: int = 0) -> str:
 def _crash_finding(program, column, why, *, seed, index, out, tries) -> driver.Finding:
   col = next(c for c in targets.columns(True, True) if targets.column_name(c) == column)
   small = minimize.minimize(program, lambda p: _dies(p, col), max_tries=tries)
-  gap = known_gaps.explain(small, col, why)
+  gap = known_gaps.explain(small, col, targets.Outcome(targets.MISMATCH, why))
   if gap is None and col in known_gaps.XLA_ENDS_JAX_TOO.columns and _dies(small, JAX_JIT):
     gap = known_gaps.XLA_ENDS_JAX_TOO
   finding = driver.Finding(program.name, column, why, driver.describe(gap))

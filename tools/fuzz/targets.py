@@ -30,8 +30,26 @@ DEPLOYED = {"tflite": ("tflite", "litert"), "tfjs": ("tfjs", "node")}
 
 @dataclasses.dataclass(frozen=True)
 class Outcome:
+  """A program's outcome in a column. A mismatch of the results carries the
+  comparison's record (`mismatch`, on argument set `args`); one that is an
+  error (the column raised, or refused without naming a primitive) has only
+  its message, `detail`."""
+
   status: str
   detail: str = ""
+  mismatch: compare.Mismatch | None = None
+  args: int = 0
+
+  def error_matches(self, pattern: str) -> bool:
+    """Whether this is an error whose message matches `pattern` (a case
+    gap's error: what a converter or runtime raises). A comparison's
+    mismatch matches no pattern: its kind and elements say what differs."""
+    return self.mismatch is None and re.search(pattern, self.detail) is not None
+
+
+def mismatched(found: compare.Mismatch, args: int = 0) -> Outcome:
+  """The outcome of a comparison that found `found` on argument set `args`."""
+  return Outcome(MISMATCH, found.message.splitlines()[0][:300], found, args)
 
 
 def columns(tflite: bool = False, tfjs: bool = False) -> tuple:
@@ -166,10 +184,9 @@ class Runner:
       return Outcome(MISMATCH, f"{type(e).__name__}: {_first_line(e)}")
     where = f"{program.name} [{column_name(column)}]"
     for i, (w, g) in enumerate(zip(want, got)):
-      try:
-        compare.assert_same(w, g, tol=tol, exact=tol is None, where=f"{where} args#{i}")
-      except AssertionError as e:
-        return Outcome(MISMATCH, _first_line(e))
+      found = compare.mismatch(w, g, tol=tol, exact=tol is None, where=f"{where} args#{i}")
+      if found is not None:
+        return mismatched(found, i)
     return Outcome(PASS)
 
   def results(self, program, column) -> list:

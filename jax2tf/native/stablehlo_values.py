@@ -86,7 +86,12 @@ def constant_of(value) -> Constant | None:
     return None
   op = value.owner
   if op.name == "stablehlo.constant":
-    return Constant(_elements(ir.DenseElementsAttr(op.attributes["value"])))
+    try:
+      dense = ir.DenseElementsAttr(op.attributes["value"])
+    except (TypeError, ValueError, RuntimeError):
+      # Complex constants: the bindings cannot view them as dense elements.
+      return Constant(None)
+    return Constant(_elements(dense))
   if op.name not in _PASS_THROUGH:
     return None
   source = constant_of(op.operands[0])

@@ -115,3 +115,18 @@ def test_nan_free_reads_the_elements_not_their_spelling(context, literal, nan_fr
 )
 def test_which_constants_tflite_drops_a_min_max_with(array, dropped):
   assert quirks.tflite_drops_min_max_with(array) is dropped
+
+
+def test_a_complex_constant_is_one_whose_elements_numpy_is_not_given(context):
+  # The bindings cannot view a complex constant as dense elements; the walk
+  # still knows it is a constant (a subtract of it by a transposed value is
+  # rewritten), without its elements.
+  _, c = _constant(
+    """
+    %c = stablehlo.constant dense<(1.0, 0.0)> : tensor<complex<f32>>
+    %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<complex<f32>>) -> tensor<3xcomplex<f32>>
+    return %b : tensor<3xcomplex<f32>>
+    """,
+    "tensor<3xcomplex<f32>>",
+  )
+  assert c is not None and c.elements is None

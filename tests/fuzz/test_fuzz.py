@@ -498,6 +498,9 @@ def test_a_program_that_ends_the_process_is_a_finding_and_the_run_goes_on(tmp_pa
   assert summary.counts["native-eager"][targets.PASS] == 2
 
 
+# The two tests below start children that end their process, as the one above
+# does (the fast tier's check of the isolation); they run in `make test-all`.
+@pytest.mark.slow
 def test_a_compiled_crash_where_jax_jit_crashes_too_is_xlas(tmp_path, monkeypatch):
   # Program 6 of seed 0 is one comparison (ne): JAX's jit of it and the
   # native, graph and compiled graph columns all end their process. Native
@@ -516,6 +519,7 @@ def test_a_compiled_crash_where_jax_jit_crashes_too_is_xlas(tmp_path, monkeypatc
   assert summary.counts["graph-compiled"][driver.KNOWN] == 1
 
 
+@pytest.mark.slow
 def test_a_crash_the_column_alone_does_not_reproduce_is_rerun_with_jax_op_by_op(
   tmp_path, monkeypatch
 ):

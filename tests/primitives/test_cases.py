@@ -1,7 +1,9 @@
 """Every case of the case tables (tests/cases/), in every column (serialization x TF mode).
 
 See runner.py for what a case checks; docs/primitive_coverage.md (written by
-`python -m tools.coverage_doc`) lists the cases, refusals and gaps.
+`python -m tools.coverage_doc`) lists the cases, refusals and gaps. The fast
+tier runs each column's representatives (representatives.py); `make test-all`
+runs every case in every column.
 """
 
 import ast
@@ -15,7 +17,7 @@ import tensorflow as tf
 import jax2tf
 from jax2tf.graph import rules
 from tests import tf_modes
-from tests.primitives import runner
+from tests.primitives import representatives, runner
 from tests.support import case as case_lib
 from tests.support import collect
 from tools import coverage_doc
@@ -25,11 +27,19 @@ _ROOT = pathlib.Path(__file__).parents[2]
 
 
 def _params(cases):
-  return [pytest.param(c, id=c.id, marks=[pytest.mark.slow] if c.slow else []) for c in cases]
+  # One test per case and column, case by case (the runner shares a case's
+  # arguments and JAX's result between its columns). The fast tier runs each
+  # column's representatives (representatives.py); the rest is marked slow.
+  fast = representatives.fast_pairs(cases)
+  return [
+    pytest.param(c, column, id=f"{c.id}-{column}",
+                 marks=[] if (c.id, column) in fast else [pytest.mark.slow])
+    for c in cases
+    for column in (f"{s}-{m}" for s, m in case_lib.COLUMNS)
+  ]
 
 
-@pytest.mark.parametrize("column", [f"{s}-{m}" for s, m in case_lib.COLUMNS])
-@pytest.mark.parametrize("case", _params(CASES))
+@pytest.mark.parametrize(("case", "column"), _params(CASES))
 def test_case(case, column):
   serialization, mode = column.split("-")
   runner.run(case, serialization, mode)

@@ -284,7 +284,7 @@ class _NativeBackend:
       platforms=options.platforms,
       disabled_checks=options.disabled_checks,
       target_tf_version=options.target_tf_version,
-      native_consumer=options.target.native_pipeline,
+      pipeline=options.target.native_pipeline,
     )
     module = split.lower_split(fun_jit, args_avals, kwargs_avals, fun_name=name, export=export)
     if module is None:

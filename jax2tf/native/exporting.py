@@ -79,7 +79,7 @@ def export_native(
   platforms: Sequence[str] | None,
   disabled_checks: Sequence[jax_export.DisabledSafetyCheck],
   target_tf_version: str | None,
-  native_consumer: str = "tf_xla",
+  pipeline: str = "tf_xla",
 ) -> NativeModule:
   consumer = versions.consumer(target_tf_version)
   cc_version = versions.calling_convention_version(consumer)
@@ -119,8 +119,8 @@ def export_native(
     consumer=consumer,
     allowed_targets=allowed_targets,
     disabled_checks=disabled_checks,
-    # Each native consumer has its pipeline of module rewrites, by name.
-    pipeline=native_consumer,
+    # The target's pipeline of module rewrites (Target.native_pipeline).
+    pipeline=pipeline,
     function_list=tuple(called_tf_functions),
   )
 

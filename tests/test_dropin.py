@@ -5,7 +5,6 @@ Each test runs in a child process: the switch changes the import system of the
 process, and Keras picks its backend once, at import.
 """
 
-import importlib.util
 import json
 import os
 import pathlib
@@ -179,7 +178,6 @@ print(json.dumps(out))
 
 
 def test_keras_export_on_the_jax_backend(tmp_path):
-  pytest.importorskip("keras")
   from jax2tf import dropin
 
   dropin.write_startup_file(tmp_path)
@@ -247,8 +245,6 @@ print(json.dumps(out))
 
 
 def test_keras_jax_and_flax_layers_on_the_tensorflow_backend(tmp_path):
-  pytest.importorskip("keras")
-  pytest.importorskip("flax")
   out = _run(_KERAS_LAYERS, tmp_path, env={"KERAS_BACKEND": "tensorflow"})
   assert out["switch"] and not out["upstream_loaded"], out
   for name in ("jax_layer", "flax_layer"):
@@ -300,12 +296,7 @@ print(json.dumps(out))
 """
 
 
-@pytest.mark.skipif(
-  importlib.util.find_spec("orbax") is None or importlib.util.find_spec("orbax.export") is None,
-  reason="orbax-export is not installed (it comes with the test extra)",
-)
 def test_orbax_export_jax_module_to_saved_model_and_tflite(tmp_path):
-  pytest.importorskip("ai_edge_litert")
   out = _run(_ORBAX, tmp_path, env={"JAX2TF_INSTALL_AS_JAX_EXPERIMENTAL": "1"})
   assert out["switch"] and not out["upstream_loaded"], out
   assert max(out["saved_model"]) < 1e-5, out

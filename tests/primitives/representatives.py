@@ -40,9 +40,9 @@ import heapq
 import warnings
 
 import jax
-import jax.extend as jex
 import numpy as np
 
+from jax2tf.deploy import provenance
 from tests.support import case as case_lib
 
 _CLASS_OF_KIND = {
@@ -61,17 +61,6 @@ def _dtype_class(dtype) -> str:
   except TypeError:
     return "key"  # PRNG key arrays (key<fry>, ...), which NumPy has no dtype for
   return _CLASS_OF_KIND.get(kind, "other")
-
-
-def _equations(jaxpr):
-  for eqn in jaxpr.eqns:
-    yield eqn
-    for value in eqn.params.values():
-      for sub in value if isinstance(value, (tuple, list)) else (value,):
-        if isinstance(sub, jex.core.ClosedJaxpr):
-          yield from _equations(sub.jaxpr)
-        elif isinstance(sub, jex.core.Jaxpr):
-          yield from _equations(sub)
 
 
 def _dtype_of(var):
@@ -93,13 +82,12 @@ def footprint(case) -> Footprint:
     # Tracing only: a case's own conversions (complex to real, ...) warn when run.
     warnings.simplefilter("ignore")
     args = [jax.ShapeDtypeStruct(np.shape(a), np.asarray(a).dtype) for a in case.make_args()]
-    try:
-      closed = jax.make_jaxpr(case.fun)(*args)
-    except Exception:  # pylint: disable=broad-except
-      # A case whose function JAX rejects (the runner then expects JAX's
-      # error) has no jaxpr to take representatives from.
-      return Footprint(frozenset(), 0, traced=False)
-  eqns = list(_equations(closed.jaxpr))
+    closed = provenance.closed_jaxpr(case.fun, args)
+  if closed is None:
+    # A case whose function JAX rejects (the runner then expects JAX's
+    # error) has no jaxpr to take representatives from.
+    return Footprint(frozenset(), 0, traced=False)
+  eqns = list(provenance.equations(closed.jaxpr))
   keys = set()
   for eqn in eqns:
     dtypes = [_dtype_of(v) for v in (*eqn.invars, *eqn.outvars)]

@@ -76,19 +76,22 @@ def test_missing_kernels_by_dtype():
   assert not targets.TF_NO_XLA.lacks_kernel("Tan", "float32")
 
 
-def test_convert_picks_its_target_by_enable_xla():
-  def make(**kw):
-    return options.make_options(
-      polymorphic_shapes=None,
-      polymorphic_constraints=(),
-      with_gradient=False,
-      native_serialization=kw.pop("native_serialization", False),
-      native_serialization_platforms=None,
-      native_serialization_disabled_checks=(),
-      target_tf_version=None,
-      **kw,
-    )
+def _options(*, enable_xla, target=None, native_serialization=False):
+  return options.make_options(
+    polymorphic_shapes=None,
+    polymorphic_constraints=(),
+    with_gradient=False,
+    enable_xla=enable_xla,
+    native_serialization=native_serialization,
+    native_serialization_platforms=None,
+    native_serialization_disabled_checks=(),
+    target_tf_version=None,
+    target=target,
+  )
 
+
+def test_convert_picks_its_target_by_enable_xla():
+  make = _options
   assert make(enable_xla=True).target is targets.TF_XLA
   assert make(enable_xla=False).target is targets.TF_NO_XLA
   assert make(enable_xla=False, target=targets.TFJS).target is targets.TFJS
@@ -101,17 +104,7 @@ def test_convert_picks_its_target_by_enable_xla():
 
 
 def _graph_ops(fun, target, *args):
-  opts = options.make_options(
-    polymorphic_shapes=None,
-    polymorphic_constraints=(),
-    with_gradient=False,
-    enable_xla=target.xla_ops,
-    native_serialization=False,
-    native_serialization_platforms=None,
-    native_serialization_disabled_checks=(),
-    target_tf_version=None,
-    target=target,
-  )
+  opts = _options(enable_xla=target.xla_ops, target=target)
   f_tf = tf.function(api.converted_function(fun, opts), autograph=False)
   specs = [tf.TensorSpec(a.shape, a.dtype) for a in args]
   graph = f_tf.get_concrete_function(*specs).graph

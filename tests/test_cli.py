@@ -303,26 +303,21 @@ def test_stablehlo_version_is_read_from_the_bytecode_header():
 
 @pytest.mark.subprocess
 def test_python_m_jax2tf_inspect_help():
-  env = dict(os.environ)
-  env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in [env.get("PYTHONPATH")] if p])
-  proc = subprocess.run(
-    [sys.executable, "-m", "jax2tf", "inspect", "--help"],
-    cwd=ROOT,
-    env=env,
-    capture_output=True,
-    text=True,
-    timeout=300,
-  )
-  assert proc.returncode == 0, proc.stderr[-2000:]
-  assert "--json" in proc.stdout and "SavedModel" in proc.stdout
+  out = _python_with("-m", "jax2tf", "inspect", "--help")
+  assert "--json" in out and "SavedModel" in out
 
 
 def _python(code, *args, env=None):
   """`python -c code args` in a fresh process on this checkout: its stdout."""
+  return _python_with("-c", code, *args, env=env)
+
+
+def _python_with(*argv, env=None):
+  """`python argv` in a fresh process on this checkout: its stdout."""
   env = dict(os.environ if env is None else env)
   env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in [os.environ.get("PYTHONPATH")] if p])
   proc = subprocess.run(
-    [sys.executable, "-c", code, *args],
+    [sys.executable, *argv],
     cwd=ROOT,
     env=env,
     capture_output=True,

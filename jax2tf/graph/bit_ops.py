@@ -71,7 +71,7 @@ class BitOps:
     # too. Where the target cannot compare every integer width, the
     # amounts are compared in int64, which holds every amount exactly.
     width, unsigned = sem.bit_width(y.dtype), sem.is_unsigned(y.dtype)
-    if not self.target.compares_every_int_width and y.dtype not in (tf.int32, tf.int64):
+    if self.target.lacks_kernel("GreaterEqual", y.dtype):
       y = tf.cast(y, tf.int64)
     too_big = y >= width
     return too_big if unsigned else tf.logical_or(too_big, y < 0)
@@ -151,6 +151,38 @@ class BitOps:
       return int32_bits.multiply(x, y)
     return tf.multiply(x, y)
 
+  def multiply_high(self, x: tf.Tensor, y: tf.Tensor, *, signed: bool) -> tf.Tensor:
+    """The high half of the double-width product of 8- to 32-bit integers."""
+    if self.in_halves(x):
+      return int32_bits.multiply_high(x, y, signed=signed)
+    wide = tf.int64 if signed else tf.uint64
+    product = tf.cast(x, wide) * tf.cast(y, wide)
+    # A floor division by 2**width is the arithmetic shift (exact for |p| < 2**63).
+    width = sem.bit_width(x.dtype)
+    return tf.cast(tf.math.floordiv(product, tf.constant(1 << width, wide)), x.dtype)
+
+  def square(self, x: tf.Tensor) -> tf.Tensor:
+    """x * x, wrapping (TF.js's cpu Square rounds large int32 products)."""
+    if self.in_halves(x):
+      return int32_bits.multiply(x, x)
+    return tf.square(x)
+
+  def negative(self, x: tf.Tensor) -> tf.Tensor:
+    """-x for any integer, wrapping: the target's Neg, where it has one."""
+    if self.in_halves(x):
+      return int32_bits.negate(x)
+    if sem.is_unsigned(x.dtype):
+      # ~x + 1 rather than 0 - x: graph optimizers rewrite 0 - x into Neg,
+      # which has no unsigned kernel.
+      return tf.add(portable_bits.invert(x), tf.ones_like(x))
+    return tf.negative(x)
+
+  def abs(self, x: tf.Tensor) -> tf.Tensor:
+    """|x| for a signed integer (TF.js's int32 Abs computes in float32)."""
+    if self.in_halves(x):
+      return tf.where(x < 0, int32_bits.negate(x), x)
+    return tf.abs(x)
+
   def negate(self, x: tf.Tensor) -> tf.Tensor:
     """-x for a signed integer, INT_MIN negating to itself as in XLA."""
     if self.in_halves(x):
@@ -166,6 +198,14 @@ class BitOps:
     if self.in_halves(x):
       return int32_bits.floor_divide(x, y)
     return tf.math.floordiv(x, y)
+
+  def truncate_divide(self, x: tf.Tensor, y: tf.Tensor) -> tf.Tensor:
+    """x / y rounded toward zero, for a nonzero divisor (INT_MIN / -1
+    aside), from FloorDiv: the two differ by one where the signs differ and
+    the division is inexact."""
+    q = self.floor_divide(x, y)
+    inexact = tf.not_equal(tf.subtract(x, tf.multiply(q, y)), 0)
+    return tf.where(tf.logical_and(inexact, tf.not_equal(x < 0, y < 0)), q + 1, q)
 
   def rotate_left(self, x: tf.Tensor, r: int) -> tf.Tensor:
     """The bits of a uint32 `x` (int32 bits in halves) rotated up by 0 < r < 32."""

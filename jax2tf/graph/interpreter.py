@@ -123,6 +123,9 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
     if rule is None:
       raise registry.missing_rule_error(eqn.primitive, eqn.params)
     convert_lanes = lanes and not rule.accepts.allows("uint32_as_int32_bits", eqn)
+    rule_fn = rule.fn
+    if lanes and not convert_lanes:
+      rule_fn = registry.rule_in_lanes(eqn, "uint32_as_int32_bits") or rule_fn
     lanes_of = [m for m in widening if m.widens(eqn, rule)]
     avals_in, avals_out = [v.aval for v in eqn.invars], [v.aval for v in eqn.outvars]
     params = eqn.params
@@ -146,7 +149,7 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
         operands = [_from_lanes(x, v.aval) for x, v in zip(operands, eqn.invars)]
       for m in lanes_of:
         operands = [m.widen(x) for x in operands]
-      outs = rule.fn(ctx, *operands, **params)
+      outs = rule_fn(ctx, *operands, **params)
       if not eqn.primitive.multiple_results:
         outs = [outs]
       if convert_lanes:

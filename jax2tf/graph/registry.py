@@ -5,6 +5,11 @@ primitives with several results). Its registration says, in one `Accepts`,
 what it takes: whether it runs on a target without XLA ops, and which of the
 targets' type legalizations (jax2tf/targets/target.py, LEGALIZATIONS) the
 interpreter may apply around it, each a bool or a predicate.
+
+Where a legalization changes how a rule computes, not only the dtypes it
+sees (uint32 carried as int32 bits, for TF.js), the rule's form in those
+lanes is registered apart (`register_in_lanes`), and the interpreter picks
+it: no rule asks whether it runs in them.
 """
 
 import dataclasses
@@ -51,6 +56,8 @@ class Rule:
 
 
 _RULES: dict[Any, Rule] = {}
+# (primitive, legalization) -> (rule, predicate of the equation or None).
+_IN_LANES: dict[tuple[Any, str], tuple[Callable, Callable | None]] = {}
 
 
 def register(*primitives, **accepts):
@@ -76,6 +83,36 @@ def register(*primitives, **accepts):
     return fn
 
   return wrap
+
+
+def register_in_lanes(primitive, legalization: str, *, when: Callable | None = None):
+  """Decorator registering `fn` as the rule of `primitive` where the target
+  applies `legalization` (and `when(eqn)` holds, if given), in place of
+  the rule `register` gave it, which must accept that legalization."""
+
+  def wrap(fn):
+    rule = _RULES.get(primitive)
+    if rule is None or not getattr(rule.accepts, legalization):
+      raise ValueError(f"{primitive}: register its rule, accepting {legalization}, first")
+    _IN_LANES[(primitive, legalization)] = (fn, when)
+    return fn
+
+  return wrap
+
+
+def rule_in_lanes(eqn, legalization: str) -> Callable | None:
+  """The rule `register_in_lanes` gave `eqn`'s primitive for `legalization`,
+  if any and it applies to `eqn`."""
+  found = _IN_LANES.get((eqn.primitive, legalization))
+  if found is None:
+    return None
+  fn, when = found
+  return fn if when is None or when(eqn) else None
+
+
+def first_operand_is_uint32(eqn) -> bool:
+  dtype = getattr(eqn.invars[0].aval, "dtype", None)
+  return dtype is not None and str(dtype) == "uint32"
 
 
 def _source(fn) -> tuple:

@@ -1,9 +1,12 @@
 """What one consumer of a converted function can run, as data.
 
-A rule never asks which target it lowers for; it asks what the target can
-do (`ctx.target.<capability>`). Each capability below is written once, with
-the reason it exists; a new target is one more `Target` value, and a new
-capability is one more field with its value for every target.
+A rule never asks which target it lowers for. Mostly it hands two forms
+to `ctx.kernel_or`, which reads the target's kernel lists below: the TF ops
+it lacks, or whose kernel computes other than XLA's answer, on which dtypes.
+The few quirks that are not one op's kernel are capabilities the rule asks
+for by name (`ctx.target.<capability>`). Each is written once, with the
+reason it exists; a new target is one more `Target` value, a kernel it
+lacks one more entry in its lists, and a new capability one more field.
 
 No TensorFlow or JAX here: the graph interpreter, its rules and the native
 module rewrites read the same values, each with its own IR.
@@ -52,6 +55,11 @@ class Target:
   # formulations are truncated series for float32 and leave float64 to TF's
   # kernel).
   missing_kernels_f64: frozenset[str]
+  # TF ops whose kernel is missing here, or computes something other than
+  # XLA's answer, on some dtypes only: pairs of an op and those dtypes
+  # (NumPy names). A rule formulates them there as it does a missing one
+  # (`kernels_by_dtype` below builds the pairs; each target says why).
+  missing_kernels_by_dtype: tuple[tuple[str, frozenset[str]], ...]
   legalizations: tuple[str, ...]
   bit_ops: str
   # Whether -0.0 exists in the target's tensors: a fully int8-quantized
@@ -64,13 +72,6 @@ class Target:
   # Whether TF's XLA may compile the graph (under jit_compile): its CPU
   # compiler's crashes are then worked around.
   runs_on_tf_xla: bool = True
-  # Whether ordered comparisons and NotEqual take 8-, 16-bit and uint32
-  # integers: LiteRT's are for quantized tensors (its uint8 equality
-  # crashes) and it has no uint32 ordered comparison.
-  compares_every_int_width: bool = True
-  # Whether a NEG and a PAD of a -0.0 constant keep the sign of zeros
-  # (LiteRT's NEG and pads, and TF.js's pads, write +0.0).
-  keeps_zero_signs_in_neg_and_pad: bool = True
   # Whether an Abs of a Relu survives to run (TF's XLA drops it, keeping
   # relu(-0.0) == -0.0): where it does, relu's zero sign is fixed with Abs,
   # one op XNNPack fuses, rather than a select.
@@ -79,19 +80,10 @@ class Target:
   # operand is a constant and rebuilds the op with its operands swapped
   # (TF's TFLite converter, 2.21: 3 - transpose(a) became a - 3).
   swaps_constant_first_operands: bool = False
-  # Whether int32 products (Mul, MatMul, Prod, Cumprod) wrap exactly: TF.js
-  # multiplies in JavaScript numbers, which drop low bits past 2**53.
-  exact_int32_products: bool = True
-  # Whether int32 matrix products have a kernel (TFLite's FULLY_CONNECTED
-  # and BATCH_MATMUL take integers only quantized).
-  int32_matmul: bool = True
   # Whether complex Add, Sub, Mul and Complex broadcast their operands:
   # TF.js's (cpu backend, 4.22) read a lower-rank operand past its end and
   # its Complex asserts one shape.
   broadcasts_complex_operands: bool = True
-  # Whether a cumulative sum starts from +0.0, as XLA's: TF.js's starts from
-  # the first element and keeps a leading -0.0.
-  cumsum_starts_from_zero: bool = True
   # Whether REVERSE_V2 takes any axes: LiteRT's takes adjacent axes only,
   # and ends the process where the axes after the first reversed one hold
   # no elements.
@@ -112,10 +104,17 @@ class Target:
 
   def lacks_kernel(self, op: str, dtype=None) -> bool:
     """Whether the TF op `op` (on `dtype`, a NumPy or TF dtype name or
-    object, when given) has no kernel here, so that a rule formulates it."""
+    object, when given; on any dtype, when not) has no kernel here with
+    XLA's semantics, so that a rule formulates it. The Xla* ops have
+    kernels only where the target takes them (`xla_ops`)."""
+    if op.startswith("Xla"):
+      return not self.xla_ops
+    name = _dtype_name(dtype)
+    for listed, dtypes in self.missing_kernels_by_dtype:
+      if listed == op and (name is None or name in dtypes):
+        return True
     if op not in self.missing_kernels:
       return False
-    name = _dtype_name(dtype)
     if name is not None and name.startswith("complex"):
       return False  # the formulations are of real numbers; complex ones keep TF's kernels
     return name != "float64" or op in self.missing_kernels_f64
@@ -131,6 +130,11 @@ class Target:
     return "uint32_as_int32_bits" in self.legalizations
 
 
+def kernels_by_dtype(**dtypes_of_op: frozenset[str]) -> tuple[tuple[str, frozenset[str]], ...]:
+  """`missing_kernels_by_dtype` from op=dtypes keywords, in a stable order."""
+  return tuple(sorted((op, frozenset(d)) for op, d in dtypes_of_op.items()))
+
+
 def _dtype_name(dtype) -> str | None:
   if dtype is None:
     return None
@@ -142,11 +146,26 @@ def _dtype_name(dtype) -> str | None:
 # Erfinv; TruncateDiv and TruncateMod neither (FloorDiv and FloorMod are
 # everywhere), and TFLite has no BitwiseAnd, BitwiseOr or LeftShift.
 _PORTABLE_MISSING_F64 = frozenset({"Atan", "Asin", "Cosh", "TruncateDiv", "TruncateMod"})
+# TFLite's converter lowers TensorListSetItem (a TensorArray write) only for
+# a static element shape.
 _PORTABLE_MISSING = _PORTABLE_MISSING_F64 | {
-  "Erf", "Erfc", "Erfinv", "BitwiseAnd", "BitwiseOr", "LeftShift",
+  "Erf", "Erfc", "Erfinv", "BitwiseAnd", "BitwiseOr", "LeftShift", "TensorListSetItem",
 }  # fmt: skip
 # TFLite also lacks Tan, Acos, Sinh, Asinh, Acosh, Atanh, Expm1, Cumprod and
 # PopulationCount, and its Log and Log1p are too coarse near 1.
+_FLOATS = frozenset({"float16", "bfloat16", "float32", "float64"})
+_NARROW_INTS = frozenset({"int8", "int16", "uint8", "uint16"})
+# LiteRT's comparisons of 8- and 16-bit integers are meant for quantized
+# tensors (its uint8 equality crashes), and it has no uint32 ordered
+# comparison nor NotEqual. Its NEG, and the pads of LiteRT and TF.js, write
+# +0.0 for -0.0.
+_PORTABLE_MISSING_BY_DTYPE = {
+  **dict.fromkeys(("Less", "LessEqual", "Greater", "GreaterEqual"), _NARROW_INTS | {"uint32"}),
+  "Equal": _NARROW_INTS,
+  "NotEqual": _NARROW_INTS | {"uint32"},
+  "Neg": _FLOATS,
+  "PadV2": _FLOATS,
+}
 _TFLITE_MISSING = _PORTABLE_MISSING | {
   "Tan", "Acos", "Sinh", "Asinh", "Acosh", "Atanh", "Expm1", "Log1p", "Log", "Cumprod",
   "PopulationCount",
@@ -158,6 +177,7 @@ TF_XLA = Target(
   xla_ops=True,
   missing_kernels=frozenset(),
   missing_kernels_f64=frozenset(),
+  missing_kernels_by_dtype=(),
   legalizations=(),
   bit_ops="tf",
   native_pipeline="tf_xla",
@@ -171,10 +191,9 @@ TF_NO_XLA = Target(
   xla_ops=False,
   missing_kernels=_PORTABLE_MISSING,
   missing_kernels_f64=_PORTABLE_MISSING_F64,
+  missing_kernels_by_dtype=kernels_by_dtype(**_PORTABLE_MISSING_BY_DTYPE),
   legalizations=(),
   bit_ops="tf",
-  compares_every_int_width=False,
-  keeps_zero_signs_in_neg_and_pad=False,
   keeps_abs_of_relu=True,
   swaps_constant_first_operands=True,
 )
@@ -187,9 +206,12 @@ TFLITE = dataclasses.replace(
   title="TFLite (LiteRT), through TF's converter",
   missing_kernels=_TFLITE_MISSING,
   missing_kernels_f64=_PORTABLE_MISSING_F64 | {"Cumprod"},
+  # FULLY_CONNECTED and BATCH_MATMUL take integers only quantized.
+  missing_kernels_by_dtype=kernels_by_dtype(
+    **_PORTABLE_MISSING_BY_DTYPE, MatMul=frozenset({"int32"})
+  ),
   legalizations=("float16_in_float32", "narrow_ints_in_int32", "uint32_as_order_keys"),
   runs_on_tf_xla=False,
-  int32_matmul=False,
   reverses_any_axes=False,
   native_pipeline="tflite",
 )
@@ -206,10 +228,16 @@ TFJS = dataclasses.replace(
   bit_ops="int32_halves",
   runs_grappler=False,
   runs_on_tf_xla=False,
+  # TF.js multiplies int32s in JavaScript numbers, which drop low bits past
+  # 2**53; its cumulative sums start from the first element, not from +0.0,
+  # and keep a leading -0.0.
+  missing_kernels_by_dtype=kernels_by_dtype(
+    **_PORTABLE_MISSING_BY_DTYPE,
+    **dict.fromkeys(("Mul", "Prod", "Cumprod"), frozenset({"int32"})),
+    Cumsum=_FLOATS,
+  ),
   swaps_constant_first_operands=False,
-  exact_int32_products=False,
   broadcasts_complex_operands=False,
-  cumsum_starts_from_zero=False,
 )
 
 TARGETS: Mapping[str, Target] = {t.name: t for t in (TF_XLA, TF_NO_XLA, TFLITE, TFLITE_INT8, TFJS)}

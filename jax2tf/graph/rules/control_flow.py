@@ -242,8 +242,18 @@ def _scan(
   if isinstance(n, int) and n == 0:
     return init + [tf.zeros(ctx.shape(physical_aval(a).shape), _tf_dtype(ctx, a)) for a in y_avals]
 
-  if not ctx.target.xla_ops and any(d is None for s in y_shapes for d in s):
-    return _scan_scattering(ctx, jaxpr, consts, init, xs, n, reverse, carry_shapes, y_avals)
+  scan = _scan_in_tensor_arrays
+  if any(d is None for s in y_shapes for d in s):
+    # TFLite's converter lowers the TensorArray writes (TensorListSetItem)
+    # only for a static element shape.
+    scan = ctx.kernel_or("TensorListSetItem", scan, _scan_scattering)
+  return scan(ctx, jaxpr, consts, init, xs, n, reverse, carry_shapes, y_avals)
+
+
+def _scan_in_tensor_arrays(ctx, jaxpr, consts, init, xs, n, reverse, carry_shapes, y_avals):
+  """The scan with its per-step outputs written into TensorArrays."""
+  n_carry = len(init)
+  y_shapes = [_static_shape(a)[1:] for a in y_avals]
 
   def body(i, carry, ys):
     idx = (n - 1 - i) if reverse else i

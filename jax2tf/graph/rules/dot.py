@@ -106,18 +106,22 @@ def _dot_general(
     # Sums of no products, or no result at all. (TF's graph optimizer can
     # crash the process, dividing by zero, on matmuls of empty operands.)
     res = tf.zeros(ctx.shape(ctx.aval_out.shape), dt)
-  elif dt == tf.int32 and not ctx.target.exact_int32_products:
-    # TF.js sums int32 products in JavaScript numbers, which drop low bits
-    # past 2**53; from 16-bit halves every product and sum stays exact.
-    res = int32_bits.bilinear(dot, lhs, rhs)
-  elif (
-    dt == tf.int32 and not ctx.target.int32_matmul and not _contracts_one_element(ctx, lhs_contract)
-  ):
-    # TFLite has no int32 MatMul (FULLY_CONNECTED and BATCH_MATMUL take
-    # integers only quantized); its MUL and SUM wrap as XLA's dot does.
-    res = _summed_products(ctx, lhs, rhs, dims)
   else:
-    res = dot(lhs, rhs)
+
+    def exact_products(lhs, rhs):
+      # TF.js sums int32 products in JavaScript numbers, which drop low bits
+      # past 2**53; from 16-bit halves every product and sum stays exact.
+      return int32_bits.bilinear(dot, lhs, rhs)
+
+    def summed_products(lhs, rhs):
+      # TFLite has no int32 MatMul (FULLY_CONNECTED and BATCH_MATMUL take
+      # integers only quantized); its MUL and SUM wrap as XLA's dot does.
+      if _contracts_one_element(ctx, lhs_contract):
+        return dot(lhs, rhs)
+      return _summed_products(ctx, lhs, rhs, dims)
+
+    products = ctx.kernel_or("Mul", dot, exact_products, dt)
+    res = ctx.kernel_or("MatMul", products, summed_products, dt)(lhs, rhs)
   return sem.cast_result(res, out_dtype)
 
 

@@ -30,7 +30,7 @@ import tensorflow as tf
 from jax import lax
 from jax.extend.core import primitives as core_primitives
 
-from jax2tf.graph import int32_bits, int_lanes, portable_bits, registry, windowing
+from jax2tf.graph import int32_bits, int_lanes, registry, windowing
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 
@@ -331,21 +331,26 @@ def _round(ctx, x, *, rounding_method):
 
 @register(lax.neg_p, uint32_as_int32_bits=True)  # uint32 lanes negate as int32 does
 def _neg(ctx, x):
-  if ctx.bits.in_halves(x):
-    return ctx.bits.negate(x)
-  if sem.is_unsigned(x.dtype):
-    return _twos_complement_neg(x)  # there is no unsigned Neg kernel
-  if sem.is_float(x.dtype) and not ctx.target.keeps_zero_signs_in_neg_and_pad:
-    return sem.negate_float(x)  # LiteRT's NEG loses the sign of zeros
+  if sem.is_int(x.dtype):
+    return ctx.bits.negative(x)
+  if sem.is_float(x.dtype):  # LiteRT's NEG loses the sign of zeros
+    return ctx.kernel_or("Neg", tf.negative, sem.negate_float, x.dtype)(x)
   return tf.negative(x)
 
 
 def _is_nonzero(ctx, x) -> tf.Tensor:
-  """x != 0 for an integer `x`. Where the target has no NotEqual of uint32
-  (TFLite), its bits read as int32 are zero exactly where it is."""
-  if x.dtype == tf.uint32 and not ctx.target.compares_every_int_width:
-    x = tf.bitcast(x, tf.int32)
+  """x != 0 for an integer `x`."""
+  return ctx.kernel_or("NotEqual", _nonzero, _nonzero_in_int32, x.dtype)(x)
+
+
+def _nonzero(x):
   return tf.not_equal(x, tf.zeros_like(x))
+
+
+def _nonzero_in_int32(x):
+  # uint32 bits read as int32 are zero exactly where they are; int32 holds
+  # 8- and 16-bit integers exactly.
+  return _nonzero(tf.bitcast(x, tf.int32) if x.dtype == tf.uint32 else tf.cast(x, tf.int32))
 
 
 @register(lax.sign_p)
@@ -363,15 +368,15 @@ def _sign(ctx, x):
 def _abs(ctx, x):
   if sem.is_unsigned(x.dtype):
     return x
-  if ctx.bits.in_halves(x):  # TF.js's int32 Abs computes in float32
-    return tf.where(x < 0, ctx.bits.negate(x), x)
+  if sem.is_int(x.dtype):
+    return ctx.bits.abs(x)
   return tf.abs(x)  # complex -> its real dtype, as in JAX
 
 
 @register(lax.square_p, uint32_as_int32_bits=True)
 def _square(ctx, x):
-  if ctx.bits.in_halves(x):
-    return ctx.bits.multiply(x, x)  # TF.js's cpu Square rounds large products
+  if sem.is_int(x.dtype):
+    return ctx.bits.square(x)
   return tf.square(x)
 
 
@@ -607,11 +612,6 @@ def _complex_operands_broadcast(ctx, x, y):
   return _with_rank(x, rank), _with_rank(y, rank)
 
 
-def _unsigned_lanes(ctx) -> bool:
-  """Whether the operands are uint32 values carried as int32 bits (TF.js)."""
-  return ctx.uint32_in_int32_bits and np.dtype(ctx.avals_in[0].dtype) == np.uint32
-
-
 @register(lax.mul_p, uint32_as_int32_bits=True)
 def _mul(ctx, x, y, *, out_dtype=None):
   if out_dtype is not None:
@@ -630,20 +630,14 @@ if hasattr(lax, "mulhi_p"):
   def _mulhi(ctx, x, y):
     # The high half of the double-width product, signed for signed types.
     dtype = np.dtype(ctx.avals_in[0].dtype)
-    unsigned, width = dtype.kind == "u", dtype.itemsize * 8
-    if ctx.bits.in_halves(x):
-      return int32_bits.multiply_high(x, y, signed=not unsigned)
-    if width == 64:
+    if dtype.itemsize == 8:
       raise registry.unsupported_params_error(
         ctx.primitive,
         {"dtype": dtype.name},
         "the high half of a 64-bit product needs 128-bit integers, which TF has no "
         "tensors of; use 32-bit operands",
       )
-    wide = tf.uint64 if unsigned else tf.int64
-    product = tf.cast(x, wide) * tf.cast(y, wide)
-    # A floor division by 2**width is the arithmetic shift (exact for |p| < 2**63).
-    return tf.cast(tf.math.floordiv(product, tf.constant(1 << width, wide)), x.dtype)
+    return ctx.bits.multiply_high(x, y, signed=dtype.kind != "u")
 
 
 def _safe_int_divisor(x, y):
@@ -655,12 +649,6 @@ def _safe_int_divisor(x, y):
   # Division by -1 is done apart: TF's kernel traps on INT_MIN / -1.
   safe = tf.where(tf.logical_or(is_zero, is_minus_one), tf.ones_like(y), y)
   return safe, is_zero, is_minus_one
-
-
-def _twos_complement_neg(x):
-  # ~x + 1 rather than 0 - x: graph optimizers rewrite 0 - x into Neg, which
-  # has no unsigned kernel.
-  return tf.add(portable_bits.invert(x), tf.ones_like(x))
 
 
 @register(lax.div_p)
@@ -677,14 +665,10 @@ def _div(ctx, x, y):
   # XLA: integer division rounds toward zero, x / 0 is -1 (all bits set) and
   # INT_MIN / -1 wraps to INT_MIN. TF's kernel fails on 0 and traps on -1.
   safe, is_zero, is_minus_one = _safe_int_divisor(x, y)
-  if x.dtype not in (tf.int32, tf.int64) or not ctx.target.lacks_kernel("TruncateDiv"):
-    q = tf.truncatediv(x, safe)
-  else:
-    # FloorDiv differs from TruncateDiv by one where the signs differ and
-    # the division is inexact.
-    q = ctx.bits.floor_divide(x, safe)
-    inexact = tf.not_equal(tf.subtract(x, tf.multiply(q, safe)), 0)
-    q = tf.where(tf.logical_and(inexact, tf.not_equal(x < 0, safe < 0)), q + 1, q)
+  truncated = tf.truncatediv
+  if x.dtype in (tf.int32, tf.int64):  # the narrower ones keep TruncateDiv
+    truncated = ctx.kernel_or("TruncateDiv", tf.truncatediv, ctx.bits.truncate_divide, x.dtype)
+  q = truncated(x, safe)
   if is_minus_one is not None:
     q = tf.where(is_minus_one, ctx.bits.negate(x), q)
   # All bits set: -1, or the largest value of an unsigned type.
@@ -709,22 +693,22 @@ def _rem(ctx, x, y):
     return sem.in_f32(ctx.kernel_or("TruncateMod", tf.truncatemod, fmod, x.dtype), x, y)
   # XLA: the remainder takes the sign of x, x % 0 is x, INT_MIN % -1 is 0.
   safe, is_zero, _ = _safe_int_divisor(x, y)
-  if x.dtype in (tf.int32, tf.int64) and not ctx.target.lacks_kernel("TruncateMod"):
-    r = tf.truncatemod(x, safe)
-  elif x.dtype in (tf.int32, tf.int64):
-    # FloorMod, then the truncated remainder's sign (that of x); |r| < |y|,
-    # so r - y cannot overflow.
-    r = tf.math.floormod(x, safe)
-    r = tf.where(tf.logical_and(tf.not_equal(r, 0), tf.not_equal(r < 0, x < 0)), r - safe, r)
+  if x.dtype in (tf.int32, tf.int64):
+    r = ctx.kernel_or("TruncateMod", tf.truncatemod, _truncated_remainder, x.dtype)(x, safe)
   else:  # no TruncateMod kernel for these; the identity wraps correctly
     r = tf.subtract(x, tf.multiply(tf.truncatediv(x, safe), safe))
   return tf.where(is_zero, x, r)
 
 
+def _truncated_remainder(x, y):
+  # FloorMod, then the truncated remainder's sign (that of x); |r| < |y|,
+  # so r - y cannot overflow.
+  r = tf.math.floormod(x, y)
+  return tf.where(tf.logical_and(tf.not_equal(r, 0), tf.not_equal(r < 0, x < 0)), r - y, r)
+
+
 @register(lax.max_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _max(ctx, x, y):
-  if _unsigned_lanes(ctx):
-    return int32_bits.unsigned_maximum(x, y)
   if ctx.target.keeps_abs_of_relu and sem.is_float(x.dtype) and sem.is_positive_zero_scalar(y):
     # relu: Relu gives -0.0 for -0.0 where XLA gives +0.0, and Abs fixes
     # that in one op that XNNPack runs (a select splits the graph between
@@ -737,9 +721,19 @@ def _max(ctx, x, y):
 
 @register(lax.min_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _min(ctx, x, y):
-  if _unsigned_lanes(ctx):
-    return int32_bits.unsigned_minimum(x, y)
   return sem.minimum(x, y, signed_zeros=ctx.target.signed_zeros)
+
+
+def _in_int32_bits(primitive):
+  """Registers the form of `primitive` for uint32 operands carried as int32
+  bits (TF.js), which compares them as unsigned in those bits."""
+  return registry.register_in_lanes(
+    primitive, "uint32_as_int32_bits", when=registry.first_operand_is_uint32
+  )
+
+
+_in_int32_bits(lax.max_p)(lambda ctx, x, y: int32_bits.unsigned_maximum(x, y))
+_in_int32_bits(lax.min_p)(lambda ctx, x, y: int32_bits.unsigned_minimum(x, y))
 
 
 @register(lax.clamp_p, uint32_as_order_keys=True)
@@ -812,31 +806,41 @@ def _complex(ctx, x, y):
 # Comparisons and logic.
 
 
-def _compare(tf_fn, ordered: bool):
+def _compare(op: str, tf_fn, ordered: bool):
+  widened = _compared_widened(tf_fn)
+
   def rule(ctx, x, y):
-    if ordered and _unsigned_lanes(ctx):
-      return int32_bits.unsigned_compare(tf_fn, x, y)
-    # TF's ordered comparisons have no bool kernel (False < True, as in XLA),
-    # and TFLite's comparisons of 8- and 16-bit integers are meant for
-    # quantized tensors (uint8 equality crashes its interpreter): int32
-    # holds all of them exactly.
-    narrow = x.dtype in _NARROW_INTS and not ctx.target.compares_every_int_width
-    if (ordered and x.dtype == tf.bool) or narrow:
-      x, y = tf.cast(x, tf.int32), tf.cast(y, tf.int32)
-    return tf_fn(x, y)
+    # TF's ordered comparisons have no bool kernel (False < True, as in XLA).
+    if ordered and x.dtype == tf.bool:
+      return widened(x, y)
+    return ctx.kernel_or(op, tf_fn, widened, x.dtype)(x, y)
 
   return rule
 
 
-for _p, _fn, _ordered in [
-  (lax.eq_p, tf.equal, False),
-  (lax.ne_p, tf.not_equal, False),
-  (lax.lt_p, tf.less, True),
-  (lax.le_p, tf.less_equal, True),
-  (lax.gt_p, tf.greater, True),
-  (lax.ge_p, tf.greater_equal, True),
+def _compared_widened(tf_fn):
+  # int32 holds 8- and 16-bit integers and bools exactly, int64 keeps the
+  # order of uint32s.
+  def compare(x, y):
+    wide = tf.int64 if x.dtype == tf.uint32 else tf.int32
+    return tf_fn(tf.cast(x, wide), tf.cast(y, wide))
+
+  return compare
+
+
+for _p, _op, _fn, _ordered in [
+  (lax.eq_p, "Equal", tf.equal, False),
+  (lax.ne_p, "NotEqual", tf.not_equal, False),
+  (lax.lt_p, "Less", tf.less, True),
+  (lax.le_p, "LessEqual", tf.less_equal, True),
+  (lax.gt_p, "Greater", tf.greater, True),
+  (lax.ge_p, "GreaterEqual", tf.greater_equal, True),
 ]:
-  register(_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)(_compare(_fn, _ordered))
+  register(_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)(_compare(_op, _fn, _ordered))
+  if _ordered:
+    _in_int32_bits(_p)(
+      functools.partial(lambda fn, ctx, x, y: int32_bits.unsigned_compare(fn, x, y), _fn)
+    )
 
 
 # Total-order comparisons (eq_to, le_to, lt_to; jnp.searchsorted and sort
@@ -983,8 +987,10 @@ def convert_to(x, target: tf.DType) -> tf.Tensor:
   return tf.cast(x, target)
 
 
-def _convert_in_lanes(ctx, x, target: tf.DType) -> tf.Tensor:
-  """convert_element_type for TF.js, where uint32 travels as int32 bits."""
+def _convert_in_lanes(ctx, x, *, new_dtype, weak_type, sharding) -> tf.Tensor:
+  """convert_element_type where uint32 travels as int32 bits (TF.js)."""
+  del weak_type, sharding  # no effect on values
+  target = tf.as_dtype(np.dtype(new_dtype))
   source_unsigned = np.dtype(ctx.avals_in[0].dtype) == np.uint32
   if x.dtype == tf.int32 and target in (tf.int32, tf.uint32):
     return x  # the same bits, whichever way they are read
@@ -1009,8 +1015,6 @@ def _convert_in_lanes(ctx, x, target: tf.DType) -> tf.Tensor:
 def _convert_element_type(ctx, x, *, new_dtype, weak_type, sharding):
   del weak_type, sharding  # no effect on values
   target = tf.as_dtype(np.dtype(new_dtype))
-  if ctx.uint32_in_int32_bits:
-    return _convert_in_lanes(ctx, x, target)
   if target == tf.bool and x.dtype.is_integer:
     return _is_nonzero(ctx, x)
   if _narrows_to_signed(x.dtype, target) and ctx.target.runs_on_tf_xla:
@@ -1019,6 +1023,9 @@ def _convert_element_type(ctx, x, *, new_dtype, weak_type, sharding):
     # the unsigned type of the target's width, the bits are the same.
     return tf.bitcast(tf.cast(x, sem.unsigned_int_of_width(target)), target)
   return convert_to(x, target)
+
+
+registry.register_in_lanes(lax.convert_element_type_p, "uint32_as_int32_bits")(_convert_in_lanes)
 
 
 def _narrows_to_signed(source: tf.DType, target: tf.DType) -> bool:
@@ -1038,17 +1045,23 @@ def _narrows_to_signed(source: tf.DType, target: tf.DType) -> bool:
 )
 def _bitcast_convert_type(ctx, x, *, new_dtype):
   target = tf.as_dtype(np.dtype(new_dtype))
-  lanes = ctx.uint32_in_int32_bits
-  if lanes and x.dtype == tf.int32 and target in (tf.int32, tf.uint32, tf.float32):
-    # uint32 and int32 share their lanes; TF.js has no Bitcast for a float.
-    return x if target != tf.float32 else int32_bits.bits_to_float32(x)
-  if lanes and target == tf.uint32:
-    return tf.bitcast(x, tf.int32)  # TF.js refuses the Bitcast, naming this primitive
   if target == x.dtype:
     return x
   # TF's Bitcast has JAX's shape rule: a trailing dimension appears or goes
   # when the widths differ.
   return tf.bitcast(x, target)
+
+
+@registry.register_in_lanes(lax.bitcast_convert_type_p, "uint32_as_int32_bits")
+def _bitcast_in_lanes(ctx, x, *, new_dtype):
+  """bitcast_convert_type where uint32 travels as int32 bits (TF.js)."""
+  target = tf.as_dtype(np.dtype(new_dtype))
+  if x.dtype == tf.int32 and target in (tf.int32, tf.uint32, tf.float32):
+    # uint32 and int32 share their lanes; TF.js has no Bitcast for a float.
+    return x if target != tf.float32 else int32_bits.bits_to_float32(x)
+  if target == tf.uint32:
+    return tf.bitcast(x, tf.int32)  # TF.js refuses the Bitcast, naming this primitive
+  return _bitcast_convert_type(ctx, x, new_dtype=new_dtype)
 
 
 @register(lax.reduce_precision_p, float16_in_float32=False)

@@ -275,13 +275,17 @@ def _gather(
   mode = _Mode.from_any(mode)
   starts, start_map, valid = _gather_starts(ctx, indices, dnums, slice_sizes, mode)
   windowed = any(not _is_one(slice_sizes[d]) for d in start_map)
-  if ctx.target.xla_ops and windowed:
+
+  def in_ordinary_ops(ctx, operand, starts, start_map, dnums, slice_sizes, indices_are_sorted):
+    res, labels = _gather_ordinary(ctx, operand, starts, start_map, slice_sizes)
+    return _to_output_layout(ctx, res, labels, dnums)
+
+  gather = in_ordinary_ops
+  if windowed:
     # Windows of several elements per index: XLA's gather avoids building the
     # index of every element, which the ordinary-op form needs.
-    res = _gather_xla(ctx, operand, starts, start_map, dnums, slice_sizes, indices_are_sorted)
-  else:
-    res, labels = _gather_ordinary(ctx, operand, starts, start_map, slice_sizes)
-    res = _to_output_layout(ctx, res, labels, dnums)
+    gather = ctx.kernel_or("XlaGather", _gather_xla, gather)
+  res = gather(ctx, operand, starts, start_map, dnums, slice_sizes, indices_are_sorted)
   if valid is not None:
     out_shape = ctx.aval_out.shape
     batch_shape = iter(ctx.avals_in[1].shape[:-1])

@@ -31,7 +31,7 @@ from jax2tf.graph.key_data import (
   seed_fn,
   split_fn,
 )
-from jax2tf.graph.registry import register
+from jax2tf.graph.registry import register, register_in_lanes
 from jax2tf.internals import jax_private, tf_private
 
 
@@ -99,24 +99,28 @@ _KS_PARITY = 0x1BD11BDA
 @register(core_primitives.threefry2x32_p, uint32_as_int32_bits=True, narrow_ints_in_int32=False)
 def _threefry2x32(ctx, k1, k2, x1, x2):
   out_shape = ctx.shape(ctx.avals_out[0].shape)
-  if ctx.uint32_in_int32_bits:
-    # In 16-bit halves from start to end (jax2tf/graph/int32_bits.py): TF.js
-    # has no uint32 and no bitwise kernels.
-    words = [int32_bits.Halves.of(tf.broadcast_to(v, out_shape)) for v in (k1, k2, x1, x2)]
-    parity = int32_bits.Halves.constant(_KS_PARITY, out_shape)
-    a, b = _threefry_rounds(
-      *words,
-      parity,
-      lambda c: int32_bits.Halves.constant(c, out_shape),
-      lambda w, r: w.rotate_left(r),
-    )
-    return [a.to_int32(), b.to_int32()]
   parity = tf.constant(_KS_PARITY, tf.uint32)
   a, b = _threefry_rounds(
     k1, k2, x1, x2, parity, lambda c: tf.constant(c, tf.uint32), portable_bits.rotate_left
   )
   # The operands broadcast; a result that only saw scalars needs the full shape.
   return [tf.broadcast_to(a, out_shape), tf.broadcast_to(b, out_shape)]
+
+
+@register_in_lanes(core_primitives.threefry2x32_p, "uint32_as_int32_bits")
+def _threefry2x32_in_halves(ctx, k1, k2, x1, x2):
+  # In 16-bit halves from start to end (jax2tf/graph/int32_bits.py): TF.js
+  # has no uint32 and no bitwise kernels.
+  out_shape = ctx.shape(ctx.avals_out[0].shape)
+  words = [int32_bits.Halves.of(tf.broadcast_to(v, out_shape)) for v in (k1, k2, x1, x2)]
+  parity = int32_bits.Halves.constant(_KS_PARITY, out_shape)
+  a, b = _threefry_rounds(
+    *words,
+    parity,
+    lambda c: int32_bits.Halves.constant(c, out_shape),
+    lambda w, r: w.rotate_left(r),
+  )
+  return [a.to_int32(), b.to_int32()]
 
 
 # The hashes of the newer key implementations are lowered by JAX as a
@@ -147,6 +151,11 @@ def _threefry_rounds(k1, k2, x1, x2, parity, const, rotate_left):
   return a, b
 
 
+def _split_halves(counts):
+  lo = tf.bitwise.bitwise_and(counts, tf.constant(0xFFFFFFFF, tf.int64))
+  return tf.bitwise.right_shift(counts, tf.constant(32, tf.int64)), lo
+
+
 def _split_halves_portable(counts):
   # TFLite has no 64-bit BitwiseAnd, RightShift or FloorDiv: a float estimate
   # of the high half, corrected by one step, is exact far beyond any count a
@@ -165,21 +174,24 @@ def _iota_2x32_shape(ctx, *, shape):
   for d in shape:
     size = size * ctx.dim(d)
   out_shape = ctx.shape(shape)
-  if ctx.uint32_in_int32_bits:
-    # TF.js holds no more than 2**31 elements (it reads int64 as int32): the
-    # high halves are 0, and the counts are int32 lanes of uint32.
-    lo = tf.range(size, dtype=tf.int32)
-    return [tf.zeros(out_shape, tf.int32), tf.reshape(lo, out_shape)]
   counts = tf.range(tf.cast(size, tf.int64), dtype=tf.int64)
-  if not ctx.target.lacks_kernel("BitwiseAnd"):
-    lo = tf.bitwise.bitwise_and(counts, tf.constant(0xFFFFFFFF, tf.int64))
-    hi = tf.bitwise.right_shift(counts, tf.constant(32, tf.int64))
-  else:
-    hi, lo = _split_halves_portable(counts)
+  hi, lo = ctx.kernel_or("BitwiseAnd", _split_halves, _split_halves_portable)(counts)
   return [
     tf.reshape(tf.cast(hi, tf.uint32), out_shape),
     tf.reshape(tf.cast(lo, tf.uint32), out_shape),
   ]
+
+
+@register_in_lanes(jax_private.iota_2x32_shape_p, "uint32_as_int32_bits")
+def _iota_2x32_shape_in_lanes(ctx, *, shape):
+  # TF.js holds no more than 2**31 elements (it reads int64 as int32): the
+  # high halves are 0, and the counts are int32 lanes of uint32.
+  size = 1
+  for d in shape:
+    size = size * ctx.dim(d)
+  out_shape = ctx.shape(shape)
+  lo = tf.range(size, dtype=tf.int32)
+  return [tf.zeros(out_shape, tf.int32), tf.reshape(lo, out_shape)]
 
 
 # XLA's RandomAlgorithm (as in jax.lax.RandomAlgorithm) -> TF's Algorithm ints

@@ -37,11 +37,17 @@ def _reduce_sum(ctx, x, *, axes, out_sharding=None):
 def _reduce_prod(ctx, x, *, axes, out_sharding=None):
   del out_sharding
   shape = ctx.avals_in[0].shape
-  inexact = x.dtype == tf.int32 and not ctx.target.exact_int32_products
-  if inexact and ctx.is_static([shape[a] for a in axes]):
+
+  def product(x):
+    dt = sem.compute_dtype(ctx.aval_out.dtype)
+    return tf.cast(tf.reduce_prod(tf.cast(x, dt), _axes(axes)), x.dtype)
+
+  def exact_product(x):
+    if not ctx.is_static([shape[a] for a in axes]):
+      return product(x)
     return _exact_int32_product(ctx, x, [int(shape[a]) for a in axes], _axes(axes))
-  dt = sem.compute_dtype(ctx.aval_out.dtype)
-  return tf.cast(tf.reduce_prod(tf.cast(x, dt), _axes(axes)), x.dtype)
+
+  return ctx.kernel_or("Prod", product, exact_product, x.dtype)(x)
 
 
 def _exact_int32_product(ctx, x, sizes, axes):
@@ -107,22 +113,29 @@ def _fold_planes(planes, axes, kind):
 
 def _bitwise_fold(ctx, x, axes, kind):
   """AND/OR/XOR over axes of an integer array, one bit plane at a time."""
-  bits = sem.bit_width(x.dtype)
-  out_shape = ctx.shape(ctx.aval_out.shape)
-  if ctx.target.lacks_kernel("BitwiseAnd") and portable_bits.handles(x.dtype):
-    # Without BitwiseAnd/Or: planes read by shifts, put back by additions
-    # (the planes share no bit).
-    xu = portable_bits.to_u32(x)
-    res = tf.zeros(out_shape, tf.uint32)
-    for b in range(bits):
-      folded = _fold_planes(portable_bits.bit_is_set(xu, b), axes, kind)
-      mask = tf.constant(1 << b, tf.uint32)
-      res = res + tf.where(folded, mask, tf.zeros_like(mask))
-    return portable_bits.from_u32(res, x.dtype)
+  if portable_bits.handles(x.dtype):
+    fold = ctx.kernel_or("BitwiseAnd", _bitwise_fold_in_kernels, _bitwise_fold_portable)
+    return fold(ctx, x, axes, kind)
+  return _bitwise_fold_in_kernels(ctx, x, axes, kind)
+
+
+def _bitwise_fold_portable(ctx, x, axes, kind):
+  """Without BitwiseAnd/Or: planes read by shifts, put back by additions
+  (the planes share no bit)."""
+  xu = portable_bits.to_u32(x)
+  res = tf.zeros(ctx.shape(ctx.aval_out.shape), tf.uint32)
+  for b in range(sem.bit_width(x.dtype)):
+    folded = _fold_planes(portable_bits.bit_is_set(xu, b), axes, kind)
+    mask = tf.constant(1 << b, tf.uint32)
+    res = res + tf.where(folded, mask, tf.zeros_like(mask))
+  return portable_bits.from_u32(res, x.dtype)
+
+
+def _bitwise_fold_in_kernels(ctx, x, axes, kind):
   unsigned = sem.unsigned_int_of_width(x.dtype)
   xu = tf.bitcast(x, unsigned) if x.dtype != unsigned else x
-  res = tf.zeros(out_shape, unsigned)
-  for b in range(bits):
+  res = tf.zeros(ctx.shape(ctx.aval_out.shape), unsigned)
+  for b in range(sem.bit_width(x.dtype)):
     mask = tf.constant(1 << b, unsigned)
     folded = _fold_planes(tf.not_equal(tf.bitwise.bitwise_and(xu, mask), 0), axes, kind)
     res = tf.bitwise.bitwise_or(res, tf.where(folded, mask, tf.zeros_like(mask)))

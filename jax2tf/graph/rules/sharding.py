@@ -42,10 +42,14 @@ def _xla_metadata_value(ctx, x, **_):
 @register(core_primitives.sharding_constraint_p)
 def _sharding_constraint(ctx, x, *, sharding, layout, context_mesh, unconstrained_dims):
   del layout, context_mesh
-  if not ctx.target.xla_ops or tf.executing_eagerly():
+  if tf.executing_eagerly():
     return tf.identity(x)
-  proto = tf_sharding.op_sharding(sharding, len(ctx.avals_in[0].shape))
-  return tf_sharding.annotate(tf.identity(x), proto, unspecified_dims=sorted(unconstrained_dims))
+
+  def annotated(x):
+    proto = tf_sharding.op_sharding(sharding, len(ctx.avals_in[0].shape))
+    return tf_sharding.annotate(tf.identity(x), proto, unspecified_dims=sorted(unconstrained_dims))
+
+  return ctx.kernel_or("XlaSharding", annotated, tf.identity)(x)
 
 
 @register(jax_private.relayout_p, uint32_as_int32_bits=True)

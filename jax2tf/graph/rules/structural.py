@@ -137,24 +137,29 @@ def _split(ctx, operand, *, sizes, axis):
 
 @register(lax.pad_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _pad(ctx, operand, padding_value, *, padding_config):
-  if (
-    not ctx.target.keeps_zero_signs_in_neg_and_pad
-    and _adds_elements(padding_config)
-    and sem.is_negative_zero_scalar(padding_value)
-  ):
-    # LiteRT's and TF.js's pads write +0.0 for a -0.0 padding constant: pad
-    # -x with +0.0 and negate back, exact for NaN and zeros. (Only where the
-    # pad writes any: TF's XLA turns convert(p) * -1 into select(p, -1, 0),
-    # a +0.0 for false.)
-    zero = tf.zeros_like(padding_value)
-    if sem.producer(operand) == "Cast" and operand.op.inputs[0].dtype == tf.bool:
-      # For that reason, a converted boolean's zeros keep their +0.0 this
-      # way: the padding's +0.0 negated, chosen where a padded one is 0.
-      padded = _pad(ctx, operand, zero, padding_config=padding_config)
-      ones = _pad(ctx, tf.ones_like(operand), zero, padding_config=padding_config)
-      return tf.where(tf.greater(ones, zero), padded, sem.negate_float(padded))
-    padded = _pad(ctx, sem.negate_float(operand), zero, padding_config=padding_config)
-    return sem.negate_float(padded)
+  if _adds_elements(padding_config) and sem.is_negative_zero_scalar(padding_value):
+    pad = ctx.kernel_or("PadV2", _pad_values, _pad_negative_zero, operand.dtype)
+    return pad(ctx, operand, padding_value, padding_config=padding_config)
+  return _pad_values(ctx, operand, padding_value, padding_config=padding_config)
+
+
+def _pad_negative_zero(ctx, operand, padding_value, *, padding_config):
+  """A pad with -0.0 where the target's pads write +0.0 for it (LiteRT's
+  and TF.js's): -x padded with +0.0 and negated back, exact for NaN and
+  zeros. (Only where the pad writes any: TF's XLA turns convert(p) * -1
+  into select(p, -1, 0), a +0.0 for false.)"""
+  zero = tf.zeros_like(padding_value)
+  if sem.producer(operand) == "Cast" and operand.op.inputs[0].dtype == tf.bool:
+    # For that reason, a converted boolean's zeros keep their +0.0 this
+    # way: the padding's +0.0 negated, chosen where a padded one is 0.
+    padded = _pad_values(ctx, operand, zero, padding_config=padding_config)
+    ones = _pad_values(ctx, tf.ones_like(operand), zero, padding_config=padding_config)
+    return tf.where(tf.greater(ones, zero), padded, sem.negate_float(padded))
+  padded = _pad_values(ctx, sem.negate_float(operand), zero, padding_config=padding_config)
+  return sem.negate_float(padded)
+
+
+def _pad_values(ctx, operand, padding_value, *, padding_config):
   shape = list(ctx.avals_in[0].shape)
   if any(_is_zero(d) for d in shape):
     # Only padding is left (and TF.js's kernels mishandle empty operands).

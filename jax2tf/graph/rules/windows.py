@@ -158,14 +158,17 @@ def _reduce_window(
     if res is None:
       res = window_reduce(ctx, operands[0], kind, *params)
     return [res]
-  if not ctx.target.xla_ops:
-    # XLA leaves open how often a non-identity init enters each window.
-    raise registry.no_xla_error(
-      ctx.primitive,
-      dict(window_dimensions=window_dimensions, padding=padding),
-      "its init value is not known to be the identity of its reduction",
-    )
-  return _xla_reduce_window(ctx, operands, inits, jaxpr, consts, *params)
+  generic = ctx.kernel_or("XlaReduceWindow", _xla_reduce_window, _refused_without_xla)
+  return generic(ctx, operands, inits, jaxpr, consts, *params)
+
+
+def _refused_without_xla(ctx, operands, inits, jaxpr, consts, window, strides, padding, *_):
+  # XLA leaves open how often a non-identity init enters each window.
+  raise registry.no_xla_error(
+    ctx.primitive,
+    dict(window_dimensions=window, padding=padding),
+    "its init value is not known to be the identity of its reduction",
+  )
 
 
 class _Closed(NamedTuple):
@@ -451,12 +454,8 @@ def _cumsum(ctx, x, *, axis, reverse):
     ]
     return tf.complex(*parts)
   dt = sem.compute_dtype(ctx.aval_out.dtype)
-  res = tf.math.cumsum(tf.cast(x, dt), axis=axis, reverse=reverse)
-  if not ctx.target.cumsum_starts_from_zero and dt.is_floating:
-    # XLA's sums (and TF's kernel) start from +0.0, so that a prefix of -0.0s
-    # sums to +0.0; TF.js's start from the first element and keep its -0.0.
-    res = res + tf.zeros_like(res)
-  res = tf.cast(res, x.dtype)
+  cumsum = ctx.kernel_or("Cumsum", tf.math.cumsum, _cumsum_from_zero, dt)
+  res = tf.cast(cumsum(tf.cast(x, dt), axis=axis, reverse=reverse), x.dtype)
   n = ctx.avals_in[0].shape[axis]
   if not dim_eval.is_constant(n) and x.dtype.is_floating:
     # A polymorphic length that is 1 at run time: as for a static 1 above.
@@ -464,17 +463,24 @@ def _cumsum(ctx, x, *, axis, reverse):
   return res
 
 
+def _cumsum_from_zero(x, *, axis, reverse):
+  # XLA's sums (and TF's kernel) start from +0.0, so that a prefix of -0.0s
+  # sums to +0.0; TF.js's start from the first element and keep its -0.0.
+  res = tf.math.cumsum(x, axis=axis, reverse=reverse)
+  return res + tf.zeros_like(res)
+
+
 @register(lax.cumprod_p)
 def _cumprod(ctx, x, *, axis, reverse):
   dt = sem.compute_dtype(ctx.aval_out.dtype)
-  inexact = dt == tf.int32 and not ctx.target.exact_int32_products
-  if inexact or ctx.target.lacks_kernel("Cumprod", dt):
-    # Without a Cumprod kernel (TFLite), or where int32 products drop low
-    # bits past 2**53 (TF.js): a scan of the target's exact products.
-    res = _cumulative_scan(ctx, tf.cast(x, dt), axis, reverse, ctx.bits.multiply, 1)
-  else:
-    res = tf.math.cumprod(tf.cast(x, dt), axis=axis, reverse=reverse)
-  return tf.cast(res, x.dtype)
+
+  def scan(x, *, axis, reverse):
+    # A scan of the target's exact products: without a Cumprod kernel
+    # (TFLite), or where int32 products drop low bits past 2**53 (TF.js).
+    return _cumulative_scan(ctx, x, axis, reverse, ctx.bits.multiply, 1)
+
+  cumprod = ctx.kernel_or("Cumprod", tf.math.cumprod, scan, dt)
+  return tf.cast(cumprod(tf.cast(x, dt), axis=axis, reverse=reverse), x.dtype)
 
 
 def _cum_minmax(kind):

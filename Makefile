@@ -102,8 +102,8 @@ FUZZ_ARGS ?= --seed 0 --budget 600
 fuzz: $(VENV)/.installed
 	$(PY) -m tools.fuzz $(FUZZ_ARGS)
 
-# Generated pages: the primitive coverage page, from the case table, and the
-# error catalogue, from tests/support/bad_inputs.py.
+# Generated pages: the primitive coverage page and the cases of each primitive,
+# from the case table, and the error catalogue, from tests/support/bad_inputs.py.
 docs: $(VENV)/.installed
 	$(PY) -m tools.coverage_doc
 	$(PY) -m tools.errors_doc
@@ -120,7 +120,7 @@ compat: $(VENV)/.installed $(VENV312)/.installed
 # rewrites what the check would flag. Formatted: the package, the examples, and
 # the test machinery that is code (the case tables are aligned by hand).
 FORMATTED ?= jax2tf examples tests/support tests/tf_modes.py tools/__init__.py tools/fuzz \
-  tools/coverage_doc.py tools/errors_doc.py
+  tools/coverage_doc.py tools/errors_doc.py tools/record_column.py
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .

@@ -3,10 +3,12 @@
 Runs each selected case through the column's converter and runtime without
 expectations, sorts the outcome (passes; refused for want of a kernel, naming
 the JAX primitive and the TF op; or a gap: a converter failure, a runtime
-error, or a result that differs from JAX), and rewrites the column's
-expectation blocks at the end of each case table, `tests/cases/<family>.py`:
-`_<COLUMN>_NO_KERNEL` and `_<COLUMN>_GAPS`. Cases not selected keep their
-entries. A case that kills the runtime is pinned as crashing it.
+error, or a result that differs from JAX), and writes the column's recorded
+file of each family whole, `tests/cases/recorded/<column>/<family>.json`
+(`tests/support/recorded.py` describes it): its `no_kernel` and `gaps`
+entries. Cases not selected keep their entries, and so do the cases the file
+lists as varying by CPU. A case that kills the runtime is pinned as crashing
+it.
 
     .venv/bin/python tools/record_column.py tflite_native --family reductions -j 2
     .venv/bin/python tools/record_column.py tflite --cases 'max|min'
@@ -16,7 +18,6 @@ Then run the column's tests (`-k "litert"` or `-k "node"`) and `make docs`.
 """
 
 import argparse
-import ast
 import collections
 import concurrent.futures
 import contextlib
@@ -30,7 +31,6 @@ import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-CASE_TABLES = ROOT / "tests" / "cases"
 _CRASH_WHY = "LiteRT's interpreter crashes running it (pinned in a child process)"
 
 
@@ -54,14 +54,18 @@ def _convert_and_run(column: str, ser, fun, args, polymorphic_shapes):
     except tfjs.TFJSConversionError as e:
       return None, _conversion_outcome(column, str(e))
     except Exception as e:  # pylint: disable=broad-except
-      return None, {"kind": "gap", "why": f"to_tfjs fails on it ({type(e).__name__})",
-                    "error": _pattern(str(e))}
+      return None, {
+        "kind": "gap",
+        "why": f"to_tfjs fails on it ({type(e).__name__})",
+        "error": _pattern(str(e)),
+      }
     if _TFJS_RUNNER is None:
       _TFJS_RUNNER = tfjs.Runner("cpu")
     return (lambda: _TFJS_RUNNER.run(model, *args)), None
   try:
-    model = jax2tf.to_tflite(fun, *args, polymorphic_shapes=polymorphic_shapes, verify=False,
-                             **ser.options)
+    model = jax2tf.to_tflite(
+      fun, *args, polymorphic_shapes=polymorphic_shapes, verify=False, **ser.options
+    )
   except converter.TFLiteConversionError as e:
     return None, _conversion_outcome(column, str(e))
   except Exception as e:  # pylint: disable=broad-except
@@ -85,8 +89,9 @@ def _outcome(column: str, case, ser) -> dict:
     except Exception:  # pylint: disable=broad-except
       return {"kind": "jax_fails"}  # the case's own expectations say what happens
     fun = case.fun
-    run, refused = _convert_and_run(column, ser, lambda *xs: fun(*xs), args,
-                                    case.polymorphic_shapes)
+    run, refused = _convert_and_run(
+      column, ser, lambda *xs: fun(*xs), args, case.polymorphic_shapes
+    )
     if refused is not None:
       return refused
     try:
@@ -111,22 +116,32 @@ def _runtime_name(column: str) -> str:
 def _conversion_outcome(column: str, message: str) -> dict:
   from tests.support import refusals
 
-  blamed = [m for m in refusals.missing(message)
-            if m.primitive is not None or m.kind == refusals.SIGNATURE]
+  blamed = [
+    m for m in refusals.missing(message) if m.primitive is not None or m.kind == refusals.SIGNATURE
+  ]
   if blamed:
     first = blamed[0]
-    return {"kind": "no_kernel", "primitive": first.primitive or "signature",
-            "op": first.name if first.kind == refusals.KERNEL else f"dtype {first.name}"}
+    return {
+      "kind": "no_kernel",
+      "primitive": first.primitive or "signature",
+      "op": first.name if first.kind == refusals.KERNEL else f"dtype {first.name}",
+    }
   if column == "tfjs":
     return {"kind": "gap", "why": "to_tfjs refuses it", "error": _pattern(message)}
   if "so it is not run" in message:
-    return {"kind": "gap", "why": "refused before the converter, which it would crash",
-            "error": "so it is not run"}
+    return {
+      "kind": "gap",
+      "why": "refused before the converter, which it would crash",
+      "error": "so it is not run",
+    }
   legalize = re.search(r"failed to legalize operation '([\w.]+)'", message) or re.search(
     r"'([\w.]+)' op is neither a custom op nor a flex op", message
   )
-  why = (f"the converter has no builtin lowering for {legalize.group(1)}" if legalize
-         else "the converter fails on it")
+  why = (
+    f"the converter has no builtin lowering for {legalize.group(1)}"
+    if legalize
+    else "the converter fails on it"
+  )
   return {"kind": "gap", "why": why, "error": "TF's TFLite converter failed"}
 
 
@@ -140,9 +155,11 @@ def _runtime_outcome(column: str, error: Exception) -> dict:
   else:
     error_text = str(error)
   shown = re.sub(r"\d+", "#", text)[:60]
-  return {"kind": "gap",
-          "why": f"{_runtime_name(column)} fails to run it ({type(error).__name__}: {shown})",
-          "error": _pattern(error_text)}
+  return {
+    "kind": "gap",
+    "why": f"{_runtime_name(column)} fails to run it ({type(error).__name__}: {shown})",
+    "error": _pattern(error_text),
+  }
 
 
 def _compare_outcome(column: str, message: str) -> dict:
@@ -151,10 +168,16 @@ def _compare_outcome(column: str, message: str) -> dict:
   kind = next((k.strip(": ") for k in compare.MISMATCH_KINDS if k in message), None)
   runtime = _runtime_name(column)
   if kind is None:
-    return {"kind": "gap", "why": f"{runtime}'s result differs from JAX's",
-            "error": _pattern(message)}
-  return {"kind": "gap", "why": f"{runtime}'s kernels differ from XLA's: {kind}",
-          "error": re.escape(kind)}
+    return {
+      "kind": "gap",
+      "why": f"{runtime}'s result differs from JAX's",
+      "error": _pattern(message),
+    }
+  return {
+    "kind": "gap",
+    "why": f"{runtime}'s kernels differ from XLA's: {kind}",
+    "error": re.escape(kind),
+  }
 
 
 def _pattern(message: str, length: int = 40) -> str:
@@ -211,8 +234,11 @@ def _run_part(column: str, names: list[str], progress: pathlib.Path, done_counte
   with log_path.open("a") as log:
     while remaining:
       proc = subprocess.Popen(
-        [sys.executable, __file__, "--worker", column, str(progress), *remaining], cwd=ROOT,
-        stdout=log, stderr=log)
+        [sys.executable, __file__, "--worker", column, str(progress), *remaining],
+        cwd=ROOT,
+        stdout=log,
+        stderr=log,
+      )
       started = None
       while True:
         running = proc.poll() is None
@@ -228,10 +254,16 @@ def _run_part(column: str, names: list[str], progress: pathlib.Path, done_counte
         time.sleep(1)
       if started is not None and started not in results:
         if proc.returncode >= 0:
-          raise RuntimeError(f"the worker failed on {started} (exit status {proc.returncode}):\n"
-                             + log_path.read_text()[-3000:])
-        results[started] = {"case": started, "kind": "gap", "why": _CRASH_WHY,
-                            "error": "crashes LiteRT"}
+          raise RuntimeError(
+            f"the worker failed on {started} (exit status {proc.returncode}):\n"
+            + log_path.read_text()[-3000:]
+          )
+        results[started] = {
+          "case": started,
+          "kind": "gap",
+          "why": _CRASH_WHY,
+          "error": "crashes LiteRT",
+        }
         done_counter(results[started])
       remaining = [n for n in names if n not in results]
   return results
@@ -245,96 +277,55 @@ def record(column: str, families: list[str], pattern: str | None, jobs: int) -> 
 
   def counter(entry):
     done["n"] += 1
-    sys.stderr.write(f"[{done['n']}/{len(ids)}] {entry['case']}: {entry['kind']}"
-                     f"{' (' + entry['why'] + ')' if entry['kind'] == 'gap' else ''}\n")
+    sys.stderr.write(
+      f"[{done['n']}/{len(ids)}] {entry['case']}: {entry['kind']}"
+      f"{' (' + entry['why'] + ')' if entry['kind'] == 'gap' else ''}\n"
+    )
 
   results: dict[str, dict] = {}
   with tempfile.TemporaryDirectory() as tmp, concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-    futures = [pool.submit(_run_part, column, part, pathlib.Path(tmp) / f"part{i}.jsonl", counter)
-               for i, part in enumerate(parts) if part]
+    futures = [
+      pool.submit(_run_part, column, part, pathlib.Path(tmp) / f"part{i}.jsonl", counter)
+      for i, part in enumerate(parts)
+      if part
+    ]
     for f in futures:
       results.update(f.result())
   return {c.id: results[c.id] | {"family": c.family, "name": c.name} for c in cases}
 
 
 # --------------------------------------------------------------------------
-# Rewriting the expectation blocks
-
-
-def _block(source: str, var: str) -> tuple[int, int]:
-  """The span of `var = {...}` (the dict literal) in `source`."""
-  start = re.search(rf"^{var} = \{{[^\n]*\n", source, re.M)
-  assert start, f"no {var} block"
-  end = source.index("\n}\n", start.end() - 1) + 3
-  return start.start(), end
-
-
-def _read_block(source: str, var: str) -> dict:
-  begin, end = _block(source, var)
-  text = source[begin:end]
-  return ast.literal_eval(text[text.index("{"):])
-
-
-def _format_block(var: str, comment: str, entries: dict, two_line_keys: bool) -> str:
-  lines = [f"{var} = {{  # {comment}: cases"]
-  for key in sorted(entries):
-    names = sorted(entries[key])
-    head = ", ".join(repr(k) for k in key)
-    lines.append(f"    ({key[0]!r},\n     {key[1]!r}): [" if two_line_keys else f"    ({head}): [")
-    row = ""
-    for i, n in enumerate(names):
-      item = repr(n) + (", " if i < len(names) - 1 else "")
-      if len(row) + len(item) > 88 and row:
-        lines.append("        " + row.rstrip())
-        row = ""
-      row += item
-    lines.append("        " + row.rstrip())
-    lines.append("    ],")
-  lines.append("}")
-  return "\n".join(lines) + "\n"
-
-
-def _varying_by_cpu(source: str, prefix: str) -> set[str]:
-  """The cases of `{prefix}_VARIES_BY_CPU`: their gap holds on other CPUs
-  than this one, so a run here must not rewrite it."""
-  for node in ast.parse(source).body:
-    if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == (
-      f"{prefix}_VARIES_BY_CPU"
-    ):
-      return {ast.literal_eval(key) for key in node.value.keys}
-  return set()
+# Rewriting the recorded files
 
 
 def update_family(family: str, column: str, results: dict[str, dict]) -> None:
-  path = CASE_TABLES / f"{family}.py"
-  source = path.read_text()
-  prefix = "_" + column.upper()
-  if not re.search(rf"^{prefix}_GAPS = ", source, re.M):
-    # A family without the column's blocks (its cases run in the column as
-    # they are, or not at all): only passes fit it.
+  """Rewrites the family's file of the column whole: the entries of the cases
+  in `results` from their outcomes, the others as they were."""
+  from tests.support import recorded
+
+  before = recorded.read(column, family)
+  if before is None:
+    # A family without a file for the column (its cases run there as they
+    # are, or not at all): only passes fit it.
     left = sorted(n for n, r in results.items() if r["kind"] not in ("pass", "jax_fails"))
-    assert not left, f"{path.relative_to(ROOT)} has no {prefix} blocks for {left}"
+    assert not left, (
+      f"{family} records nothing in {column} ({recorded.path(column, family)} does not "
+      f"exist), yet these of its cases do not pass there: {left}"
+    )
     return
-  varying = _varying_by_cpu(source, prefix)
-  results = {name: r for name, r in results.items() if name not in varying}
-  recorded = {name for name, r in results.items() if r["kind"] != "jax_fails"}
-  blocks = {}
-  for suffix, comment in (("_NO_KERNEL", "(JAX primitive, TF op)"), ("_GAPS", "(why, error)")):
-    entries = {}
-    for key, names in _read_block(source, prefix + suffix).items():
-      kept = [n for n in names if n not in recorded]
-      if kept:
-        entries[key] = kept
-    blocks[suffix] = (entries, comment)
+  # Their gaps hold on other CPUs than this one: a run here must not rewrite them.
+  results = {n: r for n, r in results.items() if n not in before.varies_by_cpu}
+  rerun = {n for n, r in results.items() if r["kind"] != "jax_fails"}
+  after = recorded.Recorded(varies_by_cpu=before.varies_by_cpu)
+  for table, kept in ((after.no_kernel, before.no_kernel), (after.gaps, before.gaps)):
+    for key, names in kept.items():
+      table[key] = [n for n in names if n not in rerun]
   for name, r in results.items():
     if r["kind"] == "no_kernel":
-      blocks["_NO_KERNEL"][0].setdefault((r["primitive"], r["op"]), []).append(name)
+      after.no_kernel.setdefault((r["primitive"], r["op"]), []).append(name)
     elif r["kind"] == "gap":
-      blocks["_GAPS"][0].setdefault((r["why"], r["error"]), []).append(name)
-  for suffix, (entries, comment) in blocks.items():
-    begin, end = _block(source, prefix + suffix)
-    source = source[:begin] + _format_block(prefix + suffix, comment, entries, suffix == "_GAPS") + source[end:]
-  path.write_text(source)
+      after.gaps.setdefault((r["why"], r["error"]), []).append(name)
+  recorded.write(column, family, after)
 
 
 def main(argv=None):
@@ -357,8 +348,10 @@ def main(argv=None):
   for family, family_results in sorted(by_family.items()):
     update_family(family, options.column, family_results)
   kinds = collections.Counter(r["kind"] for r in results.values())
-  print(f"{options.column}: {len(results)} cases recorded: " +
-        ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())))
+  print(
+    f"{options.column}: {len(results)} cases recorded: "
+    + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+  )
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ from jax.experimental import compute_on
 from jax.experimental.custom_partitioning import custom_partitioning
 from jax.experimental.scheduling_groups import xla_metadata_call
 
-from tests.support.case import A, Cases, case, gaps, in_column, rand, refused
+from tests.support import recorded
+from tests.support.case import A, Cases, case, gaps, rand, refused
 
 CASES = Cases()
 
@@ -134,30 +135,8 @@ CASES.add("call_exported", lambda x: _exported_sin().call(x) + 1, A(2, 3),
 
 
 # ---------------------------------------------------------------------------
-# TFLite (LiteRT), native route: cases whose TF ops TFLite has no builtin kernel for,
-# and cases LiteRT runs differently from XLA. Recorded from a run of the
-# column; a fix shows up as a failing case to take out of here.
-_TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
-}
-_TFLITE_NATIVE_GAPS = {  # (why, error): cases
-    ('the converter fails on it',
-     "TF's TFLite converter failed"): [
-        'compute_on', 'remat_named_policy'
-    ],
-}
-CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
-                     gaps=_TFLITE_NATIVE_GAPS)
-
-# ---------------------------------------------------------------------------
-# TF.js (Node): cases whose TF ops TF.js has no kernel for, or whose dtypes it
-# has no tensors of, and cases TF.js runs differently from XLA. Recorded from
-# a run of the column (tools/record_column.py tfjs); a fix shows up as a
-# failing case to take out of here.
-_TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
-    ('reduce_precision', 'Bitcast'): [
-        'remat_named_policy'
-    ],
-}
-_TFJS_GAPS = {  # (why, error): cases
-}
-CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)
+# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# for want of a kernel and those it runs otherwise than XLA, recorded from runs
+# of the column (tools/record_column.py) in tests/cases/recorded/<column>/calls.json.
+CASES[:] = recorded.apply(CASES, "tflite_native", "calls")
+CASES[:] = recorded.apply(CASES, "tfjs", "calls")

@@ -6,7 +6,8 @@ import numpy as np
 from jax import lax
 from jax.experimental import checkify
 
-from tests.support.case import I32, A, Cases, V, case, gaps, in_column, rand, refused
+from tests.support import recorded
+from tests.support.case import I32, A, Cases, V, case, gaps, rand, refused
 
 CASES = Cases()
 
@@ -215,62 +216,9 @@ CASES += [
 ]
 
 # ---------------------------------------------------------------------------
-# TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
-# and cases LiteRT runs differently from XLA. Recorded from a run of the
-# column; a fix shows up as a failing case to take out of here.
-_TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
-    ('cond', 'StatelessCase'): [
-        'switch', 'switch_3', 'switch_4_branches_idx-1', 'switch_4_branches_idx0',
-        'switch_4_branches_idx1', 'switch_4_branches_idx5', 'switch_6_branches_idx-1',
-        'switch_6_branches_idx0', 'switch_6_branches_idx1', 'switch_6_branches_idx5',
-        'switch_clamped_high', 'switch_clamped_low'
-    ],
-}
-_TFLITE_GAPS = {  # (why, error): cases
-}
-CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
-                     gaps=_TFLITE_GAPS)
-
-# ---------------------------------------------------------------------------
-# TFLite (LiteRT), native route: cases whose TF ops TFLite has no builtin kernel for,
-# and cases LiteRT runs differently from XLA. Recorded from a run of the
-# column; a fix shows up as a failing case to take out of here.
-_TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
-}
-_TFLITE_NATIVE_GAPS = {  # (why, error): cases
-    ('LiteRT fails to run it (NotImplementedError: Cannot convert <lambda> with native serialization: it has ef)',
-     'Cannot\\s+convert\\s+<lambda>\\s+with\\s+native\\s+seri'): [
-        'debug_check'
-    ],
-    ("LiteRT fails to run it (NotImplementedError: MLIR translation rule for primitive 'platform_index(platform)",
-     "MLIR\\ translation\\ rule\\ for\\ primitive\\ 'platform_inde"): [
-        'platform_dependent_without_cpu'
-    ],
-    ('the converter fails on it',
-     "TF's TFLite converter failed"): [
-        'grad_scan_poly', 'scan_poly_length', 'scan_poly_length_reverse'
-    ],
-}
-CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
-                     gaps=_TFLITE_NATIVE_GAPS)
-
-# ---------------------------------------------------------------------------
-# TF.js (Node): cases whose TF ops TF.js has no kernel for, or whose dtypes it
-# has no tensors of, and cases TF.js runs differently from XLA. Recorded from
-# a run of the column (tools/record_column.py tfjs); a fix shows up as a
-# failing case to take out of here.
-_TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
-    ('cond', '_SwitchN'): [
-        'switch', 'switch_3', 'switch_4_branches_idx-1', 'switch_4_branches_idx0',
-        'switch_4_branches_idx1', 'switch_4_branches_idx5', 'switch_6_branches_idx-1',
-        'switch_6_branches_idx0', 'switch_6_branches_idx1', 'switch_6_branches_idx5',
-        'switch_clamped_high', 'switch_clamped_low'
-    ],
-}
-_TFJS_GAPS = {  # (why, error): cases
-    ("TF.js's kernels differ from XLA's: signs of zero differ",
-     'signs\\ of\\ zero\\ differ'): [
-        'switch_2_branches_idx-1', 'switch_2_branches_idx0'
-    ],
-}
-CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)
+# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# for want of a kernel and those it runs otherwise than XLA, recorded from runs
+# of the column (tools/record_column.py) in tests/cases/recorded/<column>/control_flow.json.
+CASES[:] = recorded.apply(CASES, "tflite", "control_flow")
+CASES[:] = recorded.apply(CASES, "tflite_native", "control_flow")
+CASES[:] = recorded.apply(CASES, "tfjs", "control_flow")

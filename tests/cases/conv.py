@@ -3,6 +3,7 @@
 import numpy as np
 from jax import lax
 
+from tests.support import recorded
 from tests.support.case import (
   BF16,
   C128,
@@ -14,7 +15,6 @@ from tests.support.case import (
   Cases,
   case,
   fast_representatives,
-  in_column,
   rand,
   refused,
 )
@@ -175,102 +175,9 @@ CASES += [
 ]
 
 # ---------------------------------------------------------------------------
-# TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
-# and cases LiteRT runs differently from XLA. Recorded from a run of the
-# column; a fix shows up as a failing case to take out of here.
-_TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
-    ('conv_general_dilated', 'AddV2'): [
-        'conv_c128_grouped'
-    ],
-    ('conv_general_dilated', 'Complex'): [
-        'conv_c64'
-    ],
-    ('conv_general_dilated', 'Conv2D'): [
-        'conv_f64', 'conv_float64'
-    ],
-    ('conv_general_dilated', 'PadV2'): [
-        'conv3d_grouped_lhs_dil', 'poly_conv_lhs_dil_3d'
-    ],
-}
-_TFLITE_GAPS = {  # (why, error): cases
-}
-CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
-                     gaps=_TFLITE_GAPS)
-
-# ---------------------------------------------------------------------------
-# TFLite (LiteRT), native route: cases whose TF ops TFLite has no builtin kernel for,
-# and cases LiteRT runs differently from XLA. Recorded from a run of the
-# column; a fix shows up as a failing case to take out of here.
-_TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
-}
-_TFLITE_NATIVE_GAPS = {  # (why, error): cases
-    ('LiteRT fails to run it (RuntimeError: tflite/kernels/transpose_conv.cc:# SizeOfDimension(output, #)',
-     'tflite/kernels/transpose_conv\\.cc:\\d+\\ SizeOfDimensi'): [
-        'poly_conv_transposed'
-    ],
-    ('LiteRT fails to run it (RuntimeError: tflite/kernels/transpose_conv.cc:# computed_input_height != )',
-     'tflite/kernels/transpose_conv\\.cc:\\d+\\ computed_inpu'): [
-        'conv_transpose'
-    ],
-    ("LiteRT's kernels differ from XLA's: shape",
-     'shape'): [
-        'conv_grouped_lhs_dil'
-    ],
-    ('the converter fails on it',
-     "TF's TFLite converter failed"): [
-        'conv3d_grouped_lhs_dil', 'conv_c64', 'conv_empty_output', 'poly_conv_lhs_dil_3d',
-        'poly_conv_spatial_same_strided'
-    ],
-    ('the converter has no builtin lowering for mhlo.convolution',
-     "TF's TFLite converter failed"): [
-        'conv_dilated', 'conv_lhs_dil_strided', 'conv_transposed', 'conv_transposed_big_pad'
-    ],
-    ('the converter has no builtin lowering for tfl.add',
-     "TF's TFLite converter failed"): [
-        'conv_c128_grouped'
-    ],
-    ('the converter has no builtin lowering for tfl.conv_2d',
-     "TF's TFLite converter failed"): [
-        'conv_batch_group', 'conv_batch_groups', 'conv_i32', 'conv_i8_pref_i32'
-    ],
-    ('the converter has no builtin lowering for tfl.transpose',
-     "TF's TFLite converter failed"): [
-        'conv_bf16', 'conv_bf16_pref_f32', 'conv_bfloat16', 'conv_f16', 'conv_f64',
-        'conv_float64', 'conv_preferred_f32_bf16'
-    ],
-}
-CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
-                     gaps=_TFLITE_NATIVE_GAPS)
-
-# ---------------------------------------------------------------------------
-# TF.js (Node): cases whose TF ops TF.js has no kernel for, or whose dtypes it
-# has no tensors of, and cases TF.js runs differently from XLA. Recorded from
-# a run of the column (tools/record_column.py tfjs); a fix shows up as a
-# failing case to take out of here.
-_TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
-    ('conv_general_dilated', 'dtype bfloat16'): [
-        'conv_bfloat16', 'conv_preferred_f32_bf16'
-    ],
-    ('conv_general_dilated', 'dtype complex128'): [
-        'conv_c128_grouped'
-    ],
-    ('conv_general_dilated', 'dtype float16'): [
-        'conv_f16'
-    ],
-    ('conv_general_dilated', 'dtype float64'): [
-        'conv_f64', 'conv_float64'
-    ],
-    ('convert_element_type', 'dtype bfloat16'): [
-        'conv_bf16', 'conv_bf16_pref_f32'
-    ],
-    ('signature', 'dtype complex64'): [
-        'conv_c64'
-    ],
-}
-_TFJS_GAPS = {  # (why, error): cases
-    ('TF.js fails to run it (TFJSRuntimeError: Error: Error in conv#d: depth of input (#) must match input )',
-     'Error:\\s+Error\\s+in\\s+conv\\d+d:\\s+depth\\s+of\\s+input\\s+\\('): [
-        'conv_feature_group', 'conv_grouped'
-    ],
-}
-CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)
+# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# for want of a kernel and those it runs otherwise than XLA, recorded from runs
+# of the column (tools/record_column.py) in tests/cases/recorded/<column>/conv.json.
+CASES[:] = recorded.apply(CASES, "tflite", "conv")
+CASES[:] = recorded.apply(CASES, "tflite_native", "conv")
+CASES[:] = recorded.apply(CASES, "tfjs", "conv")

@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from tests.support import recorded
 from tests.support.case import (
   BF16,
   BOOL,
@@ -19,7 +20,6 @@ from tests.support.case import (
   case,
   fast_representatives,
   gaps,
-  in_column,
   rand,
 )
 
@@ -163,114 +163,9 @@ CASES += [
 ]
 
 # ---------------------------------------------------------------------------
-# TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
-# and cases LiteRT runs differently from XLA. Recorded from a run of the
-# column; a fix shows up as a failing case to take out of here.
-_TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
-    ('dot_general', 'Cast'): [
-        'matmul_u64'
-    ],
-    ('dot_general', 'MatMul'): [
-        'dot_complex64', 'dot_float64', 'matmul_c64', 'matmul_f64', 'matmul_i64'
-    ],
-    ('ragged_dot_general', 'UpperBound'): [
-        'ragged_dot', 'ragged_dot_short_groups'
-    ],
-}
-_TFLITE_GAPS = {  # (why, error): cases
-    ('the converter fails on it',
-     "TF's TFLite converter failed"): [
-        'contract_3d_vec_f32'
-    ],
-}
-CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
-                     gaps=_TFLITE_GAPS)
-
-# ---------------------------------------------------------------------------
-# TFLite (LiteRT), native route: cases whose TF ops TFLite has no builtin kernel for,
-# and cases LiteRT runs differently from XLA. Recorded from a run of the
-# column; a fix shows up as a failing case to take out of here.
-_TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
-}
-_TFLITE_NATIVE_GAPS = {  # (why, error): cases
-    ('LiteRT fails to run it (RuntimeError: tflite/kernels/fully_connected.cc:# input->dims->data[input-)',
-     'tflite/kernels/fully_connected\\.cc:\\d+\\s+in'): [
-        'einsum'
-    ],
-    ("LiteRT's kernels differ from XLA's: values differ",
-     'values\\ differ'): [
-        'dot_general_batch_contract_multi', 'multi_contract_f32'
-    ],
-    ('refused before the converter, which it would crash',
-     'so it is not run'): [
-        'dot_empty_contraction'
-    ],
-    ('the converter has no builtin lowering for tfl.batch_matmul',
-     "TF's TFLite converter failed"): [
-        'dot_complex64', 'dot_float16', 'dot_float64', 'dot_general_preferred_f32',
-        'dot_int32', 'dot_int32_outer_wrapping', 'dot_int32_wrapping', 'matmul_bf16',
-        'matmul_bf16_pref_f32', 'matmul_bool', 'matmul_c64', 'matmul_f16', 'matmul_f64',
-        'matmul_i16', 'matmul_i32', 'matmul_i64', 'matmul_i8_wraps', 'matmul_u16',
-        'matmul_u32', 'matmul_u64', 'matmul_u8'
-    ],
-    ('the converter has no builtin lowering for tfl.broadcast_to',
-     "TF's TFLite converter failed"): [
-        'scaled_dot_batch_bf16'
-    ],
-    ('the converter has no builtin lowering for tfl.mul',
-     "TF's TFLite converter failed"): [
-        'scaled_dot'
-    ],
-}
-CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
-                     gaps=_TFLITE_NATIVE_GAPS)
-
-# ---------------------------------------------------------------------------
-# TF.js (Node): cases whose TF ops TF.js has no kernel for, or whose dtypes it
-# has no tensors of, and cases TF.js runs differently from XLA. Recorded from
-# a run of the column (tools/record_column.py tfjs); a fix shows up as a
-# failing case to take out of here.
-_TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
-    ('convert_element_type', 'dtype bfloat16'): [
-        'matmul_bf16', 'matmul_bf16_pref_f32'
-    ],
-    ('dot_general', 'MatMul'): [
-        'dot_complex64', 'matmul_c64'
-    ],
-    ('dot_general', 'dtype bfloat16'): [
-        'dot_general_preferred_f32'
-    ],
-    ('dot_general', 'dtype float16'): [
-        'dot_float16', 'matmul_f16'
-    ],
-    ('dot_general', 'dtype float64'): [
-        'dot_float64', 'matmul_f64'
-    ],
-    ('dot_general', 'dtype int16'): [
-        'matmul_i16'
-    ],
-    ('dot_general', 'dtype int8'): [
-        'dot_general_int8_preferred_int32', 'matmul_i8_pref_i32', 'matmul_i8_wraps'
-    ],
-    ('dot_general', 'dtype uint16'): [
-        'matmul_u16'
-    ],
-    ('dot_general', 'dtype uint32'): [
-        'matmul_u32'
-    ],
-    ('dot_general', 'dtype uint64'): [
-        'matmul_u64'
-    ],
-    ('dot_general', 'dtype uint8'): [
-        'matmul_u8'
-    ],
-    ('scaled_dot', 'dtype bfloat16'): [
-        'scaled_dot', 'scaled_dot_batch_bf16'
-    ],
-    ('signature', 'dtype int64'): [
-        'matmul_i64'
-    ],
-}
-_TFJS_GAPS = {  # (why, error): cases
-}
-CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)
+# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# for want of a kernel and those it runs otherwise than XLA, recorded from runs
+# of the column (tools/record_column.py) in tests/cases/recorded/<column>/dot.json.
+CASES[:] = recorded.apply(CASES, "tflite", "dot")
+CASES[:] = recorded.apply(CASES, "tflite_native", "dot")
+CASES[:] = recorded.apply(CASES, "tfjs", "dot")

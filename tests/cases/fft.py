@@ -4,6 +4,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from tests.support import recorded
 from tests.support.case import (
   C64,
   C128,
@@ -13,7 +14,6 @@ from tests.support.case import (
   Cases,
   case,
   fast_representatives,
-  in_column,
   rand,
 )
 
@@ -55,89 +55,9 @@ CASES += [
 ]
 
 # ---------------------------------------------------------------------------
-# TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
-# and cases LiteRT runs differently from XLA. Recorded from a run of the
-# column; a fix shows up as a failing case to take out of here.
-_TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
-    ('fft', 'FFT'): [
-        'fft', 'fft_all_types_c64', 'fft_c128_f64', 'fft_complex128'
-    ],
-    ('fft', 'FFT2D'): [
-        'fft2', 'poly_fft_batch'
-    ],
-    ('fft', 'IFFT'): [
-        'ifft'
-    ],
-    ('fft', 'IRFFT'): [
-        'irfft'
-    ],
-    ('fft', 'RFFT3D'): [
-        'rfftn_3d'
-    ],
-}
-_TFLITE_GAPS = {  # (why, error): cases
-    ('LiteRT fails to run it (RuntimeError: ./tflite/kernels/internal/reshape_utils.h num_input_elements)',
-     '\\./tflite/kernels/internal/reshape_utils\\.'): [
-        'fft_jnp_c64_f16_input'
-    ],
-    ('LiteRT fails to run it (RuntimeError: tflite/kernels/rfft#d.cc:# IsPowerOfTwo(fft_length_data[#]) )',
-     'tflite/kernels/rfft\\d+d\\.cc:\\d+\\s+IsPowerOfTw'): [
-        'rfft'
-    ],
-}
-CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
-                     gaps=_TFLITE_GAPS)
-
-# ---------------------------------------------------------------------------
-# TFLite (LiteRT), native route: cases whose TF ops TFLite has no builtin kernel for,
-# and cases LiteRT runs differently from XLA. Recorded from a run of the
-# column; a fix shows up as a failing case to take out of here.
-_TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
-}
-_TFLITE_NATIVE_GAPS = {  # (why, error): cases
-    ('LiteRT fails to run it (RuntimeError: tflite/kernels/rfft#d.cc:# IsPowerOfTwo(fft_length_data[#]) )',
-     'tflite/kernels/rfft\\d+d\\.cc:\\d+\\ IsPowerOfTwo\\(fft_leng'): [
-        'rfft'
-    ],
-    ('the converter fails on it',
-     "TF's TFLite converter failed"): [
-        'fft', 'fft2', 'fft_complex128', 'fft_jnp_c64_f16_input', 'ifft', 'irfft',
-        'poly_fft_batch', 'rfftn_3d'
-    ],
-    ('the converter has no builtin lowering for tfl.rfft2d',
-     "TF's TFLite converter failed"): [
-        'fft_c128_f64'
-    ],
-    ('the converter has no builtin lowering for tfl.transpose',
-     "TF's TFLite converter failed"): [
-        'fft_all_types_c64'
-    ],
-}
-CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
-                     gaps=_TFLITE_NATIVE_GAPS)
-
-# ---------------------------------------------------------------------------
-# TF.js (Node): cases whose TF ops TF.js has no kernel for, or whose dtypes it
-# has no tensors of, and cases TF.js runs differently from XLA. Recorded from
-# a run of the column (tools/record_column.py tfjs); a fix shows up as a
-# failing case to take out of here.
-_TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
-    ('convert_element_type', 'dtype float16'): [
-        'fft_jnp_c64_f16_input'
-    ],
-    ('fft', 'FFT2D'): [
-        'fft2', 'fft_all_types_c64', 'fft_c128_f64', 'poly_fft_batch'
-    ],
-    ('fft', 'RFFT3D'): [
-        'rfftn_3d'
-    ],
-    ('fft', 'dtype complex128'): [
-        'fft_complex128'
-    ],
-    ('signature', 'dtype complex64'): [
-        'fft', 'ifft', 'irfft', 'rfft'
-    ],
-}
-_TFJS_GAPS = {  # (why, error): cases
-}
-CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)
+# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# for want of a kernel and those it runs otherwise than XLA, recorded from runs
+# of the column (tools/record_column.py) in tests/cases/recorded/<column>/fft.json.
+CASES[:] = recorded.apply(CASES, "tflite", "fft")
+CASES[:] = recorded.apply(CASES, "tflite_native", "fft")
+CASES[:] = recorded.apply(CASES, "tfjs", "fft")

@@ -11,7 +11,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from tests.support.case import U32, Cases, V, case, exact_case, in_column, rand, refused
+from tests.support import recorded
+from tests.support.case import U32, Cases, V, case, exact_case, rand, refused
 
 CASES = Cases()
 
@@ -217,125 +218,9 @@ for _name, _fn in _SAMPLERS.items():
                 np.array([0, _seed], u32), tol=(1e-5, 1e-6), slow=True)
 
 # ---------------------------------------------------------------------------
-# TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
-# and cases LiteRT runs differently from XLA. Recorded from a run of the
-# column; a fix shows up as a failing case to take out of here.
-_TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
-    ('jit', 'Sub'): [
-        'choice_2x3x4_seed0', 'choice_2x3x4_seed2147483647', 'choice_5_seed0',
-        'choice_5_seed2147483647', 'randint', 'randint_2x3x4_seed0',
-        'randint_2x3x4_seed2147483647', 'randint_5_seed0', 'randint_5_seed2147483647'
-    ],
-    ('or', 'BitwiseOr'): [
-        'random_bits_uint64'
-    ],
-    ('shift_right_logical', 'Cast'): [
-        'random_split_bits_philox2x32', 'random_split_bits_philox4x32',
-        'random_uniform_philox2x32', 'random_uniform_philox4x32'
-    ],
-}
-_TFLITE_GAPS = {  # (why, error): cases
-}
-CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
-                     gaps=_TFLITE_GAPS)
-
-# ---------------------------------------------------------------------------
-# TFLite (LiteRT), native route: cases whose TF ops TFLite has no builtin kernel for,
-# and cases LiteRT runs differently from XLA. Recorded from a run of the
-# column; a fix shows up as a failing case to take out of here.
-_TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
-}
-_TFLITE_NATIVE_GAPS = {  # (why, error): cases
-    ('LiteRT fails to run it (RuntimeError: tflite/kernels/rng_bit_generator.cc:# output->type == kTfLit)',
-     'tflite/kernels/rng_bit_generator\\.cc:\\d+\\ output\\->typ'): [
-        'rbg_bits_u16', 'rbg_bits_u8', 'rng_bit_generator_u8'
-    ],
-    ("LiteRT's kernels differ from XLA's: values differ",
-     'values\\ differ'): [
-        'typed_key_seed_negative'
-    ],
-    ('the converter fails on it',
-     "TF's TFLite converter failed"): [
-        'fold_in', 'key_in_fori_loop', 'normal_poly', 'permutation', 'random_normal_rbg',
-        'random_normal_unsafe_rbg', 'random_permutation', 'random_split_threefry2x32',
-        'random_uniform_rbg', 'random_uniform_unsafe_rbg', 'rbg_normal', 'rng_uniform',
-        'split_5', 'split_fold_2x3x4_seed0', 'split_fold_5_seed0', 'threefry2x32_direct',
-        'typed_key_fold_in_batch'
-    ],
-    ('the converter has no builtin lowering for tf.LeftShift',
-     "TF's TFLite converter failed"): [
-        'fold_in_traced', 'vmap_fold_in'
-    ],
-    ('the converter has no builtin lowering for tfl.broadcast_to',
-     "TF's TFLite converter failed"): [
-        'bits_poly', 'split_poly'
-    ],
-    ('the converter has no builtin lowering for tfl.cast',
-     "TF's TFLite converter failed"): [
-        'random_split_bits_philox2x32', 'random_split_bits_philox4x32',
-        'random_uniform_philox2x32', 'random_uniform_philox4x32'
-    ],
-    ('the converter has no builtin lowering for tfl.mul',
-     "TF's TFLite converter failed"): [
-        'bits32_2x3x4_seed0', 'bits32_2x3x4_seed2147483647', 'bits8_2x3x4_seed0',
-        'bits8_2x3x4_seed2147483647', 'bits_u8', 'categorical', 'exponential_2x3x4_seed0',
-        'exponential_2x3x4_seed2147483647', 'gumbel_2x3x4_seed0',
-        'gumbel_2x3x4_seed2147483647', 'normal_2x3x4_seed0', 'normal_2x3x4_seed2147483647',
-        'random_bits_threefry2x32', 'random_categorical', 'random_normal_threefry2x32',
-        'split_2d', 'truncated_normal_2x3x4_seed0', 'truncated_normal_2x3x4_seed2147483647',
-        'typed_key_normal', 'uniform', 'uniform_2x3x4_seed0', 'uniform_2x3x4_seed2147483647',
-        'wrapped_key_with_custom_jvp'
-    ],
-    ('the converter has no builtin lowering for tfl.right_shift',
-     "TF's TFLite converter failed"): [
-        'bernoulli', 'bits32_5_seed0', 'bits32_5_seed2147483647', 'bits8_5_seed0',
-        'bits8_5_seed2147483647', 'bits_u16', 'bits_u32', 'choice_2x3x4_seed0',
-        'choice_2x3x4_seed2147483647', 'choice_5_seed0', 'choice_5_seed2147483647', 'clone',
-        'exponential_5_seed0', 'exponential_5_seed2147483647', 'gamma', 'gumbel_5_seed0',
-        'gumbel_5_seed2147483647', 'key_in_scan', 'normal', 'normal_5_seed0',
-        'normal_5_seed2147483647', 'permutation_array', 'randint', 'randint_2x3x4_seed0',
-        'randint_2x3x4_seed2147483647', 'randint_5_seed0', 'randint_5_seed2147483647',
-        'random_bits_uint64', 'random_bits_uint8', 'random_gamma',
-        'random_split_bits_threefry4x32', 'random_split_rbg', 'random_uniform_threefry2x32',
-        'random_uniform_threefry4x32', 'rbg_split_fold_in', 'split_fold_2x3x4_seed2147483647',
-        'split_fold_5_seed2147483647', 'split_raw_key', 'split_then_normal',
-        'truncated_normal_5_seed0', 'truncated_normal_5_seed2147483647',
-        'typed_key_split_bits', 'uniform_5_seed0', 'uniform_5_seed2147483647', 'uniform_range',
-        'wrap_key_data'
-    ],
-}
-CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
-                     gaps=_TFLITE_NATIVE_GAPS)
-
-# ---------------------------------------------------------------------------
-# TF.js (Node): cases whose TF ops TF.js has no kernel for, or whose dtypes it
-# has no tensors of, and cases TF.js runs differently from XLA. Recorded from
-# a run of the column (tools/record_column.py tfjs); a fix shows up as a
-# failing case to take out of here.
-_TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
-    ('convert_element_type', 'dtype uint16'): [
-        'bits_u16'
-    ],
-    ('convert_element_type', 'dtype uint32'): [
-        'bits8_2x3x4_seed0', 'bits8_2x3x4_seed2147483647', 'bits8_5_seed0',
-        'bits8_5_seed2147483647', 'bits_u8', 'random_bits_uint8'
-    ],
-    ('nextafter', 'NextAfter'): [
-        'truncated_normal_2x3x4_seed0', 'truncated_normal_2x3x4_seed2147483647',
-        'truncated_normal_5_seed0', 'truncated_normal_5_seed2147483647'
-    ],
-    ('or', 'BitwiseOr'): [
-        'random_bits_uint64'
-    ],
-    ('rem', 'TruncateDiv'): [
-        'choice_2x3x4_seed0', 'choice_2x3x4_seed2147483647', 'choice_5_seed0',
-        'choice_5_seed2147483647', 'randint', 'randint_2x3x4_seed0',
-        'randint_2x3x4_seed2147483647', 'randint_5_seed0', 'randint_5_seed2147483647'
-    ],
-    ('sort', 'BitwiseXor'): [
-        'permutation', 'permutation_array', 'random_permutation'
-    ],
-}
-_TFJS_GAPS = {  # (why, error): cases
-}
-CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)
+# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# for want of a kernel and those it runs otherwise than XLA, recorded from runs
+# of the column (tools/record_column.py) in tests/cases/recorded/<column>/random.json.
+CASES[:] = recorded.apply(CASES, "tflite", "random")
+CASES[:] = recorded.apply(CASES, "tflite_native", "random")
+CASES[:] = recorded.apply(CASES, "tfjs", "random")

@@ -10,7 +10,8 @@ from jax import lax
 from jax.experimental import layout
 from jax.experimental.xla_metadata import set_xla_metadata
 
-from tests.support.case import Cases, case, gaps, in_column, rand, refused
+from tests.support import recorded
+from tests.support.case import Cases, case, gaps, rand, refused
 
 
 def _single():
@@ -41,12 +42,7 @@ if hasattr(layout, "explicit_layout"):  # jax 0.12 on: relayout to and from a gi
                      "TensorFlow has no handler for", "native")))
 
 # ---------------------------------------------------------------------------
-# TF.js (Node): cases whose TF ops TF.js has no kernel for, or whose dtypes it
-# has no tensors of, and cases TF.js runs differently from XLA. Recorded from
-# a run of the column (tools/record_column.py tfjs); a fix shows up as a
-# failing case to take out of here.
-_TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
-}
-_TFJS_GAPS = {  # (why, error): cases
-}
-CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)
+# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# for want of a kernel and those it runs otherwise than XLA, recorded from runs
+# of the column (tools/record_column.py) in tests/cases/recorded/<column>/sharding.json.
+CASES[:] = recorded.apply(CASES, "tfjs", "sharding")

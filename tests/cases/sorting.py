@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from tests.support import compare
+from tests.support import compare, recorded
 from tests.support.case import (
   BF16,
   BOOL,
@@ -28,7 +28,6 @@ from tests.support.case import (
   Cases,
   V,
   exact_case,
-  in_column,
   rand,
   u32_order_rows,
 )
@@ -164,105 +163,9 @@ CASES += [
 ]
 
 # ---------------------------------------------------------------------------
-# TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
-# and cases LiteRT runs differently from XLA. Recorded from a run of the
-# column; a fix shows up as a failing case to take out of here.
-_TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
-    ('sort', 'BitwiseXor'): [
-        'sort_f64_nan', 'sort_i64', 'sort_u64'
-    ],
-    ('sort', 'GatherV2'): [
-        'sort_c64', 'sort_complex64'
-    ],
-    ('sub', 'Sub'): [
-        'searchsorted', 'searchsorted_sides'
-    ],
-    ('top_k', 'BitwiseXor'): [
-        'top_k_f64'
-    ],
-}
-_TFLITE_GAPS = {  # (why, error): cases
-}
-CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
-                     gaps=_TFLITE_GAPS)
-
-# ---------------------------------------------------------------------------
-# TFLite (LiteRT), native route: cases whose TF ops TFLite has no builtin kernel for,
-# and cases LiteRT runs differently from XLA. Recorded from a run of the
-# column; a fix shows up as a failing case to take out of here.
-_TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
-}
-_TFLITE_NATIVE_GAPS = {  # (why, error): cases
-    ("LiteRT's kernels differ from XLA's: NaN positions differ",
-     'NaN\\ positions\\ differ'): [
-        'top_k_nan_ties_zeros'
-    ],
-    ('the converter fails on it',
-     "TF's TFLite converter failed"): [
-        'argsort', 'jnp_argsort', 'poly_jnp_argsort', 'poly_sort', 'poly_sort_two_operands',
-        'poly_top_k', 'sort', 'sort_c64', 'sort_complex64', 'sort_f32', 'sort_i32_extremes',
-        'sort_i64', 'sort_int8', 'sort_multi_operand_stable', 'sort_nan_zeros_axis0',
-        'sort_two_keys', 'sort_two_keys_three_operands', 'sort_two_operands',
-        'sort_unstable_flag', 'unique_size'
-    ],
-    ('the converter has no builtin lowering for tfl.div',
-     "TF's TFLite converter failed"): [
-        'searchsorted', 'searchsorted_sides'
-    ],
-    ('the converter has no builtin lowering for tfl.equal',
-     "TF's TFLite converter failed"): [
-        'sort_bf16', 'sort_f16', 'sort_f64_nan'
-    ],
-    ('the converter has no builtin lowering for tfl.greater',
-     "TF's TFLite converter failed"): [
-        'approx_top_k_bf16'
-    ],
-    ('the converter has no builtin lowering for tfl.less',
-     "TF's TFLite converter failed"): [
-        'sort_bool', 'sort_i8', 'sort_u16', 'sort_u32', 'sort_u64', 'u32_order_sort'
-    ],
-    ('the converter has no builtin lowering for tfl.topk_v2',
-     "TF's TFLite converter failed"): [
-        'top_k_bfloat16', 'top_k_f16', 'top_k_f64'
-    ],
-    ('the converter has no builtin lowering for vhlo.custom_call_v1',
-     "TF's TFLite converter failed"): [
-        'approx_max_k', 'approx_top_k', 'approx_top_k_ties_values'
-    ],
-}
-CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
-                     gaps=_TFLITE_NATIVE_GAPS)
-
-# ---------------------------------------------------------------------------
-# TF.js (Node): cases whose TF ops TF.js has no kernel for, or whose dtypes it
-# has no tensors of, and cases TF.js runs differently from XLA. Recorded from
-# a run of the column (tools/record_column.py tfjs); a fix shows up as a
-# failing case to take out of here.
-_TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
-    ('approx_top_k', 'Bitcast'): [
-        'approx_max_k', 'approx_top_k', 'approx_top_k_bf16', 'approx_top_k_ties_values'
-    ],
-    ('le_to', 'Bitcast'): [
-        'searchsorted', 'searchsorted_sides'
-    ],
-    ('sort', 'Bitcast'): [
-        'jnp_argsort', 'poly_jnp_argsort', 'poly_sort', 'poly_sort_two_operands', 'sort',
-        'sort_bf16', 'sort_c64', 'sort_complex64', 'sort_f16', 'sort_f32', 'sort_f64_nan',
-        'sort_nan_zeros_axis0', 'sort_two_keys', 'sort_two_keys_three_operands',
-        'sort_two_operands', 'sort_u64', 'sort_unstable_flag'
-    ],
-    ('sort', 'BitwiseXor'): [
-        'argsort', 'sort_bool', 'sort_i32_extremes', 'sort_i64', 'sort_i8', 'sort_int8',
-        'sort_multi_operand_stable', 'sort_u16', 'sort_u32', 'u32_order_sort', 'unique_size'
-    ],
-    ('top_k', 'Bitcast'): [
-        'poly_top_k', 'top_k', 'top_k_4x9', 'top_k_bfloat16', 'top_k_f16', 'top_k_f64',
-        'top_k_nan_ties_zeros'
-    ],
-    ('top_k', 'dtype uint8'): [
-        'top_k_u8'
-    ],
-}
-_TFJS_GAPS = {  # (why, error): cases
-}
-CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)
+# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# for want of a kernel and those it runs otherwise than XLA, recorded from runs
+# of the column (tools/record_column.py) in tests/cases/recorded/<column>/sorting.json.
+CASES[:] = recorded.apply(CASES, "tflite", "sorting")
+CASES[:] = recorded.apply(CASES, "tflite_native", "sorting")
+CASES[:] = recorded.apply(CASES, "tfjs", "sorting")

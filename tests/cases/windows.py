@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from tests.support import recorded
 from tests.support.case import (
   BF16,
   BOOL,
@@ -28,7 +29,6 @@ from tests.support.case import (
   case,
   exact_case,
   gaps,
-  in_column,
   rand,
   refused,
   u32_order_rows,
@@ -396,204 +396,9 @@ CASES += [
 ]
 
 # ---------------------------------------------------------------------------
-# TFLite (LiteRT): cases whose TF ops TFLite has no builtin kernel for,
-# and cases LiteRT runs differently from XLA. Recorded from a run of the
-# column; a fix shows up as a failing case to take out of here.
-_TFLITE_NO_KERNEL = {  # (JAX primitive, TF op): cases
-    ('cumlogsumexp', 'CumulativeLogsumexp'): [
-        'cumlogsumexp', 'cumlogsumexp_3x7', 'cumlogsumexp_infinities', 'cumlogsumexp_nan',
-        'cumlogsumexp_reverse', 'cumlogsumexp_reverse_f16'
-    ],
-    ('cummax', 'PadV2'): [
-        'cummax_c64'
-    ],
-    ('cummin', 'PadV2'): [
-        'cummin_c64_reverse'
-    ],
-    ('cumsum', 'Cast'): [
-        'cumsum_u64'
-    ],
-    ('cumsum', 'Complex'): [
-        'cumsum_c64'
-    ],
-    ('reduce_window_max', 'Abs'): [
-        'maxpool_f64'
-    ],
-    ('reduce_window_max', 'Maximum'): [
-        'window_max_i8_padding_only', 'window_max_u8'
-    ],
-    ('reduce_window_max', 'PadV2'): [
-        'window_max_c64'
-    ],
-    ('reduce_window_min', 'Abs'): [
-        'zeros_window_min_f64'
-    ],
-    ('reduce_window_min', 'Equal'): [
-        'window_min_c128'
-    ],
-}
-_TFLITE_GAPS = {  # (why, error): cases
-}
-CASES[:] = in_column(CASES, "tflite", no_kernel=_TFLITE_NO_KERNEL,
-                     gaps=_TFLITE_GAPS)
-
-# ---------------------------------------------------------------------------
-# TFLite (LiteRT), native route: cases whose TF ops TFLite has no builtin kernel for,
-# and cases LiteRT runs differently from XLA. Recorded from a run of the
-# column; a fix shows up as a failing case to take out of here.
-_TFLITE_NATIVE_NO_KERNEL = {  # (JAX primitive, TF op): cases
-}
-_TFLITE_NATIVE_GAPS = {  # (why, error): cases
-    ('LiteRT fails to run it (RuntimeError: Only one kernel is allowed within stablehlo.reduce_window bo)',
-     'Only\\ one\\ kernel\\ is\\ allowed\\ within\\ stablehlo\\.reduce'): [
-        'reduce_window_custom_body', 'reduce_window_generic'
-    ],
-    ('LiteRT fails to run it (RuntimeError: Only one kernel is allowed within stablehlo.reduce_window bo)',
-     'Only\\s+one\\s+kernel\\s+is\\s+allowed\\s+within\\s+stable'): [
-        'cumlogsumexp', 'cumlogsumexp_3x7', 'cumlogsumexp_infinities', 'cumlogsumexp_nan',
-        'cumlogsumexp_reverse'
-    ],
-    ('LiteRT fails to run it (RuntimeError: tflite/kernels/stablehlo_reduce_window.cc:# #umInputs(node) )',
-     'tflite/kernels/stablehlo_reduce_window\\.cc:\\d+\\ NumI'): [
-        'select_gather_maxpool_jvp', 'select_gather_strided_dilated'
-    ],
-    ("LiteRT's kernels differ from XLA's: NaN positions differ",
-     'NaN\\ positions\\ differ'): [
-        'cummax_nan', 'cummin_reverse_nan', 'max_pool_nan', 'maxpool_nan', 'minpool_nchw',
-        'zeros_cummax', 'zeros_cummax_reverse', 'zeros_cummin', 'zeros_generic_window_max',
-        'zeros_generic_window_min', 'zeros_maxpool_overlapping', 'zeros_maxpool_same',
-        'zeros_maxpool_valid', 'zeros_window_max', 'zeros_window_min'
-    ],
-    ("LiteRT's kernels differ from XLA's: values differ",
-     'values\\ differ'): [
-        'reduce_window_add_init'
-    ],
-    ('the converter fails on it',
-     "TF's TFLite converter failed"): [
-        'cumsum_c64', 'cumsum_f16_wide', 'cumsum_u32', 'max_pool_grad', 'poly_cummax',
-        'poly_cumsum', 'poly_cumsum_of_one_row', 'poly_pool_spatial_same',
-        'poly_select_scatter', 'poly_sum_window_spatial', 'select_and_scatter_ge_add',
-        'select_and_scatter_le_overlapping', 'select_scatter_maxpool_grad',
-        'select_scatter_min_grad', 'select_scatter_overlapping_same'
-    ],
-    ('the converter has no builtin lowering for mhlo.log_plus_one',
-     "TF's TFLite converter failed"): [
-        'cumlogsumexp_reverse_f16'
-    ],
-    ('the converter has no builtin lowering for tfl.add',
-     "TF's TFLite converter failed"): [
-        'window_sum_bf16', 'window_sum_i8_wraps'
-    ],
-    ('the converter has no builtin lowering for tfl.broadcast_to',
-     "TF's TFLite converter failed"): [
-        'poly_cummax_of_empty'
-    ],
-    ('the converter has no builtin lowering for tfl.cumsum',
-     "TF's TFLite converter failed"): [
-        'cumsum_float16', 'cumsum_i8_wraps', 'cumsum_u64'
-    ],
-    ('the converter has no builtin lowering for tfl.equal',
-     "TF's TFLite converter failed"): [
-        'window_min_c128'
-    ],
-    ('the converter has no builtin lowering for tfl.greater_equal',
-     "TF's TFLite converter failed"): [
-        'select_and_scatter_bool_or', 'select_scatter_bool'
-    ],
-    ('the converter has no builtin lowering for tfl.maximum',
-     "TF's TFLite converter failed"): [
-        'cummax_f16', 'maxpool_f64', 'u32_order_windows', 'window_max_bool', 'window_max_f16',
-        'window_max_i8_padding_only', 'window_max_u8', 'zeros_window_max_f16'
-    ],
-    ('the converter has no builtin lowering for tfl.minimum',
-     "TF's TFLite converter failed"): [
-        'cummin_u8', 'zeros_cummin_reverse_f16', 'zeros_window_min_f64'
-    ],
-    ('the converter has no builtin lowering for tfl.select',
-     "TF's TFLite converter failed"): [
-        'cummax_c64', 'cummin_c64_reverse', 'window_max_c64'
-    ],
-}
-CASES[:] = in_column(CASES, "tflite_native", no_kernel=_TFLITE_NATIVE_NO_KERNEL,
-                     gaps=_TFLITE_NATIVE_GAPS)
-
-# ---------------------------------------------------------------------------
-# TF.js (Node): cases whose TF ops TF.js has no kernel for, or whose dtypes it
-# has no tensors of, and cases TF.js runs differently from XLA. Recorded from
-# a run of the column (tools/record_column.py tfjs); a fix shows up as a
-# failing case to take out of here.
-_TFJS_NO_KERNEL = {  # (JAX primitive, TF op): cases
-    ('convert_element_type', 'dtype bfloat16'): [
-        'window_sum_bf16'
-    ],
-    ('cumlogsumexp', 'CumulativeLogsumexp'): [
-        'cumlogsumexp', 'cumlogsumexp_3x7', 'cumlogsumexp_infinities', 'cumlogsumexp_nan',
-        'cumlogsumexp_reverse', 'cumlogsumexp_reverse_f16'
-    ],
-    ('cummax', 'PadV2'): [
-        'cummax_c64'
-    ],
-    ('cummax', 'dtype float16'): [
-        'cummax_f16'
-    ],
-    ('cummax', 'dtype uint32'): [
-        'u32_order_windows'
-    ],
-    ('cummin', 'PadV2'): [
-        'cummin_c64_reverse'
-    ],
-    ('cummin', 'dtype float16'): [
-        'zeros_cummin_reverse_f16'
-    ],
-    ('cummin', 'dtype uint8'): [
-        'cummin_u8'
-    ],
-    ('cumprod', 'dtype int16'): [
-        'cumprod_i16_wraps'
-    ],
-    ('cumsum', 'dtype float16'): [
-        'cumsum_f16_wide', 'cumsum_float16'
-    ],
-    ('cumsum', 'dtype int8'): [
-        'cumsum_i8_wraps'
-    ],
-    ('cumsum', 'dtype uint32'): [
-        'cumsum_u32'
-    ],
-    ('cumsum', 'dtype uint64'): [
-        'cumsum_u64'
-    ],
-    ('reduce_window_max', 'PadV2'): [
-        'window_max_c64'
-    ],
-    ('reduce_window_max', 'dtype float16'): [
-        'window_max_f16', 'zeros_window_max_f16'
-    ],
-    ('reduce_window_max', 'dtype float64'): [
-        'maxpool_f64'
-    ],
-    ('reduce_window_max', 'dtype int8'): [
-        'window_max_i8_padding_only'
-    ],
-    ('reduce_window_max', 'dtype uint8'): [
-        'window_max_u8'
-    ],
-    ('reduce_window_min', 'dtype complex128'): [
-        'window_min_c128'
-    ],
-    ('reduce_window_min', 'dtype float64'): [
-        'zeros_window_min_f64'
-    ],
-    ('reduce_window_sum', 'dtype int8'): [
-        'window_sum_i8_wraps'
-    ],
-    ('signature', 'dtype complex64'): [
-        'cumsum_c64'
-    ],
-    ('signature', 'dtype int64'): [
-        'cummax_i64'
-    ],
-}
-_TFJS_GAPS = {  # (why, error): cases
-}
-CASES[:] = in_column(CASES, "tfjs", no_kernel=_TFJS_NO_KERNEL, gaps=_TFJS_GAPS)
+# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# for want of a kernel and those it runs otherwise than XLA, recorded from runs
+# of the column (tools/record_column.py) in tests/cases/recorded/<column>/windows.json.
+CASES[:] = recorded.apply(CASES, "tflite", "windows")
+CASES[:] = recorded.apply(CASES, "tflite_native", "windows")
+CASES[:] = recorded.apply(CASES, "tfjs", "windows")

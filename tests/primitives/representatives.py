@@ -106,6 +106,11 @@ def footprint(case) -> Footprint:
   return Footprint(frozenset(keys), len(eqns))
 
 
+def primitives(fp: Footprint) -> frozenset:
+  """The names of the primitives in a footprint's jaxpr (sub-jaxprs included)."""
+  return frozenset(k[1] for k in fp.keys if k[0] == "primitive")
+
+
 def _expectation(case, serialization: str, mode: str):
   """The expectation `case` records for this column, as a key that cases
   recording the same one share (None for plain agreement with JAX): a
@@ -167,10 +172,12 @@ def select(cases, serialization: str, mode: str, footprints) -> frozenset:
   return frozenset(keep)
 
 
-def fast_pairs(cases) -> frozenset:
-  """{(case id, "serialization-mode")} that run in the fast tier."""
+def fast_pairs(cases, footprints=None) -> frozenset:
+  """{(case id, "serialization-mode")} that run in the fast tier; `footprints`
+  ({case id: Footprint}) where the caller has them already."""
   fast = [c for c in cases if not c.slow]
-  footprints = {c.id: footprint(c) for c in fast}
+  known = footprints or {}
+  footprints = {c.id: known[c.id] if c.id in known else footprint(c) for c in fast}
   return frozenset(
     (case_id, f"{s}-{m}") for s, m in case_lib.COLUMNS for case_id in select(fast, s, m, footprints)
   )

@@ -46,9 +46,11 @@ def test_case(case, column):
 
 
 def test_coverage_page_is_current():
-  path = _ROOT / "docs" / "primitive_coverage.md"
-  assert path.read_text() == coverage_doc.render(), (
-      "docs/primitive_coverage.md is out of date: run `python -m tools.coverage_doc`")
+  for name, render in (("primitive_coverage.md", coverage_doc.render),
+                       (coverage_doc.BY_PRIMITIVE, coverage_doc.render_by_primitive)):
+    path = _ROOT / "docs" / name
+    assert path.exists() and path.read_text() == render(), (
+        f"docs/{name} is out of date: run `make docs` (`python -m tools.coverage_doc`)")
 
 
 def test_case_table_is_consistent():

@@ -19,6 +19,9 @@ failure that must keep failing until the gap is fixed).
 """
 
 import dataclasses
+import functools
+import inspect
+import pathlib
 import types
 import zlib
 from collections.abc import Callable, Iterable, Mapping
@@ -348,6 +351,10 @@ class Case:
   x64: bool = False
   slow: bool = False  # exhaustive tier only
   family: str = ""  # the rule family; set by tests.support.collect
+  # Where the case table defines it: the lines of tests/cases/<family>.py on
+  # the stack of its definition, outermost first ("tests/cases/f.py:123"), so
+  # that a name built in a loop or a helper can be found (see defined_at).
+  defined_at: tuple[str, ...] = dataclasses.field(default=(), compare=False)
 
   @property
   def id(self) -> str:
@@ -387,6 +394,34 @@ class Case:
       else dtype_name(np.asarray(a(np.random.default_rng(i)) if callable(a) else a).dtype)
       for i, a in enumerate(self.args)
     ]
+
+
+_REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
+_CASE_TABLES = _REPOSITORY / "tests" / "cases"
+
+
+def defined_at() -> tuple[str, ...]:
+  """The lines of the case tables on the caller's stack, outermost first.
+
+  For a case built in a loop (`CASES.add(f"rem_{name}", ...)`) or by a helper
+  of its table, these are the line that runs the loop or calls the helper and
+  the lines within, down to the one that makes the case.
+  """
+  lines = []
+  frame = inspect.currentframe()
+  while frame is not None:
+    table = _case_table_of(frame.f_code.co_filename)
+    if table is not None:
+      lines.append(f"{table}:{frame.f_lineno}")
+    frame = frame.f_back
+  return tuple(reversed(lines))
+
+
+@functools.cache
+def _case_table_of(filename: str) -> str | None:
+  """The path of the case table `filename` is, from the repository root; None for another file."""
+  path = pathlib.Path(filename).resolve()
+  return path.relative_to(_REPOSITORY).as_posix() if path.parent == _CASE_TABLES else None
 
 
 def case(
@@ -442,6 +477,7 @@ def case(
     polymorphic_shapes,
     bool(x64),
     bool(slow),
+    defined_at=defined_at(),
   )
 
 

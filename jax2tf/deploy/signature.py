@@ -97,6 +97,14 @@ def _as_spec(spec, position: int) -> jax.ShapeDtypeStruct:
 def input_specs(
   fun: Callable, specs: Sequence, polymorphic_shapes, has_params: bool
 ) -> tuple[InputSpec, ...]:
+  return symbolic_inputs(fun, specs, polymorphic_shapes, has_params)[0]
+
+
+def symbolic_inputs(
+  fun: Callable, specs: Sequence, polymorphic_shapes, has_params: bool
+) -> tuple[tuple[InputSpec, ...], list[jax.ShapeDtypeStruct]]:
+  """The inputs' specs (named after `fun`'s parameters) and their symbolic
+  avals, polymorphic dimensions sharing one scope, for `jax.export`."""
   structs = [_as_spec(s, i) for i, s in enumerate(specs)]
   if polymorphic_shapes is None:
     polymorphic_shapes = [None] * len(structs)
@@ -113,10 +121,11 @@ def input_specs(
   # One leaf per input: the specs' own checks, with messages naming the input.
   per_leaf = shapes.spec_for_each_leaf(polymorphic_shapes, list(range(len(structs))))
   symbolic = shapes.symbolic_avals(leaves, per_leaf)
-  return tuple(
+  inputs = tuple(
     InputSpec(name, tuple(d if isinstance(d, int) else None for d in sym.shape), np.dtype(s.dtype))
     for name, s, sym in zip(names, structs, symbolic)
   )
+  return inputs, symbolic
 
 
 def _convert(fun: Callable, polymorphic_shapes, convert_options: dict) -> Callable:

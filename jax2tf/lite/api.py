@@ -7,10 +7,12 @@ from typing import Any
 
 import jax
 import numpy as np
+from jax import export as jax_export
 
 from jax2tf import targets
 from jax2tf.deploy import artifacts, provenance, signature
-from jax2tf.lite import converter, infinities, rewrite, runtime
+from jax2tf.lite import converter, infinities, litert_converter, rewrite, runtime
+from jax2tf.native import module_rewrite, portable_lowering
 from jax2tf.options import require_bool
 
 logger = logging.getLogger("jax2tf.lite")
@@ -19,11 +21,14 @@ logger = logging.getLogger("jax2tf.lite")
 # route feeds the converter ordinary TF ops; the native route feeds it the
 # StableHLO module inside XlaCallModule, which the converter legalizes: JAX's
 # own module, without the rewrites that make TF's XLA compute JAX's answers.
+# The litert route takes no TF function: JAX's own StableHLO, rewritten by its
+# target's pipeline, goes to the standalone litert-converter.
 ROUTES: dict[str, dict[str, Any]] = {
   "graph": {"native_serialization": False, "enable_xla": False, "target": targets.TFLITE},
   "native": {"native_serialization": True, "target": targets.TFLITE},
+  "litert": {"target": targets.LITERT},
 }
-AUTO_ORDER = ("graph", "native")
+AUTO_ORDER = ("graph", "native", "litert")
 DEFAULT_TOLERANCE = (1e-4, 1e-4)
 
 # Primitives whose native-route lowering LiteRT runs with its own MAXIMUM /
@@ -50,8 +55,8 @@ FLATBUFFER_LIMIT = 2**31
 
 
 class LiteModel(bytes):
-  """The flatbuffer's bytes, with how they were made: `route` ("graph" or
-  "native"), `input_names` (the serving signature's inputs, in the JAX
+  """The flatbuffer's bytes, with how they were made: `route` ("graph",
+  "native" or "litert"), `input_names` (the serving signature's inputs, in the JAX
   function's order), `quantize`, and `max_error` (the largest absolute
   difference from `jax.jit` found by the verification, or None)."""
 
@@ -94,9 +99,15 @@ def _param_bytes(params) -> int:
   return sum(np.asarray(p).nbytes for p in jax.tree_util.tree_leaves(params))
 
 
-def _check_args(route, quantize, representative_dataset, tolerance):
+def _check_args(route, quantize, representative_dataset, tolerance, allow_flex):
   if route != "auto" and route not in ROUTES:
-    raise ValueError(f"route: expected 'auto', 'graph' or 'native', got {route!r}")
+    *others, last = (repr(r) for r in ("auto", *ROUTES))
+    raise ValueError(f"route: expected {', '.join(others)} or {last}, got {route!r}")
+  if route == "litert" and allow_flex:
+    raise ValueError(
+      "allow_flex=True: route 'litert' writes builtin LiteRT operators only (the standalone "
+      "litert-converter has no TF ops); use route='graph' or 'native' for the Flex delegate"
+    )
   if quantize not in converter.QUANTIZATIONS:
     raise ValueError(f"quantize: expected one of {converter.QUANTIZATIONS}, got {quantize!r}")
   if quantize == "int8" and representative_dataset is None:
@@ -200,6 +211,8 @@ def _one_route(
   verify,
   tolerance,
 ) -> LiteModel:
+  if route == "litert":
+    return _litert_route(fun, specs, params, polymorphic_shapes, quantize, verify, tolerance)
   convert_options = ROUTES[route]
   if quantize == "int8":
     # int8 tensors hold no -0.0: the rules leave out the 1/x that tells the
@@ -226,26 +239,76 @@ def _one_route(
   # everything after it, and its bias, ReLU and pool fusions undone. Graph:
   # the ABS after each ReLU can often go or move past a pool.
   content = rewrite.simplify(content, route, restore_infinities=infinities.restorable(traced.jaxpr))
+  return _checked_model(
+    content, route, specs, traced.inputs, traced.jax_fun, quantize, verify, tolerance
+  )
+
+
+def _checked_model(
+  content, route, specs, inputs, jax_fun, quantize, verify, tolerance, kept=None
+) -> LiteModel:
+  """The model, verified on LiteRT against `jax.jit(jax_fun)` when `verify`.
+  `kept`: the positions of the inputs the model takes, where it takes fewer
+  than `jax_fun` (JAX drops the arguments nothing reads)."""
+  kept = tuple(range(len(inputs))) if kept is None else tuple(kept)
+  names = tuple(inputs[k].name for k in kept)
   max_error = None
   if verify:
-    args = _example_inputs(specs, traced.inputs)
+    args = _example_inputs(specs, inputs)
     try:
-      actual = runtime.run(content, *args, input_names=[i.name for i in traced.inputs])
-    except RuntimeError as e:
+      actual = runtime.run(content, *[args[k] for k in kept], input_names=names)
+    except (RuntimeError, ValueError) as e:
+      # LiteRT raises ValueError for an operator it has no kernel for.
       raise VerificationError(f"route {route!r}: LiteRT fails to run the model: {e}") from e
-    expected = [np.asarray(x) for x in jax.tree_util.tree_leaves(jax.jit(traced.jax_fun)(*args))]
+    expected = [np.asarray(x) for x in jax.tree_util.tree_leaves(jax.jit(jax_fun)(*args))]
     if quantize is None:
       max_error = _max_error(expected, actual, tolerance, route)
     else:
       # Quantized numbers differ from JAX's by design; the shapes and dtypes
       # must still agree. Accuracy is judged on data (docs/tflite.md).
       _max_error(expected, actual, (np.inf, np.inf), route)
-  return LiteModel(
-    content,
-    route=route,
-    input_names=tuple(i.name for i in traced.inputs),
-    quantize=quantize,
-    max_error=max_error,
+  return LiteModel(content, route=route, input_names=names, quantize=quantize, max_error=max_error)
+
+
+# jax.export's own custom-call check knows neither the primitive behind a
+# target nor what LiteRT runs; the converter's refusal names both.
+_ALL_CUSTOM_CALLS = jax_export.DisabledSafetyCheck.custom_call("ALL")
+
+
+def _litert_route(fun, specs, params, polymorphic_shapes, quantize, verify, tolerance) -> LiteModel:
+  """JAX's StableHLO, rewritten by the LITERT target's pipeline, through the
+  standalone litert-converter: no TensorFlow."""
+  if quantize is not None:
+    raise litert_converter.LiteRTConversionError(
+      f"to_tflite (route 'litert'): quantize={quantize!r} is not available on this route "
+      "yet. Remedies: route='graph' or route='native' (TF's converter quantizes)."
+    )
+  has_params = params is not None
+  inputs, avals = signature.symbolic_inputs(fun, specs, polymorphic_shapes, has_params)
+  if has_params:
+    jax_fun = lambda *xs: fun(params, *xs)  # noqa: E731
+  else:
+    jax_fun = lambda *xs: fun(*xs)  # noqa: E731
+  exported = jax_export.export(
+    jax.jit(jax_fun),
+    platforms=("cpu",),
+    disabled_checks=(_ALL_CUSTOM_CALLS,),
+    # Linear algebra as StableHLO ops and XLA-expanded custom calls, not
+    # LAPACK's, as for TF.
+    _override_lowering_rules=portable_lowering.portable_lowering_rules(),
+  )(*avals)
+  pipeline = targets.LITERT.native_pipeline
+  assert pipeline is not None
+  text = module_rewrite.rewrite(exported.mlir_module(), pipeline)
+  kept = sorted(exported.module_kept_var_idx)
+  content = litert_converter.convert(
+    text,
+    input_names=[inputs[k].name for k in kept],
+    output_names=[signature.output_name(i) for i in range(len(exported.out_avals))],
+  )
+  content = rewrite.simplify(content, "litert")
+  return _checked_model(
+    content, "litert", specs, inputs, jax_fun, quantize, verify, tolerance, kept
   )
 
 
@@ -276,8 +339,10 @@ def to_tflite(
       polymorphic dimensions become dynamic in the model
       (`resize_tensor_input` on LiteRT).
     route: "graph" (graph serialization with enable_xla=False: ordinary TF
-      ops), "native" (the StableHLO module, legalized by the converter), or
-      "auto": the first of graph, native that converts and verifies.
+      ops), "native" (the StableHLO module, legalized by the converter),
+      "litert" (JAX's StableHLO through the standalone litert-converter,
+      without TensorFlow: `pip install "jax2tf[litert]"`), or "auto": the
+      first of graph, native, litert that converts and verifies.
     quantize: None, "float16" (weights), "dynamic_int8" (weights, with
       activations quantized at run time) or "int8" (weights and activations,
       calibrated on `representative_dataset`; inputs and outputs stay float;
@@ -299,7 +364,7 @@ def to_tflite(
     TFLiteConversionError: no route converts with the allowed ops; the
       message names the JAX primitive, the TF op and the remedies.
   """
-  _check_args(route, quantize, representative_dataset, tuple(tolerance))
+  _check_args(route, quantize, representative_dataset, tuple(tolerance), allow_flex)
   require_bool("allow_flex", allow_flex)
   require_bool("verify", verify)
   if params is not None and _param_bytes(params) >= FLATBUFFER_LIMIT:
@@ -315,7 +380,7 @@ def to_tflite(
       stacklevel=2,
     )
   routes = AUTO_ORDER if route == "auto" else (route,)
-  failures = []
+  failures: list[tuple[str, Exception]] = []
   for r in routes:
     try:
       model = _one_route(
@@ -336,11 +401,19 @@ def to_tflite(
       logger.info("to_tflite: route %r failed: %s", r, e)
       failures.append((r, e))
       continue
+    except ImportError as e:
+      # The litert route without litert-converter: auto passes it over.
+      if route != "auto" or r != "litert":
+        raise
+      logger.info("to_tflite: route %r failed: %s", r, e)
+      failures.append((r, e))
+      continue
     logger.info("to_tflite: route %r converted%s", r, " and verified" if verify else "")
     if path is not None:
       artifacts.write_atomically(path, bytes(model))
     return model
   details = "\n\n".join(f"[{r}] {e}" for r, e in failures)
   raise converter.TFLiteConversionError(
-    f"to_tflite: no route converts and verifies with the allowed ops:\n\n{details}"
+    f"to_tflite: no route ({', '.join(routes)}) converts and verifies with the allowed "
+    f"ops:\n\n{details}"
   )

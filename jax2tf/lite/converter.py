@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from jax2tf.deploy import provenance
 from jax2tf.deploy.signature import Traced
+from jax2tf.lite.errors import TFLiteConversionError
 from jax2tf.shapes import dim_eval
 
 QUANTIZATIONS = (None, "float16", "dynamic_int8", "int8")
@@ -22,11 +23,6 @@ QUANTIZATIONS = (None, "float16", "dynamic_int8", "int8")
 # lists "Flex ops: FlexName, ..." / "Custom ops: Name, ...".
 _TF_OP = re.compile(r"\btf\.([A-Z]\w*)")
 _OP_LISTS = re.compile(r"(?:Flex|Custom|TF Select) ops: ([\w, ]+)")
-
-
-class TFLiteConversionError(NotImplementedError):
-  """TF's TFLite converter refused the function (see the message for the
-  JAX primitive, the TF op and the remedies)."""
 
 
 def refused_ops(message: str) -> list[str]:

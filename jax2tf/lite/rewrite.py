@@ -520,7 +520,17 @@ _GRAPH_PASSES = (
   signed_zeros.drop_abs_before_biased_ops,
   _remove_unread,
 )
-PASSES = {"native": _PASSES, "graph": _GRAPH_PASSES}
+# The standalone litert-converter's flatbuffers keep JAX's infinities (it is
+# configured to) and are not planned around TF's converter's shape
+# arithmetic: the special inputs' fixes only.
+_LITERT_PASSES = (
+  special_inputs.sin_keeps_zero_sign,
+  special_inputs.exp_keeps_nan,
+  _remove_unread,
+)
+PASSES = {"native": _PASSES, "graph": _GRAPH_PASSES, "litert": _LITERT_PASSES}
+# The routes whose converter writes infinite constants as finite floats.
+_FINITE_INFINITIES = frozenset({"native", "graph"})
 
 
 def simplify(
@@ -535,8 +545,10 @@ def simplify(
     return content
   # First: the passes below read constants (a MAXIMUM with -inf, a bias
   # that could turn a result infinite).
-  restored = infinities.restore(model, restore_infinities)
-  infinities.warn_unrestored(model, infinities.EVERY_TYPE - restore_infinities)
+  restored = False
+  if route in _FINITE_INFINITIES:
+    restored = infinities.restore(model, restore_infinities)
+    infinities.warn_unrestored(model, infinities.EVERY_TYPE - restore_infinities)
   regions = flatbuffer.stablehlo_regions(model)
   graphs = [Graph(model, n, region=n in regions) for n in range(len(model.subgraphs))]
   for g in graphs:

@@ -12,6 +12,11 @@ jax2tf/native/module_patterns.py, where each pattern says why it exists):
 * "tflite", for `to_tflite(route="native")`: JAX's own ops, with only the
   forms TF's TFLite converter and LiteRT need; LiteRT's kernels are checked
   case by case instead.
+* "litert", for `to_tflite(route="litert")` (the standalone litert-converter,
+  which shares TF's converter's legalizations): those forms, and JAX's values
+  where LiteRT's kernels differ: NaN through float max/min, reductions and
+  clamp (LiteRT's MAXIMUM/MINIMUM return the other operand), and integer
+  division by zero (LiteRT's DIV refuses to run it).
 
 Custom calls that TF cannot execute are then refused at conversion time,
 naming the primitive that produced them, and the module is serialized at
@@ -97,14 +102,29 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.REVERSE_ONE_RUN_AT_A_TIME,
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
   ),
+  "litert": (
+    module_patterns.INLINE_COMPOSITES,
+    module_patterns.DROP_EMPTY_CONCATENATE_OPERANDS,
+    module_patterns.HIDE_TRANSPOSES_FROM_CONSTANT_FIRST_OPS,
+    module_patterns.REVERSE_ONE_RUN_AT_A_TIME,
+    module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
+    module_patterns.INTEGER_DIVISION_BY_ZERO_AS_SELECT,
+    module_patterns.NAN_OUTSIDE_MIN_MAX_REDUCTIONS,
+    module_patterns.PROPAGATE_NAN_IN_MIN_MAX,
+    module_patterns.PROPAGATE_NAN_IN_CLAMP,
+  ),
 }
 
 
-_LOC_NAME = re.compile(r'"([^"]+)"')
+# A quoted name in a location: a name JAX gave (`"jit(f)/mul"(...)`), not a
+# file (`"model.py":3:7`).
+_LOC_NAME = re.compile(r'"([^"]+)"(?!:)')
 
 
-def _primitive_of(op) -> str:
-  names = _LOC_NAME.findall(str(op.location))
+def primitive_of(location) -> str:
+  """The JAX primitive that JAX's lowering named in an op's `location` (an
+  MLIR location, of any MLIR binding, or its text), or "unknown"."""
+  names = _LOC_NAME.findall(str(location))
   for n in names:
     if "/" in n or "(" not in n:
       return n.split("/")[-1]
@@ -117,7 +137,7 @@ def _check_custom_calls(module, allowed_targets: frozenset, allow_all: bool):
     target = ir.StringAttr(op.attributes["call_target_name"]).value
     if allow_all or target in TF_EXECUTABLE_CUSTOM_CALLS or target in allowed_targets:
       continue
-    bad.append((_primitive_of(op), target))
+    bad.append((primitive_of(op.location), target))
   if bad:
     raise UnsupportedCustomCallError(
       _unsupported_message(bad),
@@ -167,6 +187,20 @@ def _unsupported_message(bad) -> str:
   )
 
 
+def rewrite(module_text: str, pipeline: str, *, check=None) -> str:
+  """The module's text rewritten with `PIPELINES[pipeline]`, with its
+  locations (which name the JAX primitive of each op); `check(module)` may
+  refuse the rewritten module first."""
+  if pipeline not in PIPELINES:
+    raise ValueError(f"pipeline: expected one of {sorted(PIPELINES)}, got {pipeline!r}")
+  with mlir.make_ir_context(), ir.Location.unknown():
+    module = ir.Module.parse(module_text)
+    module_patterns.run(module, PIPELINES[pipeline])
+    if check is not None:
+      check(module)
+    return str(module.operation.get_asm(enable_debug_info=True))
+
+
 def rewrite_and_serialize(
   module_text: str,
   consumer: ConsumerVersions,
@@ -178,13 +212,13 @@ def rewrite_and_serialize(
 ) -> bytes:
   """Rewrites the module with `PIPELINES[pipeline]`, checks its custom calls
   and serializes it at the consumer's StableHLO version."""
-  if pipeline not in PIPELINES:
-    raise ValueError(f"pipeline: expected one of {sorted(PIPELINES)}, got {pipeline!r}")
-  with mlir.make_ir_context(), ir.Location.unknown():
-    module = ir.Module.parse(module_text)
-    module_patterns.run(module, PIPELINES[pipeline])
-    _check_custom_calls(module, frozenset(allowed_custom_calls), allow_all_custom_calls)
-    text = str(module.operation.get_asm(enable_debug_info=True))
+  text = rewrite(
+    module_text,
+    pipeline,
+    check=lambda module: _check_custom_calls(
+      module, frozenset(allowed_custom_calls), allow_all_custom_calls
+    ),
+  )
   try:
     return jex_mlir.serialize_portable_artifact(
       text, consumer.stablehlo_version, use_mixed_serialization

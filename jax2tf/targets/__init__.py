@@ -3,6 +3,7 @@
 from jax2tf.targets.target import (
   BIT_OPS,
   LEGALIZATIONS,
+  LITERT,
   TARGETS,
   TF_NO_XLA,
   TF_XLA,
@@ -16,6 +17,7 @@ from jax2tf.targets.target import (
 __all__ = [
   "BIT_OPS",
   "LEGALIZATIONS",
+  "LITERT",
   "TARGETS",
   "TF_NO_XLA",
   "TF_XLA",

@@ -240,7 +240,22 @@ TFJS = dataclasses.replace(
   broadcasts_complex_operands=False,
 )
 
-TARGETS: Mapping[str, Target] = {t.name: t for t in (TF_XLA, TF_NO_XLA, TFLITE, TFLITE_INT8, TFJS)}
+# JAX's StableHLO through the standalone litert-converter (to_tflite route
+# "litert"), without TensorFlow. It shares TF's TFLite converter's
+# legalizations and LiteRT's kernels, so it has every quirk of TFLITE; it
+# reads a native module only, whose pipeline adds to TFLITE's the rewrites
+# that make LiteRT's kernels compute JAX's values (NaN through MAXIMUM and
+# MINIMUM, integer division by zero).
+LITERT = dataclasses.replace(
+  TFLITE,
+  name="litert",
+  title="LiteRT, through the standalone litert-converter",
+  native_pipeline="litert",
+)
+
+TARGETS: Mapping[str, Target] = {
+  t.name: t for t in (TF_XLA, TF_NO_XLA, TFLITE, TFLITE_INT8, TFJS, LITERT)
+}
 
 
 def for_convert(enable_xla: bool) -> Target:

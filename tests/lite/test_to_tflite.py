@@ -326,7 +326,7 @@ def test_builtin_only_by_default_emits_no_warning():
 @pytest.mark.parametrize(
   "kwargs, match",
   [
-    ({"route": "xla"}, "route: expected 'auto', 'graph' or 'native', got 'xla'"),
+    ({"route": "xla"}, "route: expected 'auto', 'graph', 'native' or 'litert', got 'xla'"),
     ({"quantize": "int4"}, "quantize: expected one of"),
     ({"quantize": "int8"}, "quantize='int8' needs representative_dataset"),
     ({"representative_dataset": lambda: []}, "only used with quantize='int8'"),

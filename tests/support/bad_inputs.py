@@ -410,7 +410,7 @@ CATALOGUE: tuple[BadInput, ...] = (
   # ---- to_tflite ----
   _R("tflite_route", "to_tflite", "an unknown route",
      lambda tmp, native: jax2tf.to_tflite(_ident, SPEC, route="fast"),
-     ValueError, ("route: expected 'auto', 'graph' or 'native', got 'fast'",), "convert"),
+     ValueError, ("route: expected 'auto', 'graph', 'native' or 'litert', got 'fast'",), "convert"),
   _R("tflite_quantize", "to_tflite", "an unknown quantization",
      lambda tmp, native: jax2tf.to_tflite(_ident, SPEC, quantize="int4"),
      ValueError, ("quantize: expected one of", "got 'int4'"), "convert"),

@@ -1,0 +1,252 @@
+"""StableHLO to a `.tflite` flatbuffer with the standalone LiteRT converter.
+
+`litert-converter` (pip; no TensorFlow) parses a StableHLO module in its own
+MLIR, legalizes it into TFLite operators (leaving some StableHLO ops as
+LiteRT's builtin `STABLEHLO_*` operators) and writes the flatbuffer with one
+signature. Its refusals come as the text of MLIR diagnostics located in the
+user's source; the module's own locations name the JAX primitive each op
+was lowered from (`"jit(f)/mul"`), so a refusal here names the op, the
+primitive and the line of code.
+
+Nothing here imports TensorFlow.
+"""
+
+import dataclasses
+import os
+import re
+from collections.abc import Sequence
+
+from jax2tf.lite.errors import TFLiteConversionError
+from jax2tf.native.module_rewrite import primitive_of
+
+SIGNATURE = "serving_default"
+INSTALL = 'pip install "jax2tf[litert]" (the litert-converter package)'
+
+
+class LiteRTConversionError(TFLiteConversionError):
+  """litert-converter refused the module: `problems` lists each op it
+  could not convert, with the JAX primitive that emitted it."""
+
+  def __init__(self, message: str, problems: Sequence["Problem"] = ()):
+    super().__init__(message)
+    self.problems = tuple(problems)
+
+  @property
+  def primitives(self) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(p.primitive for p in self.problems))
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+  """One op the converter could not convert."""
+
+  op: str
+  primitive: str  # the JAX primitive, or "unknown"
+  where: str | None  # "file.py:12", the user's line that applied it
+  detail: str = ""
+
+  def describe(self) -> str:
+    at = f" (at {self.where})" if self.where else ""
+    detail = f": {self.detail}" if self.detail else ""
+    return f"{self.op}, emitted for the JAX primitive {self.primitive}{at}{detail}"
+
+
+def _api():
+  try:
+    from litert_converter import converter_api_ext  # pylint: disable=import-outside-toplevel
+    from litert_converter.mlir import ir, passmanager  # pylint: disable=import-outside-toplevel
+  except ModuleNotFoundError as e:
+    raise ImportError(f'to_tflite(route="litert") needs the LiteRT converter: {INSTALL}') from e
+  return converter_api_ext, ir, passmanager
+
+
+def is_installed() -> bool:
+  try:
+    _api()
+  except ImportError:
+    return False
+  return True
+
+
+def _config(api):
+  config = api.ConvertToTFLConfig()
+  # JAX's infinities stay infinite: by default the converter writes +-inf
+  # constants as the largest finite floats (the max of an empty slice would
+  # be -3.4e38, x * inf finite).
+  config.canonicalizing_inf_as_min_max_float = False
+  return config
+
+
+def convert(
+  module_text: str,
+  *,
+  input_names: Sequence[str],
+  output_names: Sequence[str],
+  signature: str = SIGNATURE,
+) -> bytes:
+  """The flatbuffer of the StableHLO module `module_text` (whose `main`
+  takes the inputs and returns the outputs, in order), with one signature
+  `signature` naming them `input_names` and `output_names`.
+
+  Raises:
+    LiteRTConversionError: the converter refused the module; the message
+      names each op it could not convert and the JAX primitive behind it.
+    ImportError: litert-converter is not installed.
+  """
+  api, ir, passmanager = _api()
+  context = ir.Context()
+  api.prepare_mlir_context(context)
+  with context, ir.Location.unknown():
+    try:
+      module = ir.Module.parse(module_text)
+    except Exception as e:  # the binding raises a plain MLIRError/ValueError
+      raise LiteRTConversionError(
+        f"litert-converter cannot read the module (its MLIR is older or newer than JAX's): "
+        f"{_first_errors(str(e))}. Remedy: install the litert-converter version this "
+        f"package pins ({INSTALL})."
+      ) from e
+    _check_arity(ir, module, input_names, output_names)
+    api.set_signature(module.operation, signature, list(input_names), list(output_names))
+    try:
+      api.run_convert_to_tfl_passes(module, passmanager.PassManager(), _config(api))
+    except Exception as e:  # the binding raises a plain ValueError
+      raise _refusal("cannot legalize", str(e), module) from e
+    try:
+      return api.export_flatbuffer_to_bytes(module.operation)
+    except Exception as e:  # the binding raises a plain ValueError
+      raise _refusal("cannot write", str(e), module) from e
+
+
+def _main(ir, module):
+  for op in module.body.operations:
+    op = op.operation
+    if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
+      return op
+  raise ValueError("the module has no function `main` to convert")
+
+
+def _check_arity(ir, module, input_names, output_names) -> None:
+  # The converter reads past the end of a shorter list of names (it fails
+  # with a request for billions of elements).
+  main = _main(ir, module)
+  function_type = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+  for what, names, count in (
+    ("inputs", input_names, len(function_type.inputs)),
+    ("outputs", output_names, len(function_type.results)),
+  ):
+    if len(names) != count:
+      raise ValueError(
+        f"{len(names)} {what} named ({', '.join(names)}), but the module's main has {count}"
+      )
+
+
+# "file.py:3:7: error: failed to legalize operation 'tfl.mul' that was ...".
+# The first follows the binding's own words ("Failed to run converter passes: ").
+_ERROR = re.compile(r"(?m)(?:^|\s)(?:(\S+?):(\d+):(\d+): )?error: (.*)$")
+_NAMED_OP = re.compile(r"operation '([\w.]+)'")
+# The converter's list of TF ops LiteRT has builtin kernels for only through
+# the Flex delegate: "tf.Complex(tensor<4x5xf32>, ...) -> ...".
+_TF_OP = re.compile(r"(?m)^\s*(tf\.\w+)\(")
+# A file location in MLIR's spelling: "file.py":3:7.
+_FILE_LOCATION = re.compile(r'"([^"]+)":(\d+):(\d+)')
+
+
+def _refusal(what: str, message: str, module) -> LiteRTConversionError:
+  ops = _ops(module)
+  problems: list[Problem] = []
+  for file, line, column, text in _ERROR.findall(message):
+    named = _NAMED_OP.search(text)
+    op_name = named.group(1) if named else None
+    # The diagnostic quotes the whole op after a colon; its first words say why.
+    detail = text.split(": %", 1)[0].strip()
+    at = (file, line, column) if file else None
+    matching = [
+      o for o in ops if (op_name is None or o[0] == op_name) and (at is None or at in o[2])
+    ]
+    if not matching and op_name is not None:
+      matching = [o for o in ops if o[0] == op_name]
+    for name, primitive, _, where in matching[:1] or [(op_name or "?", "unknown", set(), None)]:
+      problems.append(Problem(name, primitive, where, detail))
+  for tf_op in dict.fromkeys(_TF_OP.findall(message)):
+    matching = [o for o in ops if o[0] == tf_op]
+    primitive, where = (matching[0][1], matching[0][3]) if matching else ("unknown", None)
+    problems.append(
+      Problem(tf_op, primitive, where, "a TF op that LiteRT runs only through the Flex delegate")
+    )
+  if not problems:
+    # The exporter fails without a word on an op it has no operator for.
+    builtin = _stablehlo_operators()
+    problems = [
+      Problem(name, primitive, where, "no LiteRT operator")
+      for name, primitive, _, where in ops
+      if not _exportable(name, builtin)
+    ]
+  if not problems:
+    # Seen with every loop of a module from JAX (litert-converter 0.5.0):
+    # the exporter fails silently on its tfl.while.
+    problems = [
+      Problem(name, primitive, where, "a loop, which the exporter has been seen to fail on")
+      for name, primitive, _, where in ops
+      if name == "tfl.while"
+    ]
+  problems = list(dict.fromkeys(problems))
+  if problems:
+    listed = "\n  ".join(p.describe() for p in problems)
+  else:
+    listed = _first_errors(message) or "(the converter gives no reason)"
+  return LiteRTConversionError(
+    f"to_tflite (route 'litert'): litert-converter {what} the module:\n  {listed}\n"
+    "Remedies: route='graph' or route='native' (TF's converter, with TensorFlow installed); "
+    "compute the primitive differently (outside the converted function, or with other "
+    "JAX operations).",
+    problems,
+  )
+
+
+def _ops(module) -> list[tuple[str, str, set, str | None]]:
+  """(name, JAX primitive, file locations, the user's line) of every op."""
+  found = []
+
+  def visit(op):
+    for region in op.regions:
+      for block in region:
+        for inner in block.operations:
+          inner = inner.operation
+          location = str(inner.location)
+          files = set(_FILE_LOCATION.findall(location))
+          first = _FILE_LOCATION.search(location)
+          where = f"{os.path.basename(first.group(1))}:{first.group(2)}" if first else None
+          found.append((inner.name, primitive_of(location), files, where))
+          visit(inner)
+
+  visit(module.operation)
+  return found
+
+
+def _stablehlo_operators() -> frozenset[str]:
+  """The StableHLO ops LiteRT's flatbuffer holds as builtin operators, by
+  the names in the converter's own schema (STABLEHLO_DOT_GENERAL is
+  stablehlo.dot_general)."""
+  try:
+    from litert_converter import schema_py_generated  # pylint: disable=import-outside-toplevel
+  except ImportError:
+    return frozenset()
+  return frozenset(
+    "stablehlo." + k[len("STABLEHLO_") :].lower()
+    for k in vars(schema_py_generated.BuiltinOperator)
+    if k.startswith("STABLEHLO_")
+  )
+
+
+def _exportable(name: str, builtin: frozenset[str]) -> bool:
+  dialect = name.split(".", 1)[0]
+  if dialect in ("tfl", "arith", "func", "quantfork", "quant", "builtin"):
+    return True
+  return name in builtin or name == "stablehlo.return"
+
+
+def _first_errors(text: str, limit: int = 3, width: int = 300) -> str:
+  errors = [m[3].split(": %", 1)[0] for m in _ERROR.findall(text)][:limit]
+  if not errors:
+    errors = [text.strip().splitlines()[0]] if text.strip() else []
+  return "; ".join(e if len(e) <= width else e[:width] + "..." for e in errors)

@@ -7,12 +7,9 @@ The target (jax2tf/targets/) names the type legalizations applied here, around
 every rule that accepts them; no rule applies one itself.
 
 Where uint32 is carried as int32 bits (TF.js, which holds no unsigned
-tensors), uint32 values (and PRNG keys, whose data is uint32) travel as
-int32 tensors of the same bits. Rules
-registered with `uint32_as_int32_bits` compute on those; any other rule gets real
-uint32 tensors and gives them back as int32, so it never reads the bits as
-signed numbers, and the uint32 ops it emits make TF.js refuse the graph at
-conversion, naming its primitive.
+tensors), every uint32 value travels as int32 tensors of the same bits
+(jax2tf/graph/bit_lanes.py); the rules that do not take them get real
+uint32 tensors.
 
 Where the target computes in float32 and int32 (TFLite), primitives on
 float16 and bfloat16 compute in float32 lanes and round each result back
@@ -30,11 +27,11 @@ import numpy as np
 import tensorflow as tf
 
 from jax2tf.graph import (
+  bit_lanes,
   float_lanes,
   fusions,
   implicit_broadcasts,
   int_lanes,
-  key_data,
   ordered_lanes,
   registry,
 )
@@ -50,26 +47,6 @@ _WIDENING = (
 )
 
 
-def _holds_uint32(aval) -> bool:
-  if key_data.is_key(aval):
-    aval = key_data.physical_aval(aval)
-  dtype = getattr(aval, "dtype", None)
-  return dtype is not None and np.dtype(dtype) == np.uint32
-
-
-def _from_lanes(x, aval):
-  """A uint32 value carried in int32 lanes, as the uint32 tensor it stands for."""
-  if _holds_uint32(aval) and isinstance(x, tf.Tensor) and x.dtype == tf.int32:
-    return tf.cast(x, tf.uint32)  # same bits: TF's Cast wraps
-  return x
-
-
-def _to_lanes(x, aval):
-  if _holds_uint32(aval) and isinstance(x, tf.Tensor) and x.dtype == tf.uint32:
-    return tf.cast(x, tf.int32)
-  return x
-
-
 def constant(value, aval=None, int32_lanes: bool = False) -> tf.Tensor:
   arr = np.asarray(value)
   if arr.dtype == jax.dtypes.float0:
@@ -78,8 +55,8 @@ def constant(value, aval=None, int32_lanes: bool = False) -> tf.Tensor:
     return tf.zeros(arr.shape, tf.bool)
   if aval is not None and arr.dtype != np.dtype(aval.dtype):
     arr = arr.astype(aval.dtype)
-  if int32_lanes and arr.dtype == np.uint32:
-    arr = arr.view(np.int32)
+  if int32_lanes:
+    arr = bit_lanes.LANES.constant(arr)
   return tf.constant(arr)
 
 
@@ -122,7 +99,7 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
     rule = registry.rule_for(eqn.primitive)
     if rule is None:
       raise registry.missing_rule_error(eqn.primitive, eqn.params)
-    convert_lanes = lanes and not rule.accepts.allows("uint32_as_int32_bits", eqn)
+    convert_lanes = lanes and bit_lanes.takes_real_uint32(eqn, rule)
     rule_fn = rule.fn
     if lanes and not convert_lanes:
       rule_fn = registry.rule_in_lanes(eqn, "uint32_as_int32_bits") or rule_fn
@@ -135,7 +112,7 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
       params = m.widened_params(params)
     rule_env = env
     if convert_lanes:
-      rule_env = _env_taking_uint32(env)
+      rule_env = bit_lanes.env_taking_real_uint32(env)
     elif lanes_of:
       rule_env = _env_in_wide_lanes(env, lanes_of)
     ctx = RuleContext(
@@ -146,33 +123,20 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
     with tf.name_scope(str(eqn.primitive)):
       operands = [read(v) for v in eqn.invars]
       if convert_lanes:
-        operands = [_from_lanes(x, v.aval) for x, v in zip(operands, eqn.invars)]
+        operands = [bit_lanes.LANES.narrow(x, v.aval) for x, v in zip(operands, eqn.invars)]
       for m in lanes_of:
         operands = [m.widen(x) for x in operands]
       outs = rule_fn(ctx, *operands, **params)
       if not eqn.primitive.multiple_results:
         outs = [outs]
       if convert_lanes:
-        outs = [_to_lanes(o, v.aval) for o, v in zip(outs, eqn.outvars)]
+        outs = [bit_lanes.LANES.widen(o) for o in outs]
       for m in lanes_of:
         outs = [m.narrow(o, v.aval) for o, v in zip(outs, eqn.outvars)]
     for v, o in zip(eqn.outvars, outs):
       if type(v).__name__ != "DropVar":
         values[v] = o
   return [read(v) for v in jaxpr.outvars]
-
-
-def _env_taking_uint32(env: LoweringEnv) -> LoweringEnv:
-  """`env` for a rule that computes on real uint32 tensors: the
-  sub-computations it lowers still take and give int32 lanes."""
-
-  def lower_sub(closed_jaxpr, args) -> list:
-    jaxpr = getattr(closed_jaxpr, "jaxpr", closed_jaxpr)
-    args = [_to_lanes(a, v.aval) for a, v in zip(args, jaxpr.invars)]
-    outs = env.lower_jaxpr(closed_jaxpr, args)
-    return [_from_lanes(o, v.aval) for o, v in zip(outs, jaxpr.outvars)]
-
-  return dataclasses.replace(env, lower_jaxpr=lower_sub, uint32_in_lanes=False)
 
 
 def _env_in_wide_lanes(env: LoweringEnv, lanes_of) -> LoweringEnv:

@@ -95,19 +95,16 @@ DROP_EMPTY_CONCATENATE_OPERANDS = Pattern(
 # SavedModel), and each form below computes the same values under XLA.
 
 
-def _transposed(value, depth: int = 16) -> bool:
-  """Whether a transpose reaches `value` through ops whose other operands are
-  constants (the converter moves transposes below such ops)."""
-  for _ in range(depth):
-    if not isinstance(value, ir.OpResult):
-      return False
-    if value.owner.name == "stablehlo.transpose":
-      return True
-    varying = [v for v in value.owner.operands if values.constant_of(v) is None]
-    if len(varying) != 1:
-      return False
-    value = varying[0]
-  return False
+def _transposed(value) -> bool:
+  return quirks.transpose_moves_below(
+    value,
+    is_transpose=lambda v: isinstance(v, ir.OpResult) and v.owner.name == "stablehlo.transpose",
+    varying_operands=lambda v: (
+      [o for o in v.owner.operands if values.constant_of(o) is None]
+      if isinstance(v, ir.OpResult)
+      else []
+    ),
+  )
 
 
 def _hide_transpose_from_constant_first_op(op):

@@ -1,12 +1,14 @@
-"""Converter and runtime quirks, each one predicate on NumPy values.
+"""Converter and runtime quirks, each one predicate, written once.
 
 Every route that meets a quirk asks the same predicate, through a thin
 adapter for its IR: the graph route on a TF constant
-(`tf.get_static_value`), the native route on a StableHLO constant
-(jax2tf/native/stablehlo_values.py). No TensorFlow or JAX here.
+(`tf.get_static_value`) or a TF op's inputs, the native route on a
+StableHLO constant (jax2tf/native/stablehlo_values.py) or an op's operands.
+No TensorFlow or JAX here.
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -46,3 +48,34 @@ def reverse_runs(axes: Iterable[int]) -> list[list[int]]:
     else:
       runs.append([axis])
   return runs
+
+
+# How far a transpose may be from the op it moves to.
+_TRANSPOSE_REACH = 16
+
+
+def transpose_moves_below(
+  value: Any,
+  *,
+  is_transpose: Callable[[Any], bool],
+  varying_operands: Callable[[Any], Sequence[Any]],
+) -> bool:
+  """Whether TF's TFLite converter moves a transpose down to `value`, the
+  second operand of a subtract or divide whose first is a constant, and then
+  rebuilds the op with its operands swapped (3 - transpose(a) became a - 3,
+  TF 2.21's push-transpose-through-ewise; the routes hide the transpose).
+
+  The converter moves a transpose below every op whose other operands are
+  constants: it reaches `value` where a transpose produces it through a
+  chain of such ops. The IR's adapters say whether a value is a transpose's
+  result, and which operands of the op producing it are not constants
+  (none for an argument).
+  """
+  for _ in range(_TRANSPOSE_REACH):
+    if is_transpose(value):
+      return True
+    varying = varying_operands(value)
+    if len(varying) != 1:
+      return False
+    value = varying[0]
+  return False

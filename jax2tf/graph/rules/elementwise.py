@@ -33,6 +33,7 @@ from jax.extend.core import primitives as core_primitives
 from jax2tf.graph import int32_bits, int_lanes, registry, windowing
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
+from jax2tf.targets import quirks
 
 # Integers narrower than 32 bits: several TF and TFLite kernels lack them.
 _NARROW_INTS = (tf.int8, tf.uint8, tf.int16, tf.uint16)
@@ -557,17 +558,12 @@ def _is_constant(t) -> bool:
   return sem.constant_value(t) is not None
 
 
-def _transposed(t, depth: int = 16) -> bool:
-  """Whether a Transpose reaches `t` through ops whose other inputs are
-  constants (the converter moves transposes below such ops)."""
-  for _ in range(depth):
-    if t.op.type == "Transpose":
-      return True
-    varying = [i for i in t.op.inputs if not _is_constant(i)]
-    if len(varying) != 1:
-      return False
-    t = varying[0]
-  return False
+def _transposed(t) -> bool:
+  return quirks.transpose_moves_below(
+    t,
+    is_transpose=lambda t: t.op.type == "Transpose",
+    varying_operands=lambda t: [i for i in t.op.inputs if not _is_constant(i)],
+  )
 
 
 def _constant_first(ctx, op, x, y):

@@ -10,7 +10,7 @@ import jax
 import numpy as np
 import tensorflow as tf
 
-from jax2tf import closures, targets, tf_dims
+from jax2tf import closures, nesting, targets, tf_dims
 from jax2tf.autodiff import gradients
 from jax2tf.dtypes import jax_dtype
 from jax2tf.internals import tf_private
@@ -82,6 +82,7 @@ def converted_function(fun_jax: Callable, options: ConvertOptions) -> Callable:
 
   @functools.wraps(fun_jax)
   def converted_fun_tf(*args, **kwargs):
+    nesting.check_outside_jax_transformations(converted.name)
     return converted(args, kwargs)
 
   converted_fun_tf._jax2tf_converted = converted  # type: ignore[attr-defined]  # for introspection and tests

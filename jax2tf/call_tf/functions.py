@@ -21,6 +21,7 @@ import numpy as np
 import tensorflow as tf
 from jax import export as jax_export
 
+from jax2tf import nesting
 from jax2tf.dtypes import is_differentiable, jax_dtype
 
 
@@ -163,7 +164,8 @@ class PrimalFunction(TfFunction):
 
   def flat_fn(self, *xs):
     args, kwargs = jax.tree_util.tree_unflatten(self.in_tree, xs)
-    res = self.callable_tf(*args, **kwargs)
+    with nesting.running_tf_code_for_jax():
+      res = self.callable_tf(*args, **kwargs)
     leaves, tree = jax.tree_util.tree_flatten(res, is_leaf=lambda x: x is None)
     if any(l is None for l in leaves):
       raise TypeError(

@@ -102,6 +102,9 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
   "threefry4x32_expansion": "jax._src.random.threefry4x32:_threefry4x32_lowering",
   "check_p": "jax._src.checkify:check_p",  # public: checkify.check and debug_check only
   "call_exported_p": "jax._src.export._export:call_exported_p",  # public: Exported.call only
+  # Whether JAX is tracing: jax.core has no public query (a converted
+  # function must not be called then; jax2tf/nesting.py).
+  "trace_state_clean": "jax._src.core:trace_state_clean",
   # The JAX function (a loop of Householder reflections) JAX lowers ormqr with.
   "ormqr_expansion": "jax._src.lax.linalg:_ormqr_lowering",
 }

@@ -781,8 +781,10 @@ def _imag(ctx, x):
 
 
 @register(lax.conj_p)
-def _conj(ctx, x, *, input_dtype):
-  del input_dtype  # the operand's dtype, also available from x
+def _conj(ctx, x, *, input_dtype=None):
+  # input_dtype: the operand's dtype, also available from x (and absent
+  # where conj_p is bound directly, as JAX accepts).
+  del input_dtype
   if not sem.is_complex(x.dtype):
     return convert_to(x, ctx.tf_dtype())  # conj of a real array is complex in JAX
   return tf.math.conj(x)

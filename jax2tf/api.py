@@ -43,8 +43,8 @@ def convert(
   Args:
     fun_jax: a jittable JAX function (or a `jax.jit` of one, which keeps its
       shardings). Arguments and results are pytrees of arrays.
-    polymorphic_shapes: None, a shape spec for a single argument, a sequence of
-      pytree prefixes (one per positional argument), or a dict from parameter
+    polymorphic_shapes: None, a shape spec for every positional argument, a
+      sequence of pytree prefixes (one per positional argument), or a dict from parameter
       names (positional or keyword) to specs. A spec is a string like
       `"(b, _, 28)"` or a `PolyShape`.
     polymorphic_constraints: strings like `"a >= b"`, `"floordiv(b, 2) == a"`.
@@ -107,8 +107,20 @@ def _tf_signature(fun) -> inspect.Signature | None:
     for p in sig.parameters.values()
     if p.kind in (P.POSITIONAL_ONLY, P.POSITIONAL_OR_KEYWORD) and p.default is P.empty
   ]
-  rest = [P("args", P.VAR_POSITIONAL), P("kwargs", P.VAR_KEYWORD)]
+  taken = {p.name for p in required}
+  rest = [
+    P(_unused(n, taken), kind)
+    for n, kind in (("args", P.VAR_POSITIONAL), ("kwargs", P.VAR_KEYWORD))
+  ]
   return sig.replace(parameters=required + rest, return_annotation=P.empty)
+
+
+def _unused(name: str, taken: set) -> str:
+  """`name`, or with underscores before it, unlike any of `taken` (a
+  function may have a parameter called args or kwargs)."""
+  while name in taken:
+    name = "_" + name
+  return name
 
 
 def _op_name(text: str) -> str:
@@ -199,7 +211,7 @@ class _Converted:
     if spec is None:
       return (None,) * len(args), {k: None for k in kwargs}
     if isinstance(spec, (str, PolyShape)):
-      spec = (spec,)
+      spec = (spec,) * len(args)  # one spec for each positional argument, as upstream
     if isinstance(spec, dict) and spec and set(spec) <= set(self.param_names) | set(kwargs):
       positional = tuple(
         spec.get(self.param_names[i]) if i < len(self.param_names) else None

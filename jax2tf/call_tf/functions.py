@@ -166,7 +166,10 @@ class PrimalFunction(TfFunction):
     args, kwargs = jax.tree_util.tree_unflatten(self.in_tree, xs)
     with nesting.running_tf_code_for_jax():
       res = self.callable_tf(*args, **kwargs)
-    leaves, tree = jax.tree_util.tree_flatten(res, is_leaf=lambda x: x is None)
+    # None alone is no results (a function run for its effects, as
+    # tf.print); a None among results is refused.
+    none_is_leaf = None if res is None else (lambda x: x is None)
+    leaves, tree = jax.tree_util.tree_flatten(res, is_leaf=none_is_leaf)
     if any(l is None for l in leaves):
       raise TypeError(
         f"call_tf: the TF function {self.name} returned None inside its "

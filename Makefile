@@ -7,10 +7,12 @@ CONSTRAINTS ?= constraints/py311.txt
 PYTEST_ARGS ?=
 export TF_CPP_MIN_LOG_LEVEL ?= 2
 
+VENV_LITERT ?= .venv-litert
+
 PY312 ?= $(shell ls -d $$(pyenv root 2>/dev/null)/versions/3.12.*/bin/python3.12 2>/dev/null | tail -n 1)
 VENV312 ?= .venv312
 
-.PHONY: chromium compat demo docs test test-all test-py312 test-all-py312 bench bench-quick fuzz install lint format clean
+.PHONY: chromium compat demo docs test test-all test-py312 test-all-py312 test-litert bench bench-quick fuzz install lint format clean
 
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -88,6 +90,28 @@ test-py312: $(VENV312)/.installed
 test-all-py312: $(VENV312)/.installed
 	$(VENV312)/bin/python -m pytest -n 2 -q -k "$(PY312_SELECT)" $(PY312_TESTS) $(PYTEST_ARGS)
 
+# The LiteRT lane: the package as `pip install "jax2tf[litert]"` installs it,
+# without TensorFlow (and Flax, from the examples extra, for the demo model),
+# at the versions of constraints/py311.txt; the tests of what works there
+# (to_tflite's litert route, jax2tf.lite, `jax2tf export --target tflite`,
+# the errors that name the TensorFlow extras). Fails if TensorFlow is
+# importable in the lane.
+LITERT_TESTS ?= tests/lite/test_litert_route.py tests/lite/test_without_tensorflow.py
+NO_TENSORFLOW_CHECK = import importlib.util, sys; \
+  sys.exit("TensorFlow is importable in $(VENV_LITERT), which must run without it" \
+           if importlib.util.find_spec("tensorflow") else 0)
+
+$(VENV_LITERT)/.installed: pyproject.toml constraints/litert.txt
+	$(PYTHON) -m venv $(VENV_LITERT)
+	$(VENV_LITERT)/bin/python -m pip install -q -c constraints/litert.txt -e ".[litert,examples]" \
+	  pytest pytest-xdist
+	$(VENV_LITERT)/bin/python -c '$(NO_TENSORFLOW_CHECK)'
+	touch $@
+
+test-litert: $(VENV_LITERT)/.installed
+	$(VENV_LITERT)/bin/python -c '$(NO_TENSORFLOW_CHECK)'
+	$(VENV_LITERT)/bin/python -m pytest -n 2 -q $(LITERT_TESTS) $(PYTEST_ARGS)
+
 # The full run regenerates docs/benchmarks.md and docs/benchmarks/*.png; the
 # quick one (CI's smoke test) writes only under benchmarks/results/.
 bench: $(VENV)/.installed
@@ -133,4 +157,4 @@ format: $(VENV)/.installed
 	$(VENV)/bin/ruff format $(FORMATTED)
 
 clean:
-	rm -rf $(VENV) $(VENV312) .pytest_cache node_modules
+	rm -rf $(VENV) $(VENV312) $(VENV_LITERT) .pytest_cache node_modules

@@ -3,36 +3,17 @@
 The public names are imported on first use (PEP 562), not by ``import
 jax2tf``: importing TensorFlow and JAX takes seconds, and the command line
 (``jax2tf.cli``, a subpackage, so this module runs first) answers ``--help``
-without either.
+without either. TensorFlow is optional (``pip install "jax2tf[litert]"``
+installs none, see ``jax2tf.extras``): without it, the names that need it
+stand for functions that raise an ImportError naming the extra to install.
 """
 
 import importlib
-import importlib.util
 import sys
 import types
 from typing import TYPE_CHECKING
 
-
-def _require_tensorflow() -> None:
-  # TensorFlow comes with an extra (tensorflow-cpu and tensorflow cannot be
-  # installed together), so a plain install of the package lacks it. Finding
-  # it is enough here: importing it is left to the first name that needs it.
-  try:
-    found = importlib.util.find_spec("tensorflow")
-  except ModuleNotFoundError as e:
-    if e.name != "tensorflow":
-      raise
-    found = None
-  if found is None:
-    raise ImportError(
-      "jax2tf needs TensorFlow, which is not installed; it comes with an extra of "
-      'this package: pip install "jax2tf[cpu]" (tensorflow-cpu) or '
-      'pip install "jax2tf[gpu]" (tensorflow, for GPUs).',
-      name="tensorflow",
-    )
-
-
-_require_tensorflow()
+from jax2tf import extras as _extras
 
 # Public name -> the module that defines it.
 _PUBLIC = {
@@ -40,6 +21,7 @@ _PUBLIC = {
   "call_tf": "jax2tf.call_tf",
   "dtype_of_val": "jax2tf.dtypes",
   "to_tflite": "jax2tf.lite",
+  "to_tflite_signatures": "jax2tf.lite.signatures",
   "DisabledSafetyCheck": "jax2tf.options",
   "PolyShape": "jax2tf.shapes",
   "eval_polymorphic_shape": "jax2tf.shapes",
@@ -48,6 +30,10 @@ _PUBLIC = {
   "install": "jax2tf.dropin",
   "uninstall": "jax2tf.dropin",
 }
+# The public names whose modules import TensorFlow.
+_NEED_TENSORFLOW = frozenset(
+  {"convert", "call_tf", "dtype_of_val", "split_to_logical_devices", "to_tfjs"}
+)
 
 __all__ = [
   "convert",
@@ -82,6 +68,8 @@ else:
   def __getattr__(name: str):
     module = _PUBLIC.get(name)
     if module is not None:
+      if name in _NEED_TENSORFLOW and not _extras.has_tensorflow():
+        return _extras.stand_in(f"jax2tf.{name}")
       value = getattr(importlib.import_module(module), name)
       globals()[name] = value  # later lookups skip this function
       return value

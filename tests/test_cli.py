@@ -419,8 +419,15 @@ def test_parser_choices_match_what_export_implements():
   from jax2tf.cli import export_cmd
 
   assert set(arguments.SERIALIZATIONS) == set(export_cmd.SERIALIZATIONS)
-  assert set(export_cmd.TFLITE_ROUTES) <= {None, *arguments.SERIALIZATIONS}
+  assert set(export_cmd.TFLITE_ROUTES) <= set(arguments.SERIALIZATIONS)
+  assert set(export_cmd.TFLITE_ROUTES.values()) <= set(arguments.TFLITE_ROUTES)
+  assert set(arguments.TFLITE_ROUTES) == {"auto", *jax2tf.lite.api.ROUTES}
   assert set(arguments.TARGETS) == set(export_cmd.DEFAULT_TOLERANCE)
+  # Told apart without TensorFlow, read with it.
+  from jax2tf.cli import tfjs_info
+  from jax2tf.tfjs import graph_model
+
+  assert tfjs_info.MODEL_JSON == graph_model.MODEL_JSON
   assert [c.name for c in cli.COMMANDS] == ["export", "verify", "inspect"]
   for command in cli.COMMANDS:
     assert callable(importlib.import_module(command.module).run)

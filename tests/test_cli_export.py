@@ -96,6 +96,16 @@ def test_export_tflite(tmp_path, capsys):
     assert lite_inspect.flex_ops(f.read()) == []
 
 
+def test_export_tflite_on_the_litert_route(tmp_path, capsys):
+  out = str(tmp_path / "mlp.tflite")
+  status, stdout, err = _run(capsys, "export", MLP, "--target", "tflite", "--route", "litert",
+                             "--out", out, "--quiet", "--json")
+  assert status == 0, err
+  report = json.loads(stdout)
+  assert report["verification"]["ok"] and report["serialization"] == "route 'litert'"
+  assert "litert-converter" in report["versions"]
+
+
 def test_linen_module_with_a_flax_checkpoint(tmp_path, capsys):
   from flax import linen as nn
   from flax import serialization
@@ -226,6 +236,12 @@ def test_refused_conversion_names_the_primitive_and_leaves_no_file(tmp_path, cap
     (["export", MLP, "--target", "tfjs", "--platforms", "cuda", "--out", "{tmp}/m"],
      "--platforms: applies to native serialization"),
     (["verify", "{tmp}", "--against", MLP], "expected a SavedModel directory"),
+    (["export", MLP, "--route", "litert", "--out", "{tmp}/m"],
+     "--route: chooses the route of --target tflite, not of saved_model"),
+    (["export", MLP, "--target", "tflite", "--route", "litert", "--serialization", "native",
+      "--out", "{tmp}/m"], "both choose the route of --target tflite"),
+    (["export", MLP, "--target", "tflite", "--route", "tflite", "--out", "{tmp}/m"],
+     "invalid choice: 'tflite'"),
 ])
 def test_usage_errors_name_what_was_expected(argv, message, tmp_path, capsys):
   status, _, err = _run(capsys, *[a.format(tmp=tmp_path) for a in argv], "--quiet")

@@ -17,7 +17,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-CONSTRAINTS = ("constraints/py311.txt", "constraints/py312.txt")
+CONSTRAINTS = ("constraints/py311.txt", "constraints/py312.txt", "constraints/litert.txt")
 
 
 def _normalized(name: str) -> str:
@@ -97,24 +97,26 @@ class _NoTensorFlow:
     return None
 
 sys.meta_path.insert(0, _NoTensorFlow())
+import jax2tf
+from jax2tf import convert  # the name resolves; calling it needs TensorFlow
 try:
-  import jax2tf
+  convert(abs)
 except ImportError as e:
   print(json.dumps({"type": type(e).__name__, "message": str(e)}))
 else:
-  print(json.dumps({"type": None, "message": "import jax2tf succeeded"}))
+  print(json.dumps({"type": None, "message": "jax2tf.convert succeeded"}))
 """
 
 
 @pytest.mark.subprocess
-def test_import_without_tensorflow_names_the_extras():
+def test_import_without_tensorflow_works_and_convert_names_the_extras():
   env = dict(os.environ, PYTHONPATH=os.pathsep.join(
       [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
   proc = subprocess.run([sys.executable, "-c", _IMPORT_WITHOUT_TF], env=env, cwd=ROOT,
                         capture_output=True, text=True, timeout=300)
   assert proc.returncode == 0, proc.stderr[-2000:]
   result = json.loads(proc.stdout.strip().splitlines()[-1])
-  assert result["type"] == "ImportError", result
+  assert result["type"] == "TensorFlowMissingError", result
   assert 'pip install "jax2tf[cpu]"' in result["message"], result
   assert 'pip install "jax2tf[gpu]"' in result["message"], result
   assert "TensorFlow" in result["message"], result
@@ -154,3 +156,12 @@ def test_wheel_holds_the_package_and_no_test_machinery(tmp_path):
   sources = {p.relative_to(source).as_posix() for p in (source / "jax2tf").rglob("*.py")}
   assert sources <= set(names), sorted(sources - set(names))
   assert {"jax2tf/tfjs/run_model.js", "jax2tf/graph/rules/elementwise.py"} <= set(names)
+
+
+def test_litert_extra_and_its_lane_bring_no_tensorflow():
+  # `pip install "jax2tf[litert]"` and `make test-litert` run without TensorFlow.
+  tensorflow = re.compile(r"^(tensorflow|tf-keras|keras)\b", re.IGNORECASE)
+  extra = PYPROJECT["project"]["optional-dependencies"]["litert"]
+  assert not [r for r in extra if tensorflow.match(r)], extra
+  pinned = (ROOT / "constraints/litert.txt").read_text().splitlines()
+  assert not [line for line in pinned if tensorflow.match(line)], pinned

@@ -12,6 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from jax2tf import extras
 from jax2tf.cli import arguments, errors, logs
 
 PROG = "jax2tf"
@@ -75,9 +76,9 @@ def main(argv: Sequence[str] | None = None) -> int:
   try:
     with logs.quiet_unless(args.verbose):
       return importlib.import_module(args.command_module).run(args)
-  except (errors.UsageError, errors.ConversionRefused) as e:
+  except (errors.UsageError, errors.ConversionRefused, extras.TensorFlowMissingError) as e:
     if args.debug:
       raise
-    what = "error" if isinstance(e, errors.UsageError) else "refused"
+    what = "refused" if isinstance(e, errors.ConversionRefused) else "error"
     print(f"{PROG} {args.command}: {what}: {e}", file=sys.stderr)
-    return e.status
+    return errors.USAGE if isinstance(e, extras.TensorFlowMissingError) else e.status

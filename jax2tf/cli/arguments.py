@@ -14,6 +14,8 @@ from collections.abc import Callable
 TARGETS = ("saved_model", "tflite", "tfjs")
 # --serialization; export_cmd.SERIALIZATIONS maps each to its options.
 SERIALIZATIONS = ("native", "graph", "no-xla")
+# --route: the routes of jax2tf.to_tflite, for --target tflite.
+TFLITE_ROUTES = ("auto", "graph", "native", "litert")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,8 +46,20 @@ def add_check_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _export_arguments(parser: argparse.ArgumentParser) -> None:
-  parser.add_argument("model", help="package.module:NAME (see docs/cli.md for what NAME returns)")
+  parser.add_argument(
+    "model",
+    nargs="?",
+    help="package.module:NAME (see docs/cli.md for what NAME returns); omitted with --signature",
+  )
   parser.add_argument("--target", choices=TARGETS, default="saved_model")
+  parser.add_argument(
+    "--signature",
+    action="append",
+    metavar="NAME=MODEL",
+    help="with --target tflite, instead of MODEL: one signature NAME of one .tflite computing "
+    "MODEL (package.module:NAME); repeat for each, e.g. --signature prefill=lm:prefill "
+    "--signature decode=lm:decode; the models' params are one set of weights, stored once",
+  )
   parser.add_argument(
     "--out", required=True, help="the SavedModel directory, .tflite file or TF.js model directory"
   )
@@ -55,6 +69,14 @@ def _export_arguments(parser: argparse.ArgumentParser) -> None:
     help="native (default for saved_model), graph, or no-xla (graph with enable_xla=False); "
     "for tflite: the route (native or no-xla; default: the first that converts and verifies); "
     "tfjs takes no-xla only",
+  )
+  parser.add_argument(
+    "--route",
+    choices=TFLITE_ROUTES,
+    help="for tflite: the route of jax2tf.to_tflite (litert: JAX's StableHLO through the "
+    "standalone LiteRT converter, without TensorFlow; auto: the first of graph, native and "
+    "litert that converts and verifies); default: auto where TensorFlow is installed, "
+    "else litert",
   )
   parser.add_argument("--platforms", nargs="+", help="native serialization platforms (cpu, cuda)")
   parser.add_argument("--target-tf-version", help="the oldest TensorFlow that must run it")
@@ -79,7 +101,9 @@ EXPORT = Command(
   examples="""\
   jax2tf export mypkg.models:classifier --out /srv/models/classifier
   jax2tf export mypkg.models:classifier --target tflite --out classifier.tflite
-  jax2tf export mypkg.models:classifier --target tfjs --out web/classifier""",
+  jax2tf export mypkg.models:classifier --target tfjs --out web/classifier
+  jax2tf export --signature prefill=mypkg.lm:prefill --signature decode=mypkg.lm:decode \\
+      --target tflite --out lm.tflite""",
   add_arguments=_export_arguments,
   module="jax2tf.cli.export_cmd",
 )

@@ -18,6 +18,7 @@ import sys
 import time
 from typing import Any
 
+from jax2tf import extras
 from jax2tf.cli import export_report, input_sets, inspect_cmd, model_ref, verification
 from jax2tf.cli.errors import ConversionRefused, UsageError
 from jax2tf.cli.progress import Progress
@@ -28,7 +29,8 @@ SERIALIZATIONS = {
   "graph": {"native_serialization": False, "enable_xla": True},
   "no-xla": {"native_serialization": False, "enable_xla": False},
 }
-TFLITE_ROUTES = {None: "auto", "native": "native", "no-xla": "graph"}
+# --serialization (for --target tflite) -> the route of jax2tf.to_tflite.
+TFLITE_ROUTES = {"native": "native", "no-xla": "graph"}
 DEFAULT_TOLERANCE = {"saved_model": (1e-5, 1e-6), "tflite": (1e-4, 1e-4), "tfjs": (1e-4, 1e-4)}
 
 
@@ -57,6 +59,22 @@ def polymorphic_shapes(args, model: model_ref.Model):
       f"{where}: {list(specs)} do not describe the example inputs ({shapes}): {first}"
     ) from e
   return specs
+
+
+def tflite_route(args) -> str:
+  """The route of `to_tflite`: --route, else the one --serialization names,
+  else "auto" where TensorFlow is installed and "litert" (the only route
+  without it) where not."""
+  if args.route is not None and args.serialization is not None:
+    raise UsageError(
+      f"--route {args.route} and --serialization {args.serialization}: both choose the route "
+      "of --target tflite; give --route only"
+    )
+  if args.route is not None:
+    return args.route
+  if args.serialization is not None:
+    return TFLITE_ROUTES[args.serialization]
+  return "auto" if extras.has_tensorflow() else "litert"
 
 
 def _write_saved_model(args, model, poly) -> dict:
@@ -102,7 +120,7 @@ def _write_tflite(args, model, poly) -> dict:
     *model.inputs,
     params=model.params,
     polymorphic_shapes=poly,
-    route=TFLITE_ROUTES[args.serialization],
+    route=tflite_route(args),
     path=args.out,
   )
   return {
@@ -144,14 +162,16 @@ def versions() -> dict:
   import platform  # pylint: disable=import-outside-toplevel
 
   found = {"python": platform.python_version()}
-  for dist in ("jax2tf", "jax", "jaxlib", "tensorflow", "tensorflow-cpu", "ai-edge-litert"):
+  dists = ("jax2tf", "jax", "jaxlib", "tensorflow", "tensorflow-cpu", "ai-edge-litert")
+  for dist in (*dists, "litert-converter"):
     try:
       found[dist] = importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
       pass
-  from jax2tf.tfjs import ops  # pylint: disable=import-outside-toplevel
+  if extras.has_tensorflow():  # jax2tf.tfjs needs it: no TF.js model is made without
+    from jax2tf.tfjs import ops  # pylint: disable=import-outside-toplevel
 
-  found["@tensorflow/tfjs (checked against)"] = ops.TFJS_VERSION
+    found["@tensorflow/tfjs (checked against)"] = ops.TFJS_VERSION
   return found
 
 
@@ -186,15 +206,8 @@ def _serving_inputs(path: str) -> list[dict]:
   return signature["inputs"]
 
 
-def run(args: argparse.Namespace) -> int:
-  with Progress(6, args.quiet) as progress:
-    return _export(args, progress)
-
-
-def _export(args: argparse.Namespace, progress: Progress) -> int:
-  progress(f"loading {args.model}")
-  model = model_ref.load(args.model, args.checkpoint)
-  poly = polymorphic_shapes(args, model)
+def prepare_out(args) -> None:
+  """Refuses an existing --out without --overwrite; creates its folder."""
   if os.path.exists(args.out) and not args.overwrite:
     raise UsageError(f"--out: {args.out} exists; pass --overwrite to replace it")
   parent = os.path.dirname(os.path.abspath(args.out))
@@ -202,6 +215,26 @@ def _export(args: argparse.Namespace, progress: Progress) -> int:
     os.makedirs(parent, exist_ok=True)
   except OSError as e:
     raise UsageError(f"--out: cannot create the folder {parent} ({e.strerror})") from e
+
+
+def run(args: argparse.Namespace) -> int:
+  with Progress(6, args.quiet) as progress:
+    return _export(args, progress)
+
+
+def _export(args: argparse.Namespace, progress: Progress) -> int:
+  if args.signature or args.model is None:
+    from jax2tf.cli import export_signatures  # pylint: disable=import-outside-toplevel
+
+    return export_signatures.export(args, progress)
+  if args.route is not None and args.target != "tflite":
+    raise UsageError(f"--route: chooses the route of --target tflite, not of {args.target}")
+  if args.target != "tflite":
+    extras.require_tensorflow(f"jax2tf export --target {args.target}")
+  progress(f"loading {args.model}")
+  model = model_ref.load(args.model, args.checkpoint)
+  poly = polymorphic_shapes(args, model)
+  prepare_out(args)
   progress(f"converting to {args.target} and writing {args.out}")
   try:
     writer = {"saved_model": _write_saved_model, "tflite": _write_tflite, "tfjs": _write_tfjs}

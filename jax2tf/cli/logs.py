@@ -26,6 +26,8 @@ import sys
 import tempfile
 from collections.abc import Iterator
 
+from jax2tf import extras
+
 LEVEL_VARIABLE = "TF_CPP_MIN_LOG_LEVEL"
 # 3 hides INFO, WARNING and ERROR lines; a failure still reaches the user, as
 # the command's one-line error (or, with --debug, the traceback).
@@ -42,9 +44,9 @@ _ABSL_PREAMBLE = b"WARNING: All log messages before absl::InitializeLog() is cal
 @contextlib.contextmanager
 def quiet_unless(verbose: bool) -> Iterator[None]:
   """Hides TensorFlow's log lines inside the block unless `verbose`; imports
-  TensorFlow (every command needs it) without the lines it prints while
-  loading. Afterwards the environment and the loggers are as they were, for
-  a caller that runs `jax2tf.cli.main` in its own process."""
+  TensorFlow, where installed (most commands need it), without the lines it
+  prints while loading. Afterwards the environment and the loggers are as
+  they were, for a caller that runs `jax2tf.cli.main` in its own process."""
   if verbose:
     yield
     return
@@ -54,7 +56,7 @@ def quiet_unless(verbose: bool) -> Iterator[None]:
   loggers: list[logging.Logger] = []
   levels: list[int] = []
   try:
-    if "tensorflow" not in sys.modules:
+    if "tensorflow" not in sys.modules and extras.has_tensorflow():
       with _filtered_stderr(_min_level()):
         import tensorflow  # noqa: F401  # pylint: disable=import-outside-toplevel,unused-import
     # After TensorFlow, which imports absl.logging: that installs its own

@@ -10,6 +10,7 @@ import collections
 import os
 from collections.abc import Iterable, Iterator
 
+from jax2tf import extras
 from jax2tf.cli import portable_artifact, releases
 from jax2tf.cli.errors import UsageError
 
@@ -29,6 +30,7 @@ def is_saved_model(path: str) -> bool:
 def _parse(path: str):
   # The generated proto module is TensorFlow's public SavedModel format (not
   # tensorflow.python); TF has no public reader that does not load the model.
+  extras.require_tensorflow("reading a SavedModel")
   from tensorflow.core.protobuf import saved_model_pb2  # pylint: disable=import-outside-toplevel
 
   pb_path = os.path.join(path, SAVED_MODEL_PB)

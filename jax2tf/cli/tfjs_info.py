@@ -6,10 +6,12 @@ import collections
 import json
 import os
 
+from jax2tf import extras
 from jax2tf.cli.errors import UsageError
-from jax2tf.tfjs import ops as tfjs_ops
-from jax2tf.tfjs.graph_model import FORMAT, METADATA_KEY, MODEL_JSON
 
+# jax2tf.tfjs.graph_model.MODEL_JSON: that module needs TensorFlow, and telling
+# a TF.js model from the other artifacts must not.
+MODEL_JSON = "model.json"
 _DTYPES = {"DT_FLOAT": "float32", "DT_INT32": "int32", "DT_BOOL": "bool", "DT_INT64": "int64"}
 _ITEM_BYTES = {"float32": 4, "int32": 4, "bool": 1, "complex64": 8}
 
@@ -40,6 +42,11 @@ def _tensors(infos: dict) -> list[dict]:
 
 def read(path: str) -> dict:
   """The report on the TF.js graph model at `path` (see docs/cli.md)."""
+  extras.require_tensorflow("reading a TF.js model")
+  # pylint: disable=import-outside-toplevel
+  from jax2tf.tfjs import ops as tfjs_ops
+  from jax2tf.tfjs.graph_model import FORMAT, METADATA_KEY
+
   folder = path if os.path.isdir(path) else os.path.dirname(path) or "."
   with open(os.path.join(folder, MODEL_JSON), encoding="utf-8") as f:
     try:

@@ -130,17 +130,22 @@ def run_saved_model(path: str, input_names: list[str], sets: dict) -> dict:
   return report
 
 
-def run_tflite(path: str, sets: dict) -> dict:
-  """The flatbuffer on LiteRT, inputs by name in the signature's order."""
+def run_tflite(
+  path: str, sets: dict, signature: str = lite_runtime.SIGNATURE, input_names=None
+) -> dict:
+  """The flatbuffer's `signature` on LiteRT, inputs by name: `input_names`
+  (one per input of a set; those the signature lacks, which JAX dropped,
+  are left out), else the signature's order."""
   with open(path, "rb") as f:
     content = f.read()
   t0 = time.perf_counter()
   interpreter = lite_runtime.interpreter(content)
-  runner = interpreter.get_signature_runner(lite_runtime.SIGNATURE)
+  runner = interpreter.get_signature_runner(signature)
   report: dict[str, Any] = {"load_s": time.perf_counter() - t0, "sets": {}, "jax_loaded": None}
-  names = list(runner.get_input_details())
+  details = runner.get_input_details()
+  names = list(details) if input_names is None else list(input_names)
   for name, inputs in sets.items():
-    kwargs = dict(zip(names, inputs))
+    kwargs = {n: x for n, x in zip(names, inputs) if n in details}
     t0 = time.perf_counter()
     out = lite_runtime.invoke(runner, kwargs)
     first_s = time.perf_counter() - t0

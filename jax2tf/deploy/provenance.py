@@ -4,6 +4,7 @@ line of user code that applied it.
 Graph serialization puts every TF op under a name scope named after the JAX
 primitive it lowers; the jaxpr keeps the user's source lines. Deployment
 converters (TFLite, TF.js) use both to word their refusals in JAX's terms.
+The jaxpr's half needs no TensorFlow (the litert route reads it too).
 """
 
 import collections
@@ -12,7 +13,6 @@ import re
 from collections.abc import Iterable, Iterator
 
 import jax
-import tensorflow as tf
 
 
 def node_defs(graph_def) -> Iterator:
@@ -24,6 +24,8 @@ def node_defs(graph_def) -> Iterator:
 
 def node_dtypes(node) -> set[str]:
   """The names of the dtypes a node's attributes mention (T, SrcT, dtype, ...)."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
   found: set[str] = set()
   for value in node.attr.values():
     enums = list(value.list.type) + ([value.type] if value.HasField("type") else [])

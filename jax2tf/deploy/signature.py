@@ -2,7 +2,9 @@
 freezing): inputs named after the JAX function's parameters, unknown sizes for
 polymorphic dimensions, parameters as variables (which the converter freezes
 into the model's weights), and outputs named `output_0`, `output_1`, ... in the
-order of JAX's flattened result.
+order of JAX's flattened result. The names and symbolic shapes of the inputs
+and outputs need no TensorFlow: the litert route, which takes no TF function,
+names its signature with them.
 """
 
 import dataclasses
@@ -14,10 +16,8 @@ from typing import Any
 
 import jax
 import numpy as np
-import tensorflow as tf
 
 from jax2tf import shapes
-from jax2tf.api import converted_function
 from jax2tf.deploy import provenance
 from jax2tf.options import make_options
 
@@ -36,7 +36,7 @@ class Traced:
   """A tf.function ready for the converter, and what it was made from."""
 
   function: Any  # a tf.function with an input signature
-  module: tf.Module  # holds the parameter variables
+  module: Any  # a tf.Module, which holds the parameter variables
   inputs: tuple[InputSpec, ...]
   output_tree: Any  # the treedef of JAX's result
   jax_fun: Callable  # inputs -> result, parameters bound, for verification
@@ -132,6 +132,8 @@ def _convert(fun: Callable, polymorphic_shapes, convert_options: dict) -> Callab
   """`jax2tf.convert` without gradients, with the route's options (which may
   name the target, beyond convert's parameters, and
   native_serialization_platforms, target_tf_version or disabled_checks)."""
+  from jax2tf.api import converted_function  # pylint: disable=import-outside-toplevel
+
   options = make_options(
     polymorphic_shapes=polymorphic_shapes,
     polymorphic_constraints=(),
@@ -156,6 +158,8 @@ def trace(
 ) -> Traced:
   """`fun` (called as fun(params, *inputs) when params is given) as a
   tf.function over `specs`, converted with `convert_options`."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+
   has_params = params is not None
   inputs = input_specs(fun, specs, polymorphic_shapes, has_params)
   poly = None if polymorphic_shapes is None else list(polymorphic_shapes)

@@ -10,9 +10,9 @@ all NaN, as in JAX; the unfused chain's MAXIMUM and SUM drop the NaN).
 """
 
 import numpy as np
-from tensorflow.lite.python import schema_py_generated as schema
 
 from jax2tf.lite.flatbuffer import Graph
+from jax2tf.lite.litert_schema import schema
 
 Op = schema.BuiltinOperator
 

@@ -9,9 +9,10 @@ import jax
 import numpy as np
 from jax import export as jax_export
 
-from jax2tf import targets
+from jax2tf import extras, targets
 from jax2tf.deploy import artifacts, provenance, signature
-from jax2tf.lite import converter, infinities, litert_converter, rewrite, runtime
+from jax2tf.lite import infinities, litert_converter, rewrite, runtime
+from jax2tf.lite.errors import TFLiteConversionError
 from jax2tf.native import module_rewrite, portable_lowering
 from jax2tf.options import require_bool
 
@@ -22,13 +23,17 @@ logger = logging.getLogger("jax2tf.lite")
 # StableHLO module inside XlaCallModule, which the converter legalizes: JAX's
 # own module, without the rewrites that make TF's XLA compute JAX's answers.
 # The litert route takes no TF function: JAX's own StableHLO, rewritten by its
-# target's pipeline, goes to the standalone litert-converter.
+# target's pipeline, goes to the standalone litert-converter. The other two
+# need TensorFlow (and import TF's converter, lite/converter.py, when taken).
 ROUTES: dict[str, dict[str, Any]] = {
   "graph": {"native_serialization": False, "enable_xla": False, "target": targets.TFLITE},
   "native": {"native_serialization": True, "target": targets.TFLITE},
   "litert": {"target": targets.LITERT},
 }
 AUTO_ORDER = ("graph", "native", "litert")
+# The routes that need no TensorFlow: what "auto" tries where it is missing.
+WITHOUT_TENSORFLOW = ("litert",)
+QUANTIZATIONS = (None, "float16", "dynamic_int8", "int8")
 DEFAULT_TOLERANCE = (1e-4, 1e-4)
 
 # Primitives whose native-route lowering LiteRT runs with its own MAXIMUM /
@@ -108,8 +113,8 @@ def _check_args(route, quantize, representative_dataset, tolerance, allow_flex):
       "allow_flex=True: route 'litert' writes builtin LiteRT operators only (the standalone "
       "litert-converter has no TF ops); use route='graph' or 'native' for the Flex delegate"
     )
-  if quantize not in converter.QUANTIZATIONS:
-    raise ValueError(f"quantize: expected one of {converter.QUANTIZATIONS}, got {quantize!r}")
+  if quantize not in QUANTIZATIONS:
+    raise ValueError(f"quantize: expected one of {QUANTIZATIONS}, got {quantize!r}")
   if quantize == "int8" and representative_dataset is None:
     raise ValueError(
       "quantize='int8' needs representative_dataset: a callable returning an iterable "
@@ -213,6 +218,9 @@ def _one_route(
 ) -> LiteModel:
   if route == "litert":
     return _litert_route(fun, specs, params, polymorphic_shapes, quantize, verify, tolerance)
+  extras.require_tensorflow(f"to_tflite(route={route!r})")
+  from jax2tf.lite import converter  # pylint: disable=import-outside-toplevel
+
   convert_options = ROUTES[route]
   if quantize == "int8":
     # int8 tensors hold no -0.0: the rules leave out the 1/x that tells the
@@ -245,18 +253,30 @@ def _one_route(
 
 
 def _checked_model(
-  content, route, specs, inputs, jax_fun, quantize, verify, tolerance, kept=None
+  content,
+  route,
+  specs,
+  inputs,
+  jax_fun,
+  quantize,
+  verify,
+  tolerance,
+  kept=None,
+  signature=runtime.SIGNATURE,
 ) -> LiteModel:
   """The model, verified on LiteRT against `jax.jit(jax_fun)` when `verify`.
   `kept`: the positions of the inputs the model takes, where it takes fewer
-  than `jax_fun` (JAX drops the arguments nothing reads)."""
+  than `jax_fun` (JAX drops the arguments nothing reads). `signature`: the
+  model's signature that computes `jax_fun`."""
   kept = tuple(range(len(inputs))) if kept is None else tuple(kept)
   names = tuple(inputs[k].name for k in kept)
   max_error = None
   if verify:
     args = _example_inputs(specs, inputs)
     try:
-      actual = runtime.run(content, *[args[k] for k in kept], input_names=names)
+      actual = runtime.run(
+        content, *[args[k] for k in kept], input_names=names, signature=signature
+      )
     except (RuntimeError, ValueError) as e:
       # LiteRT raises ValueError for an operator it has no kernel for.
       raise VerificationError(f"route {route!r}: LiteRT fails to run the model: {e}") from e
@@ -283,6 +303,22 @@ def _litert_route(fun, specs, params, polymorphic_shapes, quantize, verify, tole
       f"to_tflite (route 'litert'): quantize={quantize!r} is not available on this route "
       "yet. Remedies: route='graph' or route='native' (TF's converter quantizes)."
     )
+  text, inputs, kept, n_outputs, jax_fun = _litert_module(fun, specs, params, polymorphic_shapes)
+  content = litert_converter.convert(
+    text,
+    input_names=[inputs[k].name for k in kept],
+    output_names=[signature.output_name(i) for i in range(n_outputs)],
+  )
+  content = rewrite.simplify(content, "litert")
+  return _checked_model(
+    content, "litert", specs, inputs, jax_fun, quantize, verify, tolerance, kept
+  )
+
+
+def _litert_module(fun, specs, params, polymorphic_shapes):
+  """(module text, inputs, kept, number of outputs, jax_fun): `fun` exported
+  by `jax.export` and rewritten by the LITERT target's pipeline; its `main`
+  takes the inputs at the positions `kept` and returns the outputs."""
   has_params = params is not None
   inputs, avals = signature.symbolic_inputs(fun, specs, polymorphic_shapes, has_params)
   if has_params:
@@ -301,15 +337,26 @@ def _litert_route(fun, specs, params, polymorphic_shapes, quantize, verify, tole
   assert pipeline is not None
   text = module_rewrite.rewrite(exported.mlir_module(), pipeline)
   kept = sorted(exported.module_kept_var_idx)
-  content = litert_converter.convert(
-    text,
-    input_names=[inputs[k].name for k in kept],
-    output_names=[signature.output_name(i) for i in range(len(exported.out_avals))],
+  return text, inputs, kept, len(exported.out_avals), jax_fun
+
+
+def _routes(route: str) -> tuple[tuple[str, ...], str]:
+  """The routes to try, and what the error says of those left untried."""
+  if route != "auto":
+    return (route,), ""
+  if extras.has_tensorflow():
+    return AUTO_ORDER, ""
+  skipped = [r for r in AUTO_ORDER if r not in WITHOUT_TENSORFLOW]
+  logger.info(
+    "to_tflite: TensorFlow is not installed; route 'auto' tries %s only (not %s)",
+    ", ".join(WITHOUT_TENSORFLOW),
+    ", ".join(skipped),
   )
-  content = rewrite.simplify(content, "litert")
-  return _checked_model(
-    content, "litert", specs, inputs, jax_fun, quantize, verify, tolerance, kept
+  untried = (
+    f" (TensorFlow is not installed, so route 'auto' tried {', '.join(WITHOUT_TENSORFLOW)} "
+    f"only, not {', '.join(skipped)}: {extras.INSTALL})"
   )
+  return tuple(r for r in AUTO_ORDER if r in WITHOUT_TENSORFLOW), untried
 
 
 def to_tflite(
@@ -342,7 +389,9 @@ def to_tflite(
       ops), "native" (the StableHLO module, legalized by the converter),
       "litert" (JAX's StableHLO through the standalone litert-converter,
       without TensorFlow: `pip install "jax2tf[litert]"`), or "auto": the
-      first of graph, native, litert that converts and verifies.
+      first of graph, native, litert that converts and verifies (litert
+      only, where TensorFlow is not installed; the graph and native routes
+      need it).
     quantize: None, "float16" (weights), "dynamic_int8" (weights, with
       activations quantized at run time) or "int8" (weights and activations,
       calibrated on `representative_dataset`; inputs and outputs stay float;
@@ -379,7 +428,7 @@ def to_tflite(
       "(tensorflow-lite-select-tf-ops), which adds several MB",
       stacklevel=2,
     )
-  routes = AUTO_ORDER if route == "auto" else (route,)
+  routes, untried = _routes(route)
   failures: list[tuple[str, Exception]] = []
   for r in routes:
     try:
@@ -395,7 +444,7 @@ def to_tflite(
         verify,
         tolerance,
       )
-    except (converter.TFLiteConversionError, VerificationError) as e:
+    except (TFLiteConversionError, VerificationError) as e:
       if route != "auto":
         raise
       logger.info("to_tflite: route %r failed: %s", r, e)
@@ -413,7 +462,7 @@ def to_tflite(
       artifacts.write_atomically(path, bytes(model))
     return model
   details = "\n\n".join(f"[{r}] {e}" for r, e in failures)
-  raise converter.TFLiteConversionError(
+  raise TFLiteConversionError(
     f"to_tflite: no route ({', '.join(routes)}) converts and verifies with the allowed "
-    f"ops:\n\n{details}"
+    f"ops{untried}:\n\n{details}"
   )

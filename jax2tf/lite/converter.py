@@ -17,8 +17,6 @@ from jax2tf.deploy.signature import Traced
 from jax2tf.lite.errors import TFLiteConversionError
 from jax2tf.shapes import dim_eval
 
-QUANTIZATIONS = (None, "float16", "dynamic_int8", "int8")
-
 # A converter message names refused ops as `'tf.Name'`, `tf.Name(` or in
 # lists "Flex ops: FlexName, ..." / "Custom ops: Name, ...".
 _TF_OP = re.compile(r"\btf\.([A-Z]\w*)")

@@ -10,7 +10,8 @@ index); `dump` drops what nothing uses and renumbers the rest.
 import flatbuffers
 import ml_dtypes
 import numpy as np
-from tensorflow.lite.python import schema_py_generated as schema
+
+from jax2tf.lite.litert_schema import schema
 
 TensorType = schema.TensorType
 

@@ -9,11 +9,11 @@ FILE_IDENTIFIER = b"TFL3"
 
 
 def _schema():
-  try:
-    from ai_edge_litert import schema_py_generated  # pylint: disable=import-outside-toplevel
-  except ModuleNotFoundError as e:
-    raise ImportError('reading a .tflite model needs LiteRT: pip install "jax2tf[tflite]"') from e
-  return schema_py_generated
+  # Imported when first read: the ImportError of a missing schema (saying
+  # what to install) comes from the function called, not from this import.
+  from jax2tf.lite.litert_schema import schema  # pylint: disable=import-outside-toplevel
+
+  return schema
 
 
 def is_tflite(model: bytes) -> bool:

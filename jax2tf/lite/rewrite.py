@@ -41,10 +41,10 @@ dropped and the rest renumbered, in signatures too.
 """
 
 import numpy as np
-from tensorflow.lite.python import schema_py_generated as schema
 
 from jax2tf.lite import activations, flatbuffer, infinities, signed_zeros, special_inputs
 from jax2tf.lite.flatbuffer import NUMPY_TYPES, WEIGHT_CHANNEL_AXIS, Graph, fused_activation, ints
+from jax2tf.lite.litert_schema import schema
 
 Op = schema.BuiltinOperator
 Options = schema.BuiltinOptions

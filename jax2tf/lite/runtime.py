@@ -28,19 +28,31 @@ def interpreter(model: bytes, num_threads: int | None = None):
   return litert.Interpreter(model_content=bytes(model), num_threads=num_threads)
 
 
-def run(model: bytes, *args, input_names=None, num_threads: int | None = None, **named):
+def run(
+  model: bytes,
+  *args,
+  input_names=None,
+  num_threads: int | None = None,
+  signature: str = SIGNATURE,
+  **named,
+):
   """The model's outputs, as a list in the order of JAX's flattened result.
 
   Inputs go by name (`run(model, x=..., y=...)`), or positionally in the JAX
   function's order: that order is `input_names`, else the `input_names` of a
   `LiteModel` from `to_tflite` (a flatbuffer's signature lists its inputs by
   name only, so a model read from a file with several inputs needs names).
-  Polymorphic dimensions take the sizes of the inputs.
+  Polymorphic dimensions take the sizes of the inputs. `signature`: the
+  signature to run, for a model with several (`to_tflite_signatures`).
   """
-  runner = interpreter(model, num_threads).get_signature_runner(SIGNATURE)
+  litert_interpreter = interpreter(model, num_threads)
+  available = litert_interpreter.get_signature_list()
+  if signature not in available:
+    raise ValueError(f"signature: the model has {sorted(available)}, not {signature!r}")
+  runner = litert_interpreter.get_signature_runner(signature)
   details = runner.get_input_details()
   if args:
-    order = input_names if input_names is not None else getattr(model, "input_names", None)
+    order = input_names if input_names is not None else _input_order(model, signature)
     if order is None and len(details) == 1:
       order = tuple(details)
     if order is None:
@@ -66,6 +78,18 @@ def run(model: bytes, *args, input_names=None, num_threads: int | None = None, *
     feed[name] = arg
   outputs = invoke(runner, feed)
   return [np.asarray(outputs[k]) for k in sorted(outputs, key=output_index)]
+
+
+def _input_order(model, signature: str):
+  """The positional order of the inputs of `signature` that the model
+  carries: a `LiteModel`'s `input_names` (its one signature), or the
+  `signature_inputs` of a model with several."""
+  several = getattr(model, "signature_inputs", None)
+  if several is not None:
+    return several.get(signature)
+  if signature == SIGNATURE:
+    return getattr(model, "input_names", None)
+  return None
 
 
 def invoke(runner, feed: dict) -> dict:

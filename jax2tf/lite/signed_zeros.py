@@ -13,9 +13,9 @@ changes nothing but the sign of a zero, and that sign is lost anyway when:
 """
 
 import numpy as np
-from tensorflow.lite.python import schema_py_generated as schema
 
 from jax2tf.lite.flatbuffer import WEIGHT_CHANNEL_AXIS, Graph, fused_activation
+from jax2tf.lite.litert_schema import schema
 
 Op = schema.BuiltinOperator
 Activation = schema.ActivationFunctionType

@@ -13,9 +13,9 @@ instead would give each such primitive several ops in TF too.
 """
 
 import numpy as np
-from tensorflow.lite.python import schema_py_generated as schema
 
 from jax2tf.lite.flatbuffer import Graph
+from jax2tf.lite.litert_schema import schema
 
 Op = schema.BuiltinOperator
 Options = schema.BuiltinOptions

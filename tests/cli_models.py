@@ -34,6 +34,19 @@ def igamma_only():
   return {"fn": lax.igamma, "inputs": [a, x]}
 
 
+def _scaled_shift(zeta, alpha):
+  return zeta * 3.0 - alpha
+
+
+def two_inputs_out_of_name_order():
+  """Inputs whose names do not sort in the function's order, of different
+  values: a check that pairs them by sorted name computes something else."""
+  return {
+    "fn": _scaled_shift,
+    "inputs": [np.arange(4, dtype=np.float32), np.full((4,), 10.0, np.float32)],
+  }
+
+
 def not_a_model():
   return {"fn": 3, "inputs": []}
 

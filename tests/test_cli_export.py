@@ -96,6 +96,24 @@ def test_export_tflite(tmp_path, capsys):
     assert lite_inspect.flex_ops(f.read()) == []
 
 
+@pytest.mark.parametrize("route", ["native", "litert"])
+def test_export_tflite_checks_inputs_in_the_functions_order(tmp_path, capsys, route):
+  out = str(tmp_path / "shift.tflite")
+  status, _, err = _run(capsys, "export", "tests.cli_models:two_inputs_out_of_name_order",
+                        "--target", "tflite", "--route", route, "--out", out, "--quiet")
+  assert status == 0, err
+  checked = _report(out)["verification"]
+  assert checked["ok"]
+  assert all(o["max_abs_error"] == 0.0 for e in checked["sets"].values() for o in e["outputs"])
+  # `jax2tf verify` of the written model, read back from its file.
+  status, stdout, err = _run(capsys, "verify", out, "--against",
+                             "tests.cli_models:two_inputs_out_of_name_order", "--quiet", "--json")
+  assert status == 0, err
+  checked = json.loads(stdout)["verification"]
+  assert checked["ok"]
+  assert all(o["max_abs_error"] == 0.0 for e in checked["sets"].values() for o in e["outputs"])
+
+
 def test_export_tflite_on_the_litert_route(tmp_path, capsys):
   out = str(tmp_path / "mlp.tflite")
   status, stdout, err = _run(capsys, "export", MLP, "--target", "tflite", "--route", "litert",

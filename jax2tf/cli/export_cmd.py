@@ -175,8 +175,12 @@ def versions() -> dict:
   return found
 
 
-def verify_artifact(path: str, kind: str, model, poly, rtol, atol, progress) -> dict:
-  """The check of `export`, on the artifact at `path` (see verification)."""
+def verify_artifact(
+  path: str, kind: str, model, poly, rtol, atol, progress, input_names=None
+) -> dict:
+  """The check of `export`, on the artifact at `path` (see verification).
+  `input_names`: the model's inputs in the function's order, where its
+  signature lists them otherwise (a flatbuffer's, by name)."""
   sets, notes = input_sets.input_sets(model.inputs, poly)
   progress(f"running jax.jit on {len(sets)} input set(s)")
   reference = verification.jax_reference(model.jax_fun(), sets)
@@ -189,7 +193,7 @@ def verify_artifact(path: str, kind: str, model, poly, rtol, atol, progress) -> 
     ran = verification.run_tfjs(path, sets)
   else:
     progress("running the flatbuffer on LiteRT")
-    ran = verification.run_tflite(path, sets)
+    ran = verification.run_tflite(path, sets, input_names=input_names)
   result = verification.check(ran, reference, rtol, atol)
   result.update(notes=notes, rtol=rtol, atol=atol, jax_loaded_by_runtime=ran.get("jax_loaded"))
   if ran.get("jax_loaded"):
@@ -246,7 +250,9 @@ def _export(args: argparse.Namespace, progress: Progress) -> int:
   default_rtol, default_atol = DEFAULT_TOLERANCE[args.target]
   rtol = default_rtol if args.rtol is None else args.rtol
   atol = default_atol if args.atol is None else args.atol
-  checked = verify_artifact(args.out, args.target, model, poly, rtol, atol, progress)
+  checked = verify_artifact(
+    args.out, args.target, model, poly, rtol, atol, progress, written["input_names"]
+  )
   progress("inspecting the artifact")
   report = {
     "model": args.model,

@@ -10,6 +10,7 @@ import sys
 from jax2tf.cli import export_cmd, export_report, inspect_cmd, model_ref
 from jax2tf.cli.errors import UsageError
 from jax2tf.cli.progress import Progress
+from jax2tf.deploy import signature
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,7 +34,14 @@ def _verify(args: argparse.Namespace, progress: Progress) -> int:
       f"{args.path}: its signature takes {n_inputs} inputs, {args.against} gives "
       f"{len(model.inputs)}"
     )
-  checked = export_cmd.verify_artifact(args.path, kind, model, poly, rtol, atol, progress)
+  # The names the converters give the inputs: a flatbuffer's signature
+  # lists them by name, not in the function's order.
+  names = [
+    i.name for i in signature.input_specs(model.fn, model.inputs, poly, model.params is not None)
+  ]
+  checked = export_cmd.verify_artifact(
+    args.path, kind, model, poly, rtol, atol, progress, input_names=names
+  )
   report = {
     "command": "verify",
     "model": args.against,

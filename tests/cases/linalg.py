@@ -108,6 +108,18 @@ def _cmp_eigvals_any_order(args, jout, tout, tol):
   _close(np.array(paired), np.asarray(jout).reshape(-1), tol, "eigenvalues (in any order)")
 
 
+def _cmp_eig_left_and_right(args, jout, tout, tol):
+  """Eigenvalues in any order, and each eigenvector paired with its own:
+  left ones u (u^H A = w u^H) and right ones v (A v = w v), of unit norm."""
+  (x,) = args
+  w, vl, vr = tout
+  _cmp_eigvals_any_order(args, jout[0], w, tol)
+  uh = np.conj(vl).T
+  _close(uh @ x, w[:, None] * uh, tol, "left eigenvectors: U^H A = diag(w) U^H")
+  _close(x @ vr, vr * w, tol, "right eigenvectors: A V = V diag(w)")
+  _close(np.linalg.norm(vl, axis=0), np.ones(len(w)), tol, "left eigenvectors of unit norm")
+
+
 def _cmp_lu(args, jout, tout, tol):
   (x,) = args
   lu, _, perm = tout
@@ -172,6 +184,10 @@ CASES += [
          V(np.array([1., 1., 1., 0.]), F32), A(4, 2), tol=_LA_TOL),
     case("eig", lambda x: jnp.linalg.eig(x)[0], A(4, 4), refuse=_EIG_LAPACK_ONLY,
          compare=_cmp_eigvals_any_order, gaps=_NO_XLA_KERNEL_FOR_EIG),
+    # lax.linalg.eig's default: left eigenvectors too, which TF's Eig does
+    # not compute; the rule takes them from the inverse of the right ones.
+    case("eig_left_and_right_eigenvectors", lambda x: lax.linalg.eig(x), A(3, 3),
+         refuse=_EIG_LAPACK_ONLY, compare=_cmp_eig_left_and_right, gaps=_NO_XLA_KERNEL_FOR_EIG),
     case("eigvals", jnp.linalg.eigvals, A(3, 3), refuse=_EIG_LAPACK_ONLY, slow=True,
          compare=_cmp_eigvals_any_order, gaps=_NO_XLA_KERNEL_FOR_EIG),
     # Real, well separated eigenvalues that LAPACK and TF list in other orders.
@@ -531,8 +547,6 @@ def _refused_everywhere(name, fun, arg, primitive, native_primitive, why):
 
 
 CASES += [
-    _refused_everywhere("eig_left_eigenvectors", lambda x: lax.linalg.eig(x), rand((3, 3)),
-                        "eig", "eig", "TF's Eig computes no left eigenvectors"),
     _refused_everywhere("schur_3x3", lambda x: lax.linalg.schur(x), rand((3, 3)), "schur",
                         "schur", "TensorFlow has no Schur decomposition op"),
 ]

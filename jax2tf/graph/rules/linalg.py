@@ -428,13 +428,6 @@ def _eig(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors, **par
     compute_right_eigenvectors=compute_right_eigenvectors,
     **params,
   )
-  if compute_left_eigenvectors:
-    raise registry.unsupported_params_error(
-      ctx.primitive,
-      params,
-      "TensorFlow's Eig computes no left eigenvectors (jnp.linalg.eig and "
-      "eigvals do not ask for them)",
-    )
   _require_lapack_dtype(ctx, params, x)
   _refuse_under_jit_compile(
     "eig",
@@ -443,10 +436,27 @@ def _eig(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors, **par
     "eig on CPU to a LAPACK custom call, which TensorFlow cannot run either)",
   )
   x, ok = _finite_or_identity(x)
+  if not (compute_left_eigenvectors or compute_right_eigenvectors):
+    return [_nan_unless(ok, tf.linalg.eigvals(x))]
+  w, v = tf.linalg.eig(x)
+  outs = [w]
+  if compute_left_eigenvectors:
+    # TF's Eig computes right eigenvectors only. From A = V diag(w) V^-1,
+    # V^-1 A = diag(w) V^-1: row j of V^-1 is the conjugate transpose of a
+    # left eigenvector for w[j], in the same order as w.
+    outs.append(_as_lapack_eigenvectors(tf.linalg.adjoint(tf.linalg.inv(v))))
   if compute_right_eigenvectors:
-    w, v = tf.linalg.eig(x)
-    return [_nan_unless(ok, w), _nan_unless(ok, v)]
-  return [_nan_unless(ok, tf.linalg.eigvals(x))]
+    outs.append(v)
+  return [_nan_unless(ok, o) for o in outs]
+
+
+def _as_lapack_eigenvectors(v):
+  """The columns of `v` scaled as LAPACK's geev scales eigenvectors: norm 1,
+  the component of largest modulus real and positive."""
+  v = v / tf.cast(tf.norm(v, axis=-2, keepdims=True), v.dtype)
+  largest = tf.gather(v, tf.argmax(tf.abs(v), axis=-2), axis=-2, batch_dims=len(v.shape) - 2)
+  largest = tf.linalg.diag_part(largest)[..., None, :]
+  return v * tf.math.conj(largest) / tf.cast(tf.abs(largest), v.dtype)
 
 
 # -- tridiagonal solve

@@ -123,6 +123,27 @@ def _unused(name: str, taken: set) -> str:
   return name
 
 
+@functools.cache
+def _trackable_wrappers() -> dict:
+  """The types tf.Module wraps its list, tuple and dict attributes in (TF's
+  trackable data structures), each mapped to the plain type it wraps."""
+  m = tf.Module()
+  m.as_tuple, m.as_list, m.as_dict = (tf.Module(),), [tf.Module()], {"k": tf.Module()}
+  return {type(m.as_tuple): tuple, type(m.as_list): list, type(m.as_dict): dict}
+
+
+def _plain_containers(x):
+  """`x` with TF's trackable wrappers made the plain lists, tuples and dicts
+  that JAX's pytrees know: parameters kept as variables of a tf.Module come
+  in them (`m.params = tf.nest.map_structure(tf.Variable, params)`)."""
+  kind = _trackable_wrappers().get(type(x), type(x))
+  if kind is dict:
+    return {k: _plain_containers(v) for k, v in x.items()}
+  if kind in (list, tuple):
+    return kind(_plain_containers(v) for v in x)
+  return x
+
+
 def _op_name(text: str) -> str:
   return re.sub(r"[^A-Za-z0-9_.\-/]", "_", text)
 
@@ -258,6 +279,7 @@ class _Converted:
 
   # -- calling -------------------------------------------------------------
   def __call__(self, args: tuple, kwargs: dict):
+    args, kwargs = _plain_containers((args, kwargs))
     path_leaves, in_tree = jax.tree_util.tree_flatten_with_path((args, kwargs))
     names = [self._leaf_name(p) for p, _ in path_leaves]
     tensors = [self._tf_leaf(x, n) for (_, x), n in zip(path_leaves, names)]

@@ -68,3 +68,32 @@ def test_declared_results_of_a_function_with_none():
   f = jax2tf.call_tf(_no_results, output_shape_dtype=jax.ShapeDtypeStruct((3,), jnp.float32))
   with pytest.raises(ValueError, match="output_shape_dtype"):
     f(np.zeros(3, np.float32))
+
+
+def test_parameters_kept_in_a_tf_module_are_pytrees(tmp_path):
+  # tf.Module wraps list, tuple and dict attributes in TF's trackable
+  # containers: the usual way to save parameters as variables.
+  rng = np.random.default_rng(0)
+  params = {
+    "dense": [rng.normal(size=(3, 4)).astype(np.float32), np.float32([0.5, -1, 0, 2])],
+    "scale": (np.float32(2.0),),
+  }
+
+  def f(p, x):
+    w, b = p["dense"]
+    return (x @ w + b) * p["scale"][0]
+
+  module = tf.Module()
+  module.params = tf.nest.map_structure(tf.Variable, params)
+  converted = jax2tf.convert(f, polymorphic_shapes=[None, "(b, 3)"])
+  module.f = tf.function(
+    lambda x: converted(module.params, x),
+    autograph=False,
+    input_signature=[tf.TensorSpec([None, 3], tf.float32)],
+  )
+  x = rng.normal(size=(5, 3)).astype(np.float32)
+  want = np.asarray(jax.jit(f)(params, x))
+  np.testing.assert_allclose(module.f(x).numpy(), want, rtol=1e-6)
+  tf.saved_model.save(module, str(tmp_path))
+  loaded = tf.saved_model.load(str(tmp_path))
+  np.testing.assert_allclose(loaded.f(x).numpy(), want, rtol=1e-6)

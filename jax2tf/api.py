@@ -123,6 +123,12 @@ def _unused(name: str, taken: set) -> str:
   return name
 
 
+def _may_change_shape(leaf) -> bool:
+  """Whether a graph value can have another shape at run time than its
+  static one: not a variable's read (a variable of a known shape keeps it)."""
+  return not isinstance(leaf, tf.Variable)
+
+
 @functools.cache
 def _trackable_wrappers() -> dict:
   """The types tf.Module wraps its list, tuple and dict attributes in (TF's
@@ -198,7 +204,7 @@ class _Converted:
           f"argument {name} has TF dtype {t.dtype.name}, which JAX "
           "cannot represent; pass numeric or boolean tensors"
         )
-      if not tf.executing_eagerly() and t.shape.rank is not None:
+      if not tf.executing_eagerly() and t.shape.rank is not None and _may_change_shape(leaf):
         # A concrete function does not check the shapes it is called with;
         # without this a mismatch surfaces inside XlaCallModule as an
         # anonymous "invalid refinement for argument 0".
@@ -438,8 +444,11 @@ class _Lowered:
       module = self._lazy.get_or_make("assertions", self._lower_assertions)
       # A control edge suffices: tf2xla compiles in an order that respects it.
       assertions = assertions + _NativeBackend.call(module, tensors)
+    # Graph ops read the arguments one by one: each waits for the checks.
+    # XlaCallModule runs once all its arguments are there: one suffices.
+    gated = len(tensors) if self.backend is _GraphBackend else 1
     with tf.control_dependencies(assertions):
-      return [tf.identity(t) for t in tensors]
+      return [tf.identity(t) for t in tensors[:gated]] + list(tensors[gated:])
 
   def _call_module(self, tensors):
     return self.backend.call(self.module, self._checked(tensors))

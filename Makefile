@@ -114,10 +114,11 @@ test-litert: $(VENV_LITERT)/.installed
 
 # The full run regenerates docs/benchmarks.md and docs/benchmarks/*.png; the
 # quick one (CI's smoke test) writes only under benchmarks/results/.
-bench: $(VENV)/.installed
+# Both time TF.js in Node.
+bench: $(VENV)/.installed node_modules/.installed
 	$(PY) -m benchmarks.run
 
-bench-quick: $(VENV)/.installed
+bench-quick: $(VENV)/.installed node_modules/.installed
 	$(PY) -m benchmarks.run --quick
 
 # Differential fuzzing against jax.jit (docs/fuzzing.md): random lax programs in

@@ -76,6 +76,17 @@ def bind_dimension_variables(
   return {v: dim_eval.evaluate(e, env, TFDimArithmetic) for v, e in solution.items()}
 
 
+def _formatted(pieces) -> tf.Tensor:
+  """The message of `pieces` (text, dimension values) as a string tensor: in
+  one StringFormat op, which puts each value where its piece was, unless a
+  text holds the op's placeholder "{}"."""
+  texts = [p if isinstance(p, str) else str(p) for p in pieces if not isinstance(p, tf.Tensor)]
+  if any("{}" in t for t in texts):
+    return tf.strings.join([p if isinstance(p, str) else tf.strings.as_string(p) for p in pieces])
+  template = "".join("{}" if isinstance(p, tf.Tensor) else str(p) for p in pieces)
+  return tf.strings.format(template, [p for p in pieces if isinstance(p, tf.Tensor)])
+
+
 def _message(constraint, env, arith) -> list:
   pieces = []
   for p in constraint.error_message_pieces:
@@ -111,11 +122,7 @@ def _assertions(constraints, env) -> list:
       if c.comp == jax_private.Comparator.EQ
       else tf.greater_equal(left, right)
     )
-    pieces = [
-      p if isinstance(p, str) else tf.strings.as_string(p)
-      for p in _message(c, env, TFDimArithmetic)
-    ]
-    message = tf.strings.join(pieces)
+    message = _formatted(_message(c, env, TFDimArithmetic))
     with tf.control_dependencies(ops[-1:]):
       if not tf_private.tracing_for_xla():
         # Assert prints its data escaped (\'d\' for JAX's 'd'); StringToNumber

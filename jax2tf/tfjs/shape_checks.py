@@ -2,8 +2,8 @@
 
 Graph serialization checks at call time that the inputs satisfy the
 polymorphic specs (`b >= 1`, dimensions that must be equal, divisibility)
-with `Assert` and a message formatted by `AsString` and `StringJoin`, none of
-which TF.js has. Each check becomes a `Reshape` of one element to the shape
+with `Assert` and a message formatted by `StringFormat` (or `AsString` and
+`StringJoin`), none of which TF.js has. Each check becomes a `Reshape` of one element to the shape
 `[ok]`: TF.js runs it as a no-op while the condition holds and fails the
 model with "Size(1) must match the product of shape 0" when it does not, so
 that inputs outside the specs stop the model as they do in TF instead of
@@ -28,14 +28,18 @@ def _const_string(node) -> str | None:
   return value.item().decode() if value.size == 1 else None
 
 
+_FORMATTERS = ("StringFormat", "StringJoin")
+
+
 def _upstream_join(name: str, by_name, depth: int = 3):
-  """The first StringJoin feeding the Assert's data: the message itself, or
-  read by StringToNumber through a Select where the check fails (tf_dims)."""
+  """The first StringFormat or StringJoin feeding the Assert's data: the
+  message itself, or read by StringToNumber through a Select where the check
+  fails (tf_dims)."""
   frontier = [name]
   for _ in range(depth):
     nodes = [by_name.get(n.lstrip("^").split(":")[0]) for n in frontier]
     nodes = [n for n in nodes if n is not None]
-    joined = next((n for n in nodes if n.op == "StringJoin"), None)
+    joined = next((n for n in nodes if n.op in _FORMATTERS), None)
     if joined is not None:
       return joined
     frontier = [i for n in nodes for i in n.input if not i.startswith("^")]
@@ -47,8 +51,10 @@ def _message(assert_node, by_name) -> str:
   if len(assert_node.input) < 2:
     return ""
   joined = _upstream_join(assert_node.input[1], by_name)
-  if joined is None or joined.op != "StringJoin":
+  if joined is None:
     return ""
+  if joined.op == "StringFormat":
+    return joined.attr["template"].s.decode().replace("{}", _HOLE)
   pieces = []
   for name in joined.input:
     text = _const_string(by_name[name.split(":")[0]])

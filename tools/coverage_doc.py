@@ -186,7 +186,9 @@ def render() -> str:
     "## Refusals",
     "",
     "Native serialization raises `UnsupportedCustomCallError`, graph serialization "
-    "`NotImplementedError`.",
+    "`NotImplementedError`, `to_tflite` `TFLiteConversionError` (on the litert route "
+    "`LiteRTConversionError`, naming the op that litert-converter cannot convert), "
+    "`to_tfjs` `TFJSConversionError`.",
     "",
   ]
   lines += _refusals(cases)

@@ -7,12 +7,19 @@ error, or a result that differs from JAX), and writes the column's recorded
 file of each family whole, `tests/cases/recorded/<column>/<family>.json`
 (`tests/support/recorded.py` describes it): its `no_kernel` and `gaps`
 entries. Cases not selected keep their entries, and so do the cases the file
-lists as varying by CPU. A case that kills the runtime is pinned as crashing
-it.
+lists as varying by CPU. A case that kills the runtime (or the converter,
+which runs in the process too) is pinned as crashing it.
 
     .venv/bin/python tools/record_column.py tflite_native --family reductions -j 2
     .venv/bin/python tools/record_column.py tflite --cases 'max|min'
     .venv/bin/python tools/record_column.py tfjs -j 2
+    .venv/bin/python tools/record_column.py tflite_litert -j 2
+
+A refusal is filed under `no_kernel` by the JAX primitive it blames and what
+it names: the TF op LiteRT or TF.js has no kernel for, the dtype TF.js has no
+tensors of, or, on the litert route, the MLIR op litert-converter cannot
+convert ("vhlo.fft_v1"). A converter failure that blames no primitive is a
+gap.
 
 Then run the column's tests (`-k "litert"` or `-k "node"`) and `make docs`.
 """
@@ -32,6 +39,9 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 _CRASH_WHY = "LiteRT's interpreter crashes running it (pinned in a child process)"
+# A crash before the model exists: the converter's (litert-converter aborts
+# the process on some modules, in its own LLVM).
+_CONVERTER_CRASH_WHY = "the converter crashes converting it (pinned in a child process)"
 
 
 # --------------------------------------------------------------------------
@@ -75,8 +85,9 @@ def _convert_and_run(column: str, ser, fun, args, polymorphic_shapes):
   return (lambda: lite.run(model, *args)), None
 
 
-def _outcome(column: str, case, ser) -> dict:
-  """What the column does with `case`: {"kind": "pass" | "no_kernel" | "gap", ...}."""
+def _outcome(column: str, case, ser, converted=lambda: None) -> dict:
+  """What the column does with `case`: {"kind": "pass" | "no_kernel" | "gap", ...}.
+  `converted()` is called once the model exists, before it runs."""
   import jax
 
   from tests.support import compare
@@ -94,6 +105,7 @@ def _outcome(column: str, case, ser) -> dict:
     )
     if refused is not None:
       return refused
+    converted()
     try:
       outputs = run()
       actual = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(expected), outputs)
@@ -121,13 +133,17 @@ def _conversion_outcome(column: str, message: str) -> dict:
   ]
   if blamed:
     first = blamed[0]
+    # A dtype is filed as "dtype D"; a TF op or an MLIR op by its name.
+    names_dtype = first.kind in (refusals.TENSORS, refusals.SIGNATURE)
     return {
       "kind": "no_kernel",
       "primitive": first.primitive or "signature",
-      "op": first.name if first.kind == refusals.KERNEL else f"dtype {first.name}",
+      "op": f"dtype {first.name}" if names_dtype else first.name,
     }
   if column == "tfjs":
     return {"kind": "gap", "why": "to_tfjs refuses it", "error": _pattern(message)}
+  if column == "tflite_litert":
+    return _litert_failure(message)
   if "so it is not run" in message:
     return {
       "kind": "gap",
@@ -143,6 +159,23 @@ def _conversion_outcome(column: str, message: str) -> dict:
     else "the converter fails on it"
   )
   return {"kind": "gap", "why": why, "error": "TF's TFLite converter failed"}
+
+
+def _litert_failure(message: str) -> dict:
+  """A gap for a refusal of the litert route that blames no primitive: the
+  converter failed on an op it could not trace to one, or named no op."""
+  step = re.search(r"litert-converter cannot \w+", message)
+  legalize = re.search(r"failed to legalize operation '([\w.]+)'", message)
+  why = (
+    f"litert-converter has no lowering for {legalize.group(1)}"
+    if legalize
+    else "litert-converter fails on it"
+  )
+  return {
+    "kind": "gap",
+    "why": why,
+    "error": re.escape(step.group(0)) if step else _pattern(message),
+  }
 
 
 def _runtime_outcome(column: str, error: Exception) -> dict:
@@ -189,7 +222,8 @@ def _pattern(message: str, length: int = 40) -> str:
 
 
 def _worker(column: str, names: list[str], progress: pathlib.Path):
-  """Runs `names` one by one; each line of `progress` is a start or a result."""
+  """Runs `names` one by one; each line of `progress` is a start, the end of
+  a conversion or a result."""
   from tests.support import case as case_lib
   from tests.support import collect
 
@@ -199,7 +233,12 @@ def _worker(column: str, names: list[str], progress: pathlib.Path):
     for name in names:
       out.write(json.dumps({"start": name}) + "\n")
       out.flush()
-      result = _outcome(column, by_id[name], ser)
+
+      def converted(name=name):
+        out.write(json.dumps({"converted": name}) + "\n")
+        out.flush()
+
+      result = _outcome(column, by_id[name], ser, converted)
       out.write(json.dumps({"case": name, **result}) + "\n")
       out.flush()
 
@@ -228,6 +267,7 @@ def _selected(column: str, families: list[str], pattern: str | None) -> list:
 def _run_part(column: str, names: list[str], progress: pathlib.Path, done_counter):
   """Runs `names` in child processes, restarting after a crash."""
   results: dict[str, dict] = {}
+  converted: set[str] = set()
   remaining = list(names)
   # The converter writes pages of MLIR diagnostics to stderr for each refusal.
   log_path = progress.with_suffix(".log")
@@ -246,6 +286,8 @@ def _run_part(column: str, names: list[str], progress: pathlib.Path, done_counte
           entry = json.loads(line)
           if "start" in entry:
             started = entry["start"]
+          elif "converted" in entry:
+            converted.add(entry["converted"])
           elif entry["case"] not in results:
             results[entry["case"]] = entry
             done_counter(entry)
@@ -261,7 +303,7 @@ def _run_part(column: str, names: list[str], progress: pathlib.Path, done_counte
         results[started] = {
           "case": started,
           "kind": "gap",
-          "why": _CRASH_WHY,
+          "why": _CRASH_WHY if started in converted else _CONVERTER_CRASH_WHY,
           "error": "crashes LiteRT",
         }
         done_counter(results[started])
@@ -330,7 +372,9 @@ def update_family(family: str, column: str, results: dict[str, dict]) -> None:
 
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("column", help="the deployment column: tflite, tflite_native or tfjs")
+  parser.add_argument(
+    "column", help="the deployment column: tflite, tflite_native, tflite_litert or tfjs"
+  )
   parser.add_argument("--family", action="append", default=[], help="only this rule family")
   parser.add_argument("--cases", help="only cases whose name matches this regex")
   parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)

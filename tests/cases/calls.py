@@ -135,8 +135,9 @@ CASES.add("call_exported", lambda x: _exported_sin().call(x) + 1, A(2, 3),
 
 
 # ---------------------------------------------------------------------------
-# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# The deployment columns (LiteRT on each route, TF.js): the cases each refuses
 # for want of a kernel and those it runs otherwise than XLA, recorded from runs
 # of the column (tools/record_column.py) in tests/cases/recorded/<column>/calls.json.
 CASES[:] = recorded.apply(CASES, "tflite_native", "calls")
+CASES[:] = recorded.apply(CASES, "tflite_litert", "calls")
 CASES[:] = recorded.apply(CASES, "tfjs", "calls")

@@ -212,13 +212,14 @@ CASES += [
         x, tpu=lambda x: x + 1, cuda=lambda x: x + 2), rand((3,)),
          refuse=refused("platform_index", "no branch for the CPU platform", "graph"),
          gaps=gaps("JAX has no CPU lowering without a CPU branch (jax.jit fails too)",
-                   ["native"], error="platform_index")),
+                   ["native", "tflite_litert"], error="platform_index")),
 ]
 
 # ---------------------------------------------------------------------------
-# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# The deployment columns (LiteRT on each route, TF.js): the cases each refuses
 # for want of a kernel and those it runs otherwise than XLA, recorded from runs
 # of the column (tools/record_column.py) in tests/cases/recorded/<column>/control_flow.json.
 CASES[:] = recorded.apply(CASES, "tflite", "control_flow")
 CASES[:] = recorded.apply(CASES, "tflite_native", "control_flow")
+CASES[:] = recorded.apply(CASES, "tflite_litert", "control_flow")
 CASES[:] = recorded.apply(CASES, "tfjs", "control_flow")

@@ -175,9 +175,10 @@ CASES += [
 ]
 
 # ---------------------------------------------------------------------------
-# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# The deployment columns (LiteRT on each route, TF.js): the cases each refuses
 # for want of a kernel and those it runs otherwise than XLA, recorded from runs
 # of the column (tools/record_column.py) in tests/cases/recorded/<column>/conv.json.
 CASES[:] = recorded.apply(CASES, "tflite", "conv")
 CASES[:] = recorded.apply(CASES, "tflite_native", "conv")
+CASES[:] = recorded.apply(CASES, "tflite_litert", "conv")
 CASES[:] = recorded.apply(CASES, "tfjs", "conv")

@@ -55,9 +55,10 @@ CASES += [
 ]
 
 # ---------------------------------------------------------------------------
-# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# The deployment columns (LiteRT on each route, TF.js): the cases each refuses
 # for want of a kernel and those it runs otherwise than XLA, recorded from runs
 # of the column (tools/record_column.py) in tests/cases/recorded/<column>/fft.json.
 CASES[:] = recorded.apply(CASES, "tflite", "fft")
 CASES[:] = recorded.apply(CASES, "tflite_native", "fft")
+CASES[:] = recorded.apply(CASES, "tflite_litert", "fft")
 CASES[:] = recorded.apply(CASES, "tfjs", "fft")

@@ -218,9 +218,10 @@ for _name, _fn in _SAMPLERS.items():
                 np.array([0, _seed], u32), tol=(1e-5, 1e-6), slow=True)
 
 # ---------------------------------------------------------------------------
-# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# The deployment columns (LiteRT on each route, TF.js): the cases each refuses
 # for want of a kernel and those it runs otherwise than XLA, recorded from runs
 # of the column (tools/record_column.py) in tests/cases/recorded/<column>/random.json.
 CASES[:] = recorded.apply(CASES, "tflite", "random")
 CASES[:] = recorded.apply(CASES, "tflite_native", "random")
+CASES[:] = recorded.apply(CASES, "tflite_litert", "random")
 CASES[:] = recorded.apply(CASES, "tfjs", "random")

@@ -330,9 +330,10 @@ CASES += [
 ]
 
 # ---------------------------------------------------------------------------
-# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# The deployment columns (LiteRT on each route, TF.js): the cases each refuses
 # for want of a kernel and those it runs otherwise than XLA, recorded from runs
 # of the column (tools/record_column.py) in tests/cases/recorded/<column>/reductions.json.
 CASES[:] = recorded.apply(CASES, "tflite", "reductions")
 CASES[:] = recorded.apply(CASES, "tflite_native", "reductions")
+CASES[:] = recorded.apply(CASES, "tflite_litert", "reductions")
 CASES[:] = recorded.apply(CASES, "tfjs", "reductions")

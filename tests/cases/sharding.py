@@ -42,7 +42,8 @@ if hasattr(layout, "explicit_layout"):  # jax 0.12 on: relayout to and from a gi
                      "TensorFlow has no handler for", "native")))
 
 # ---------------------------------------------------------------------------
-# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# The deployment columns (LiteRT on each route, TF.js): the cases each refuses
 # for want of a kernel and those it runs otherwise than XLA, recorded from runs
 # of the column (tools/record_column.py) in tests/cases/recorded/<column>/sharding.json.
+CASES[:] = recorded.apply(CASES, "tflite_litert", "sharding")
 CASES[:] = recorded.apply(CASES, "tfjs", "sharding")

@@ -163,9 +163,10 @@ CASES += [
 ]
 
 # ---------------------------------------------------------------------------
-# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# The deployment columns (LiteRT on each route, TF.js): the cases each refuses
 # for want of a kernel and those it runs otherwise than XLA, recorded from runs
 # of the column (tools/record_column.py) in tests/cases/recorded/<column>/sorting.json.
 CASES[:] = recorded.apply(CASES, "tflite", "sorting")
 CASES[:] = recorded.apply(CASES, "tflite_native", "sorting")
+CASES[:] = recorded.apply(CASES, "tflite_litert", "sorting")
 CASES[:] = recorded.apply(CASES, "tfjs", "sorting")

@@ -202,9 +202,10 @@ with jax.enable_x64(True):
   CASES += _table([F64], x64=True)
 
 # ---------------------------------------------------------------------------
-# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# The deployment columns (LiteRT on each route, TF.js): the cases each refuses
 # for want of a kernel and those it runs otherwise than XLA, recorded from runs
 # of the column (tools/record_column.py) in tests/cases/recorded/<column>/special.json.
 CASES[:] = recorded.apply(CASES, "tflite", "special")
 CASES[:] = recorded.apply(CASES, "tflite_native", "special")
+CASES[:] = recorded.apply(CASES, "tflite_litert", "special")
 CASES[:] = recorded.apply(CASES, "tfjs", "special")

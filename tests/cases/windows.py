@@ -396,9 +396,10 @@ CASES += [
 ]
 
 # ---------------------------------------------------------------------------
-# The deployment columns (LiteRT on both routes, TF.js): the cases each refuses
+# The deployment columns (LiteRT on each route, TF.js): the cases each refuses
 # for want of a kernel and those it runs otherwise than XLA, recorded from runs
 # of the column (tools/record_column.py) in tests/cases/recorded/<column>/windows.json.
 CASES[:] = recorded.apply(CASES, "tflite", "windows")
 CASES[:] = recorded.apply(CASES, "tflite_native", "windows")
+CASES[:] = recorded.apply(CASES, "tflite_litert", "windows")
 CASES[:] = recorded.apply(CASES, "tfjs", "windows")

@@ -1,12 +1,13 @@
 """The recorded expectations of the deployment columns (tests/support/recorded.py)
 and their recorder's rewriting (tools/record_column.py)."""
 
+import re
 import shutil
 
 import pytest
 
 from tests.support import case as case_lib
-from tests.support import recorded
+from tests.support import recorded, refusals
 from tools import record_column
 
 
@@ -94,3 +95,40 @@ def test_recorder_refuses_a_gap_where_the_family_records_nothing(recorded_copy):
     record_column.update_family("calls", "tflite", {"x": {"kind": "gap", "why": "w", "error": "e"}})
   record_column.update_family("calls", "tflite", {"x": {"kind": "pass"}})
   assert not recorded.path("tflite", "calls").exists()
+
+
+def test_litert_refusals_are_filed_by_primitive_and_mlir_op():
+  pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
+  import jax.numpy as jnp
+  import numpy as np
+
+  import jax2tf
+
+  with pytest.raises(NotImplementedError) as info:
+    jax2tf.to_tflite(jnp.fft.fft, np.ones(4, np.complex64), route="litert", verify=False)
+  message = str(info.value)
+  assert refusals.missing(message) == [
+    refusals.Missing(refusals.OPERATOR, "vhlo.fft_v1", primitive="fft")
+  ]
+  outcome = record_column._conversion_outcome("tflite_litert", message)  # pylint: disable=protected-access
+  assert outcome == {"kind": "no_kernel", "primitive": "fft", "op": "vhlo.fft_v1"}
+  [c] = case_lib.in_column(
+    [case_lib.case("fft_case", jnp.fft.fft, np.ones(4, np.complex64))],
+    "tflite_litert",
+    no_kernel={("fft", "vhlo.fft_v1"): ["fft_case"]},
+  )
+  assert c.refusal("tflite_litert") == case_lib.Refusal(
+    "fft", "TFLite (LiteRT), litert route cannot convert the op vhlo.fft_v1"
+  )
+
+
+def test_a_litert_refusal_that_blames_no_primitive_is_a_gap():
+  message = (
+    "to_tflite (route 'litert'): litert-converter cannot write the module:\n"
+    "  ?, emitted for the JAX primitive unknown: no LiteRT operator\n"
+    "Remedies: route='graph' or route='native'"
+  )
+  assert refusals.missing(message) == [refusals.Missing(refusals.OPERATOR, "?")]
+  outcome = record_column._conversion_outcome("tflite_litert", message)  # pylint: disable=protected-access
+  assert outcome["kind"] == "gap" and outcome["why"] == "litert-converter fails on it"
+  assert re.search(outcome["error"], message)

@@ -96,6 +96,20 @@ SERIALIZATIONS = (
     parent="native",
     modes=("litert",),
   ),
+  # jax2tf.to_tflite(route="litert"): JAX's own StableHLO, rewritten by the
+  # LITERT target's pipeline, through the standalone litert-converter (no
+  # TensorFlow), on LiteRT. No parent: native serialization's refusals are
+  # its own custom-call check and TF's XlaCallModule, neither of which this
+  # route has (it leaves every custom call to the converter, which refuses
+  # in its own words), so every case runs here and what the converter
+  # refuses is recorded for this column alone.
+  Serialization(
+    "tflite_litert",
+    "TFLite (LiteRT), litert route",
+    types.MappingProxyType({"route": "litert"}),
+    ("route='graph'", "route='native'"),
+    modes=("litert",),
+  ),
   # jax2tf.to_tfjs: the graph_no_xla function as a TF.js graph model, run by
   # the pure JavaScript TF.js (cpu backend) in Node.
   Serialization(
@@ -507,9 +521,12 @@ def in_column(
 
   no_kernel: {(JAX primitive, TF op): case names}: the runtime has no kernel
     for the TF op that the primitive's rule emits, and conversion refuses it;
-    or {(JAX primitive or "signature", "dtype D"): case names}: the runtime
-    has no tensors of dtype D, which the primitive computes in (or the
-    function takes or returns).
+    or {(JAX primitive, MLIR op): case names}: the converter of a route that
+    takes StableHLO (litert) cannot convert the op ("vhlo.fft_v1",
+    "stablehlo.custom_call", "tfl.select_v2") that JAX lowered the primitive
+    to, and refuses it; or {(JAX primitive or "signature", "dtype D"): case
+    names}: the runtime has no tensors of dtype D, which the primitive
+    computes in (or the function takes or returns).
   gaps: {(why, error): case names}: the case runs there but fails with an
     error matching `error` (a runtime kernel that differs from XLA's).
   varies_by_cpu: {case name: what it does on other CPUs} for gapped cases
@@ -518,12 +535,14 @@ def in_column(
   ser = serialization(serialization_name)
   refusals: dict[str, Refusal] = {}
   for (primitive, op), names in no_kernel.items():
-    # `op` is a TF op, or "dtype D" where the runtime has no tensors of D.
-    reason = (
-      f"{ser.title} has no {op.split()[1]} tensors"
-      if op.startswith("dtype ")
-      else f"no {ser.title} kernel for the TF op {op}"
-    )
+    # `op` is a TF op, an MLIR op (dialect.name), or "dtype D" where the
+    # runtime has no tensors of D.
+    if op.startswith("dtype "):
+      reason = f"{ser.title} has no {op.split()[1]} tensors"
+    elif "." in op:
+      reason = f"{ser.title} cannot convert the op {op}"
+    else:
+      reason = f"no {ser.title} kernel for the TF op {op}"
     for name in names:
       refusals[name] = Refusal(primitive, reason)
   column_gaps: dict[str, Gap] = {}

@@ -1,12 +1,14 @@
 """What the deployment columns do with each family's cases, recorded as data.
 
 `tests/cases/recorded/<column>/<family>.json` holds, for one deployment
-column (`tflite`, `tflite_native`, `tfjs`) and one rule family, the cases that
-the column refuses for want of a kernel and those it runs otherwise than JAX:
+column (`tflite`, `tflite_native`, `tflite_litert`, `tfjs`) and one rule
+family, the cases that the column refuses for want of a kernel (or, on the
+litert route, of a conversion of an MLIR op) and those it runs otherwise than
+JAX:
 
     {
       "gaps": [{"cases": [names], "error": regex, "why": reason}, ...],
-      "no_kernel": [{"cases": [names], "op": TF op or "dtype D",
+      "no_kernel": [{"cases": [names], "op": TF op, MLIR op or "dtype D",
                      "primitive": JAX primitive or "signature"}, ...],
       "varies_by_cpu": {name: {"elsewhere": regex or "", "why": reason}, ...}
     }
@@ -44,7 +46,7 @@ _CPU_FIELDS = ("elsewhere", "why")
 class Recorded:
   """One column's recorded expectations for one family."""
 
-  # {(JAX primitive, TF op or "dtype D"): case names}
+  # {(JAX primitive, TF op, MLIR op (the litert route) or "dtype D"): case names}
   no_kernel: dict[tuple[str, str], list[str]] = dataclasses.field(default_factory=dict)
   # {(why, error pattern): case names}
   gaps: dict[tuple[str, str], list[str]] = dataclasses.field(default_factory=dict)

@@ -7,6 +7,11 @@ runtime lacks:
     dtype uint8 (TF.js has no uint8 tensors), in ops emitted for the JAX primitive ...
     input 'x' is uint8; a TF.js model's signature takes and returns ...
 
+and the litert route (StableHLO through litert-converter) with one line per
+MLIR op the converter cannot convert:
+
+    vhlo.fft_v1, emitted for the JAX primitive fft (at f.py:3): no LiteRT operator
+
 The fuzzer counts refusals by these lines and the case-table recorder files
 them; both read them here.
 """
@@ -17,6 +22,10 @@ import re
 KERNEL = "kernel"  # a TF op the runtime has no kernel for (on these dtypes)
 TENSORS = "tensors"  # a dtype the runtime has no tensors of
 SIGNATURE = "signature"  # a dtype a model's inputs and outputs cannot carry
+OPERATOR = "operator"  # an MLIR op the converter cannot convert (the litert route)
+
+# What the litert route's refusal says where it cannot tell the primitive.
+_UNKNOWN = "unknown"
 
 _PRIMITIVE = r"(?:.*?the JAX primitives? ([\w-]+))?"
 _LINES = (
@@ -26,15 +35,20 @@ _LINES = (
     re.compile(rf"^dtype (\w+) \(TF.js has no \w+ tensors\), in ops emitted for{_PRIMITIVE}"),
   ),
   (SIGNATURE, re.compile(r"^(?:input|output) '\w+' is (\w+); a TF.js model's signature")),
+  (
+    OPERATOR,
+    re.compile(r"^([\w.?]+), emitted for the JAX primitive (\S+?)(?: \(at [^)]*\))?(?::|$)"),
+  ),
 )
 
 
 @dataclasses.dataclass(frozen=True)
 class Missing:
-  """One thing a refusal names: `name` is the TF op or the dtype; `on`, the
-  dtypes a TF op was refused on ("uint8"; "" where not said); `primitive`,
-  the JAX primitive the refusal blames, None where it names none (a
-  signature's dtype, or ops outside any primitive)."""
+  """One thing a refusal names: `name` is the TF op, the MLIR op or the
+  dtype; `on`, the dtypes a TF op was refused on ("uint8"; "" where not
+  said); `primitive`, the JAX primitive the refusal blames, None where it
+  names none (a signature's dtype, ops outside any primitive, or an MLIR op
+  whose primitive the converter's refusal could not tell)."""
 
   kind: str
   name: str
@@ -47,6 +61,8 @@ class Missing:
       return f"no kernel for TF op {self.name}" + (f" on {self.on}" if self.on else "")
     if self.kind == TENSORS:
       return f"no {self.name} tensors"
+    if self.kind == OPERATOR:
+      return f"cannot convert {self.name}"
     return f"{self.name} in the signature"
 
 
@@ -58,6 +74,9 @@ def missing(message: str) -> list[Missing]:
       matched = pattern.match(line.strip())
       if matched and kind == KERNEL:
         found.append(Missing(kind, matched[1], matched[2] or "", matched[3]))
+      elif matched and kind == OPERATOR:
+        primitive = None if matched[2] == _UNKNOWN else matched[2]
+        found.append(Missing(kind, matched[1], primitive=primitive))
       elif matched:
         found.append(Missing(kind, matched[1], primitive=matched[2] if kind == TENSORS else None))
   return found

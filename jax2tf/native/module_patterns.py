@@ -263,6 +263,35 @@ def _integer_division_by_zero_as_select(op):
   _replace(op, fixed.result)
 
 
+def _integer_remainder_from_division(op):
+  # LiteRT computes an integer remainder as a floored modulo (FLOOR_MOD):
+  # -7 rem 2 gave 1 where XLA's remainder, truncated, is -1. Its integer DIV
+  # truncates as XLA's divide does, so x - (x / y) * y is XLA's remainder. A
+  # divisor of -1 becomes 1 (the remainder is 0 either way), so that
+  # INT_MIN / -1 does not overflow; a zero divisor is left to
+  # INTEGER_DIVISION_BY_ZERO_AS_SELECT, which must run after this pattern.
+  result = op.results[0]
+  if not values.is_integer_tensor(result.type):
+    return
+  x, y = op.operands
+  signed = values.numpy_dtype(ir.RankedTensorType(y.type).element_type).kind == "i"
+  with ir.InsertionPoint(op), op.location:
+    divisor = y
+    if signed:
+      zero = hlo.SubtractOp(y, y).result
+      minus_one = hlo.NotOp(zero).result
+      is_minus_one = hlo.CompareOp(y, minus_one, hlo.ComparisonDirectionAttr.get("EQ")).result
+      divisor = hlo.SelectOp(is_minus_one, hlo.NegOp(minus_one).result, y).result
+    quotient = hlo.DivOp(x, divisor).result
+    remainder = hlo.SubtractOp(x, hlo.MulOp(quotient, divisor).result)
+  _replace(op, remainder.result)
+
+
+INTEGER_REMAINDER_FROM_DIVISION = Pattern(
+  "integer_remainder_from_division", ("stablehlo.remainder",), _integer_remainder_from_division
+)
+
+
 INTEGER_DIVISION_BY_ZERO_AS_SELECT = Pattern(
   "integer_division_by_zero_as_select",
   ("stablehlo.divide", "stablehlo.remainder"),

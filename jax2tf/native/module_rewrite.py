@@ -15,8 +15,9 @@ jax2tf/native/module_patterns.py, where each pattern says why it exists):
 * "litert", for `to_tflite(route="litert")` (the standalone litert-converter,
   which shares TF's converter's legalizations): those forms, and JAX's values
   where LiteRT's kernels differ: NaN through float max/min, reductions and
-  clamp (LiteRT's MAXIMUM/MINIMUM return the other operand), and integer
-  division by zero (LiteRT's DIV refuses to run it).
+  clamp (LiteRT's MAXIMUM/MINIMUM return the other operand), integer
+  remainders (LiteRT's is a floored modulo) and integer division by zero
+  (LiteRT's DIV refuses to run it).
 
 Custom calls that TF cannot execute are then refused at conversion time,
 naming the primitive that produced them, and the module is serialized at
@@ -108,6 +109,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.HIDE_TRANSPOSES_FROM_CONSTANT_FIRST_OPS,
     module_patterns.REVERSE_ONE_RUN_AT_A_TIME,
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
+    module_patterns.INTEGER_REMAINDER_FROM_DIVISION,
     module_patterns.INTEGER_DIVISION_BY_ZERO_AS_SELECT,
     module_patterns.NAN_OUTSIDE_MIN_MAX_REDUCTIONS,
     module_patterns.PROPAGATE_NAN_IN_MIN_MAX,

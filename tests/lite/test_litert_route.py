@@ -234,3 +234,13 @@ def test_names_must_fit_the_module():
   text = jax.export.export(jax.jit(jnp.sin))(jax.ShapeDtypeStruct((3,), np.float32)).mlir_module()
   with pytest.raises(ValueError, match="2 inputs named"):
     litert_converter.convert(text, input_names=["x", "y"], output_names=["output_0"])
+
+
+def test_integer_remainder_is_truncated_as_in_xla():
+  # LiteRT's own integer remainder is a floored modulo (-7 rem 2 == 1).
+  info = np.iinfo(np.int32)
+  x = np.array([-7, 7, -7, 7, 0, -1, 5, info.min, info.min, 3], np.int32)
+  y = np.array([2, 2, -2, -2, 3, 4, 0, -1, 1, 0], np.int32)
+  model = jax2tf.to_tflite(lax.rem, x, y, route="litert")
+  (got,) = lite.run(model, x, y)
+  np.testing.assert_array_equal(got, np.asarray(jax.jit(lax.rem)(x, y)))

@@ -326,7 +326,9 @@ def _litert_module(fun, specs, params, polymorphic_shapes):
   else:
     jax_fun = lambda *xs: fun(*xs)  # noqa: E731
   exported = jax_export.export(
-    jax.jit(jax_fun),
+    # Every input stays an input of the model, read or not, as on the other
+    # routes (JAX drops unread ones from its module by default).
+    jax.jit(jax_fun, keep_unused=True),
     platforms=("cpu",),
     disabled_checks=(_ALL_CUSTOM_CALLS,),
     # Linear algebra as StableHLO ops and XLA-expanded custom calls, not

@@ -77,6 +77,17 @@ def _config(api):
   return config
 
 
+@dataclasses.dataclass(frozen=True)
+class SignatureModule:
+  """One signature of a model: a StableHLO module whose `main` takes the
+  inputs and returns the outputs, in order, and their names."""
+
+  name: str
+  module_text: str
+  input_names: tuple[str, ...]
+  output_names: tuple[str, ...]
+
+
 def convert(
   module_text: str,
   *,
@@ -93,20 +104,28 @@ def convert(
       names each op it could not convert and the JAX primitive behind it.
     ImportError: litert-converter is not installed.
   """
+  return convert_signatures(
+    [SignatureModule(signature, module_text, tuple(input_names), tuple(output_names))]
+  )
+
+
+def convert_signatures(signatures: Sequence[SignatureModule]) -> bytes:
+  """The flatbuffer of several modules merged into one model, a signature
+  each (`convert` for one). Each module's `main` is renamed after its
+  signature, so that the converter can merge them; the flatbuffer then
+  holds constants of equal content once."""
   api, ir, passmanager = _api()
   context = ir.Context()
   api.prepare_mlir_context(context)
   with context, ir.Location.unknown():
-    try:
-      module = ir.Module.parse(module_text)
-    except Exception as e:  # the binding raises a plain MLIRError/ValueError
-      raise LiteRTConversionError(
-        f"litert-converter cannot read the module (its MLIR is older or newer than JAX's): "
-        f"{_first_errors(str(e))}. Remedy: install the litert-converter version this "
-        f"package pins ({INSTALL})."
-      ) from e
-    _check_arity(ir, module, input_names, output_names)
-    api.set_signature(module.operation, signature, list(input_names), list(output_names))
+    modules = [_parse(ir, s.module_text) for s in signatures]
+    for s, module in zip(signatures, modules):
+      _check_arity(ir, module, s.input_names, s.output_names)
+    if len(modules) == 1:
+      module, (s,) = modules[0], signatures
+      api.set_signature(module.operation, s.name, list(s.input_names), list(s.output_names))
+    else:
+      module = _merged(api, ir, signatures, modules)
     try:
       api.run_convert_to_tfl_passes(module, passmanager.PassManager(), _config(api))
     except Exception as e:  # the binding raises a plain ValueError
@@ -115,6 +134,51 @@ def convert(
       return api.export_flatbuffer_to_bytes(module.operation)
     except Exception as e:  # the binding raises a plain ValueError
       raise _refusal("cannot write", str(e), module) from e
+
+
+def _parse(ir, text: str):
+  try:
+    return ir.Module.parse(text)
+  except Exception as e:  # the binding raises a plain MLIRError/ValueError
+    raise LiteRTConversionError(
+      f"litert-converter cannot read the module (its MLIR is older or newer than JAX's): "
+      f"{_first_errors(str(e))}. Remedy: install the litert-converter version this "
+      f"package pins ({INSTALL})."
+    ) from e
+
+
+def _merged(api, ir, signatures, modules):
+  """`modules` merged into one, each `main` renamed after its signature
+  (unless a function of some module has that name already), with each
+  signature set on its function."""
+  taken = {name for module in modules for name in _symbols(ir, module)}
+  functions = []
+  for i, (s, module) in enumerate(zip(signatures, modules)):
+    function = s.name if s.name not in taken else f"{s.name}_signature_{i}"
+    _main(ir, module).attributes["sym_name"] = ir.StringAttr.get(function)
+    functions.append(function)
+  try:
+    merged = api.merge_modules(modules)
+  except Exception as e:  # the binding raises a plain ValueError
+    raise LiteRTConversionError(
+      f"litert-converter cannot merge the modules of the signatures: {e}"
+    ) from e
+  by_name = {
+    ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
+    for op in merged.body.operations
+    if op.operation.name == "func.func"
+  }
+  for s, function in zip(signatures, functions):
+    api.set_signature(by_name[function], s.name, list(s.input_names), list(s.output_names))
+  return merged
+
+
+def _symbols(ir, module) -> set[str]:
+  return {
+    ir.StringAttr(op.operation.attributes["sym_name"]).value
+    for op in module.body.operations
+    if "sym_name" in op.operation.attributes
+  }
 
 
 def _main(ir, module):

@@ -271,67 +271,15 @@ def _export(e: _Entry, params) -> None:
 
 
 def _convert(entries: list[_Entry]) -> bytes:
-  """The flatbuffer of the entries' modules merged into one, each `main`
-  renamed after its signature."""
-  conv, ir, passmanager = litert_converter._api()
-  context = ir.Context()
-  conv.prepare_mlir_context(context)
-  with context, ir.Location.unknown():
-    modules = [_parse(ir, e.text) for e in entries]
-    for e, module in zip(entries, modules):
-      litert_converter._check_arity(ir, module, e.input_names, e.output_names)
-    # Each `main` takes its signature's name, unless a function of some
-    # module has it already (the flatbuffer's subgraph is then named so).
-    taken = {name for module in modules for name in _symbols(ir, module)}
-    functions = []
-    for i, (e, module) in enumerate(zip(entries, modules)):
-      function = e.name if e.name not in taken else f"{e.name}_signature_{i}"
-      litert_converter._main(ir, module).attributes["sym_name"] = ir.StringAttr.get(function)
-      functions.append(function)
-    try:
-      merged = conv.merge_modules(modules) if len(modules) > 1 else modules[0]
-    except Exception as err:  # the binding raises a plain ValueError
-      raise litert_converter.LiteRTConversionError(
-        f"to_tflite_signatures: litert-converter cannot merge the functions' modules: {err}"
-      ) from err
-    by_name = {
-      ir.StringAttr(op.operation.attributes["sym_name"]).value: op.operation
-      for op in merged.body.operations
-      if op.operation.name == "func.func"
-    }
-    for e, function in zip(entries, functions):
-      conv.set_signature(by_name[function], e.name, list(e.input_names), list(e.output_names))
-    try:
-      conv.run_convert_to_tfl_passes(
-        merged, passmanager.PassManager(), litert_converter._config(conv)
-      )
-    except Exception as err:  # the binding raises a plain ValueError
-      _raise_for_one(entries)
-      raise litert_converter._refusal("cannot legalize", str(err), merged) from err
-    try:
-      return conv.export_flatbuffer_to_bytes(merged.operation)
-    except Exception as err:  # the binding raises a plain ValueError
-      _raise_for_one(entries)
-      raise litert_converter._refusal("cannot write", str(err), merged) from err
-
-
-def _parse(ir, text: str):
+  """The flatbuffer of the entries' modules merged into one, a signature each."""
+  modules = [
+    litert_converter.SignatureModule(e.name, e.text, e.input_names, e.output_names) for e in entries
+  ]
   try:
-    return ir.Module.parse(text)
-  except Exception as err:  # the binding raises a plain MLIRError/ValueError
-    raise litert_converter.LiteRTConversionError(
-      "litert-converter cannot read the module (its MLIR is older or newer than JAX's): "
-      f"{litert_converter._first_errors(str(err))}. Remedy: install the litert-converter "
-      f"version this package pins ({litert_converter.INSTALL})."
-    ) from err
-
-
-def _symbols(ir, module) -> set[str]:
-  return {
-    ir.StringAttr(op.operation.attributes["sym_name"]).value
-    for op in module.body.operations
-    if "sym_name" in op.operation.attributes
-  }
+    return litert_converter.convert_signatures(modules)
+  except litert_converter.LiteRTConversionError:
+    _raise_for_one(entries)  # name the signature the converter refuses alone
+    raise
 
 
 def _raise_for_one(entries: list[_Entry]) -> None:

@@ -12,9 +12,7 @@ when the converter refuses the model.
 """
 
 import argparse
-import json
 import os
-import sys
 import time
 from typing import Any
 
@@ -267,8 +265,4 @@ def _export(args: argparse.Namespace, progress: Progress) -> int:
   }
   progress(f"writing {args.out}.report.md and .report.json")
   export_report.write(report, args.out)
-  if args.json:
-    sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
-  else:
-    sys.stdout.write(export_report.markdown(report))
-  return 0 if checked["ok"] else 1
+  return export_report.show(report, args.json)

@@ -2,6 +2,7 @@
 beside the artifact (`PATH.report.md`, `PATH.report.json`)."""
 
 import json
+import sys
 
 from jax2tf.cli import render
 from jax2tf.deploy import artifacts
@@ -81,3 +82,13 @@ def write(report: dict, path: str) -> None:
   artifacts.write_atomically(
     f"{path}.report.json", json.dumps(report, indent=2, default=str).encode()
   )
+
+
+def show(report: dict, as_json: bool) -> int:
+  """Prints `report` (JSON or Markdown) and returns the command's exit
+  status: 0 where every output matched, else 1."""
+  if as_json:
+    sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
+  else:
+    sys.stdout.write(markdown(report))
+  return 0 if report["verification"]["ok"] else 1

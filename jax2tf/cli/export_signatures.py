@@ -10,10 +10,8 @@ inputs and, where polymorphic, on random inputs at two other sizes, against
 """
 
 import argparse
-import json
 import os
 import re
-import sys
 import time
 
 import numpy as np
@@ -151,8 +149,4 @@ def export(args: argparse.Namespace, progress: Progress) -> int:
   }
   progress(f"writing {args.out}.report.md and .report.json")
   export_report.write(report, args.out)
-  if args.json:
-    sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
-  else:
-    sys.stdout.write(export_report.markdown(report))
-  return 0 if checked["ok"] else 1
+  return export_report.show(report, args.json)

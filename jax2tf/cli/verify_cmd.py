@@ -3,9 +3,7 @@ on an existing SavedModel, `.tflite` or TF.js model (after a TensorFlow,
 LiteRT or TF.js upgrade, say). Prints the report; exit status 1 when an output does not match."""
 
 import argparse
-import json
 import os
-import sys
 
 from jax2tf.cli import export_cmd, export_report, inspect_cmd, model_ref
 from jax2tf.cli.errors import UsageError
@@ -53,8 +51,4 @@ def _verify(args: argparse.Namespace, progress: Progress) -> int:
     "artifact": artifact,
     "versions": export_cmd.versions(),
   }
-  if args.json:
-    sys.stdout.write(json.dumps(report, indent=2, default=str) + "\n")
-  else:
-    sys.stdout.write(export_report.markdown(report))
-  return 0 if checked["ok"] else 1
+  return export_report.show(report, args.json)

@@ -4,7 +4,6 @@ that holds the package and none of the test machinery."""
 import ast
 import importlib.metadata
 import json
-import os
 import pathlib
 import re
 import shutil
@@ -14,6 +13,8 @@ import tomllib
 import zipfile
 
 import pytest
+
+from tests.support import no_tensorflow
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -88,15 +89,7 @@ def test_dependencies_pinned_in_constraints(constraints):
 
 
 _IMPORT_WITHOUT_TF = """
-import json, sys
-
-class _NoTensorFlow:
-  def find_spec(self, name, path=None, target=None):
-    if name == "tensorflow" or name.startswith("tensorflow."):
-      raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-    return None
-
-sys.meta_path.insert(0, _NoTensorFlow())
+import json
 import jax2tf
 from jax2tf import convert  # the name resolves; calling it needs TensorFlow
 try:
@@ -110,10 +103,7 @@ else:
 
 @pytest.mark.subprocess
 def test_import_without_tensorflow_works_and_convert_names_the_extras():
-  env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-      [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-  proc = subprocess.run([sys.executable, "-c", _IMPORT_WITHOUT_TF], env=env, cwd=ROOT,
-                        capture_output=True, text=True, timeout=300)
+  proc = no_tensorflow.run(_IMPORT_WITHOUT_TF, timeout=300)
   assert proc.returncode == 0, proc.stderr[-2000:]
   result = json.loads(proc.stdout.strip().splitlines()[-1])
   assert result["type"] == "TensorFlowMissingError", result

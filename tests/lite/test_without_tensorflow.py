@@ -9,10 +9,8 @@ it (`test_checks_pass_with_tensorflow_hidden`).
 
 import importlib
 import json
-import os
 import pathlib
 import re
-import subprocess
 import sys
 
 import jax
@@ -24,6 +22,7 @@ pytest.importorskip("litert_converter", reason="the litert route needs litert-co
 
 import jax2tf  # noqa: E402
 from jax2tf import cli, extras  # noqa: E402
+from tests.support import no_tensorflow  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 WITHOUT_TENSORFLOW = pytest.mark.skipif(
@@ -129,36 +128,13 @@ def test_cli_exports_the_demo_model_to_a_verified_tflite(tmp_path, capsys):
   assert EXTRAS[0] in error
 
 
-# Refuses to find TensorFlow, as an environment without it would; the rest
-# of the process (jax, flax, LiteRT) is the main lane's.
-_HIDE_TENSORFLOW = """
-import sys
-
-class _NoTensorFlow:
-  def find_spec(self, name, path=None, target=None):
-    if name == "tensorflow" or name.startswith("tensorflow."):
-      raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-    return None
-
-sys.meta_path.insert(0, _NoTensorFlow())
-import pytest
-sys.exit(pytest.main(sys.argv[1:]))
-"""
-
-
 @pytest.mark.subprocess
 @pytest.mark.skipif(not extras.has_tensorflow(), reason="TensorFlow is not installed here")
 def test_checks_pass_with_tensorflow_hidden(tmp_path):
-  env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
   args = [__file__, "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
   args += ["--basetemp", str(tmp_path / "hidden")]
-  proc = subprocess.run(
-    [sys.executable, "-c", _HIDE_TENSORFLOW, *args],
-    cwd=ROOT,
-    env=env,
-    capture_output=True,
-    text=True,
-    timeout=600,
+  proc = no_tensorflow.run(
+    "import pytest\nsys.exit(pytest.main(sys.argv[1:]))\n", *args, timeout=600
   )
   assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
   # Every check passed; only this test, which needs TensorFlow, was skipped.

@@ -7,7 +7,8 @@ known gaps per column), `compare` compares a converted result with JAX's,
 with them (`tests/cases/recorded/<column>/<family>.json`), and
 tools/coverage_doc.py renders them into docs/primitive_coverage.md and
 docs/cases_by_primitive.md.
-`refusals` reads the deployment converters' refusals, and `bad_inputs` is the
-catalogue of mistakes that tests/test_bad_inputs.py makes. The test runner
+`refusals` reads the deployment converters' refusals, `bad_inputs` is the
+catalogue of mistakes that tests/test_bad_inputs.py makes, and
+`no_tensorflow` runs Python with TensorFlow hidden. The test runner
 lives in tests/primitives/. None of this ships in the wheel.
 """

@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from jax2tf.deploy import provenance
 from jax2tf.deploy.signature import Traced
+from jax2tf.lite import calibration, mlir_types
 from jax2tf.lite.errors import TFLiteConversionError
 from jax2tf.shapes import dim_eval
 
@@ -41,25 +42,6 @@ def refused_ops(message: str) -> list[str]:
 # Its "Details:" lines show each refused op's operand types, in MLIR's
 # spelling: "tf.Minimum(tensor<3xui8>, tensor<3xui8>) -> (tensor<3xui8>)".
 _DETAIL = re.compile(r"^\s*tf\.(\w+)\((.*?)\) ->", re.MULTILINE)
-_TENSOR = re.compile(r"tensor<(?:[?\d]+x)*([^<>]+(?:<[^<>]+>)?)>")
-_MLIR_DTYPES = {
-  "i1": "bool",
-  "f16": "float16",
-  "bf16": "bfloat16",
-  "f32": "float32",
-  "f64": "float64",
-  "complex<f32>": "complex64",
-  "complex<f64>": "complex128",
-}
-
-
-def _mlir_dtype(name: str) -> str:
-  if name in _MLIR_DTYPES:
-    return _MLIR_DTYPES[name]
-  found = re.fullmatch(r"(u?)i(\d+)", name)
-  if found:
-    return f"{'uint' if found[1] else 'int'}{found[2]}"
-  return name.removeprefix("!tf_type.")
 
 
 def operand_dtypes(message: str) -> dict[str, list[str]]:
@@ -69,9 +51,9 @@ def operand_dtypes(message: str) -> dict[str, list[str]]:
   out: dict[str, list[str]] = {}
   for op, operands in _DETAIL.findall(message):
     dtypes = out.setdefault(op, [])
-    for t in _TENSOR.findall(operands):
-      if _mlir_dtype(t) not in dtypes:
-        dtypes.append(_mlir_dtype(t))
+    for dtype in mlir_types.tensor_dtypes(operands):
+      if dtype not in dtypes:
+        dtypes.append(dtype)
   return out
 
 
@@ -150,44 +132,15 @@ def explain(error: Exception, traced: Traced, route: str, allow_flex: bool) -> s
 
 
 def _representative(dataset, inputs):
-  # By name: the calibrator's positional order is that of the flatbuffer's
-  # input tensors, which is not the function's.
   names = [i.name for i in inputs]
+  shapes = {i.name: tuple(i.shape) for i in inputs}
+  dtypes = {i.name: i.dtype for i in inputs}
 
   def gen():
-    for n, sample in enumerate(dataset()):
-      if not isinstance(sample, dict):
-        sample = list(sample) if isinstance(sample, (list, tuple)) else [sample]
-        if len(sample) != len(inputs):
-          raise ValueError(
-            f"representative_dataset: sample {n} has {len(sample)} array(s), but the "
-            f"model takes {len(inputs)} input(s) {names}"
-          )
-        sample = dict(zip(names, sample))
-      elif sorted(sample) != sorted(names):
-        raise ValueError(
-          f"representative_dataset: sample {n} has the keys {sorted(sample)}, but the "
-          f"model's inputs are {names}"
-        )
-      yield {i.name: _calibration_tensor(sample[i.name], i, n) for i in inputs}
+    for sample in calibration.samples(dataset, names, shapes, dtypes):
+      yield {name: tf.constant(value) for name, value in sample.items()}
 
   return gen
-
-
-def _calibration_tensor(value, spec, n: int) -> tf.Tensor:
-  # The calibrator would otherwise run the model on whatever comes, or stop
-  # with an error about tensor buffers that names neither sample nor input.
-  value = np.asarray(value)
-  fits = len(value.shape) == len(spec.shape) and all(
-    d is None or d == v for d, v in zip(spec.shape, value.shape)
-  )
-  if not fits or not np.can_cast(value.dtype, spec.dtype, "same_kind"):
-    want = "[" + ", ".join("?" if d is None else str(d) for d in spec.shape) + "]"
-    raise ValueError(
-      f"representative_dataset: sample {n}, input {spec.name!r}: got "
-      f"{value.dtype}{list(value.shape)}, but the model takes {spec.dtype}{want}"
-    )
-  return tf.constant(value.astype(spec.dtype, copy=False))
 
 
 def configure(converter, *, quantize: str | None, allow_flex: bool = False, calibration=None):

@@ -15,7 +15,9 @@ import dataclasses
 import os
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
+from jax2tf.lite import mlir_types
 from jax2tf.lite.errors import TFLiteConversionError
 from jax2tf.native.module_rewrite import primitive_of
 
@@ -44,11 +46,15 @@ class Problem:
   primitive: str  # the JAX primitive, or "unknown"
   where: str | None  # "file.py:12", the user's line that applied it
   detail: str = ""
+  # The dtypes of its operands ("uint8"): LiteRT has most operators for
+  # some dtypes only.
+  on: tuple[str, ...] = ()
 
   def describe(self) -> str:
+    on = f" on {', '.join(self.on)}" if self.on else ""
     at = f" (at {self.where})" if self.where else ""
     detail = f": {self.detail}" if self.detail else ""
-    return f"{self.op}, emitted for the JAX primitive {self.primitive}{at}{detail}"
+    return f"{self.op}{on}, emitted for the JAX primitive {self.primitive}{at}{detail}"
 
 
 def _api():
@@ -225,33 +231,35 @@ def _refusal(what: str, message: str, module) -> LiteRTConversionError:
     detail = text.split(": %", 1)[0].strip()
     at = (file, line, column) if file else None
     matching = [
-      o for o in ops if (op_name is None or o[0] == op_name) and (at is None or at in o[2])
+      o for o in ops if (op_name is None or o.name == op_name) and (at is None or at in o.files)
     ]
     if not matching and op_name is not None:
-      matching = [o for o in ops if o[0] == op_name]
-    for name, primitive, _, where in matching[:1] or [(op_name or "?", "unknown", set(), None)]:
-      problems.append(Problem(name, primitive, where, detail))
+      matching = [o for o in ops if o.name == op_name]
+    unknown = _Op(op_name or "?", "unknown", set(), None, ())
+    for o in matching[:1] or [unknown]:
+      problems.append(Problem(o.name, o.primitive, o.where, detail, o.on))
   for tf_op in dict.fromkeys(_TF_OP.findall(message)):
-    matching = [o for o in ops if o[0] == tf_op]
-    primitive, where = (matching[0][1], matching[0][3]) if matching else ("unknown", None)
+    o = next((o for o in ops if o.name == tf_op), _Op(tf_op, "unknown", set(), None, ()))
     problems.append(
-      Problem(tf_op, primitive, where, "a TF op that LiteRT runs only through the Flex delegate")
+      Problem(
+        tf_op, o.primitive, o.where, "a TF op that LiteRT runs only through the Flex delegate", o.on
+      )
     )
   if not problems:
     # The exporter fails without a word on an op it has no operator for.
     builtin = _stablehlo_operators()
     problems = [
-      Problem(name, primitive, where, "no LiteRT operator")
-      for name, primitive, _, where in ops
-      if not _exportable(name, builtin)
+      Problem(o.name, o.primitive, o.where, "no LiteRT operator", o.on)
+      for o in ops
+      if not _exportable(o.name, builtin)
     ]
   if not problems:
     # Seen with every loop of a module from JAX (litert-converter 0.5.0):
     # the exporter fails silently on its tfl.while.
     problems = [
-      Problem(name, primitive, where, "a loop, which the exporter has been seen to fail on")
-      for name, primitive, _, where in ops
-      if name == "tfl.while"
+      Problem(o.name, o.primitive, o.where, "a loop, which the exporter has been seen to fail on")
+      for o in ops
+      if o.name == "tfl.while"
     ]
   problems = list(dict.fromkeys(problems))
   if problems:
@@ -267,8 +275,16 @@ def _refusal(what: str, message: str, module) -> LiteRTConversionError:
   )
 
 
-def _ops(module) -> list[tuple[str, str, set, str | None]]:
-  """(name, JAX primitive, file locations, the user's line) of every op."""
+class _Op(NamedTuple):
+  name: str
+  primitive: str  # the JAX primitive, or "unknown"
+  files: set  # its file locations, ("file.py", line, column)
+  where: str | None  # "file.py:12", the user's line that applied it
+  on: tuple[str, ...]  # the dtypes of its operands
+
+
+def _ops(module) -> list[_Op]:
+  """Every op of the module, outermost first."""
   found = []
 
   def visit(op):
@@ -280,7 +296,8 @@ def _ops(module) -> list[tuple[str, str, set, str | None]]:
           files = set(_FILE_LOCATION.findall(location))
           first = _FILE_LOCATION.search(location)
           where = f"{os.path.basename(first.group(1))}:{first.group(2)}" if first else None
-          found.append((inner.name, primitive_of(location), files, where))
+          on = mlir_types.tensor_dtypes(" ".join(str(v.type) for v in inner.operands))
+          found.append(_Op(inner.name, primitive_of(location), files, where, tuple(on)))
           visit(inner)
 
   visit(module.operation)

@@ -10,7 +10,7 @@ runtime lacks:
 and the litert route (StableHLO through litert-converter) with one line per
 MLIR op the converter cannot convert:
 
-    vhlo.fft_v1, emitted for the JAX primitive fft (at f.py:3): no LiteRT operator
+    vhlo.fft_v1 on complex64, emitted for the JAX primitive fft (at f.py:3): no LiteRT operator
 
 The fuzzer counts refusals by these lines and the case-table recorder files
 them; both read them here.
@@ -37,7 +37,9 @@ _LINES = (
   (SIGNATURE, re.compile(r"^(?:input|output) '\w+' is (\w+); a TF.js model's signature")),
   (
     OPERATOR,
-    re.compile(r"^([\w.?]+), emitted for the JAX primitive (\S+?)(?: \(at [^)]*\))?(?::|$)"),
+    re.compile(
+      r"^([\w.?]+)(?: on ([\w, ]+))?, emitted for the JAX primitive (\S+?)(?: \(at [^)]*\))?(?::|$)"
+    ),
   ),
 )
 
@@ -62,7 +64,7 @@ class Missing:
     if self.kind == TENSORS:
       return f"no {self.name} tensors"
     if self.kind == OPERATOR:
-      return f"cannot convert {self.name}"
+      return f"cannot convert {self.name}" + (f" on {self.on}" if self.on else "")
     return f"{self.name} in the signature"
 
 
@@ -75,8 +77,8 @@ def missing(message: str) -> list[Missing]:
       if matched and kind == KERNEL:
         found.append(Missing(kind, matched[1], matched[2] or "", matched[3]))
       elif matched and kind == OPERATOR:
-        primitive = None if matched[2] == _UNKNOWN else matched[2]
-        found.append(Missing(kind, matched[1], primitive=primitive))
+        primitive = None if matched[3] == _UNKNOWN else matched[3]
+        found.append(Missing(kind, matched[1], matched[2] or "", primitive))
       elif matched:
         found.append(Missing(kind, matched[1], primitive=matched[2] if kind == TENSORS else None))
   return found

@@ -13,7 +13,9 @@ module rewrites read the same values, each with its own IR.
 """
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+
+from jax2tf.targets import kernel_lists
 
 # Type legalizations the graph interpreter applies around a rule, by name
 # (jax2tf/graph/legalizations.py maps each to its `Lanes`):
@@ -92,6 +94,11 @@ class Target:
   # (jax2tf/native/module_rewrite.py), or None where the target reads no
   # native module.
   native_pipeline: str | None = None
+  # Where the target lists the ops its converter refuses for want of a
+  # kernel, on which dtypes (jax2tf/targets/kernel_lists/<name>.json), or
+  # None where it refuses none that way (TF) or lists what it runs
+  # elsewhere (TF.js: jax2tf/tfjs/ops.py).
+  kernel_list: str | None = None
 
   def __post_init__(self):
     unknown = set(self.legalizations) - set(LEGALIZATIONS)
@@ -118,6 +125,11 @@ class Target:
     if name is not None and name.startswith("complex"):
       return False  # the formulations are of real numbers; complex ones keep TF's kernels
     return name != "float64" or op in self.missing_kernels_f64
+
+  def refuses(self, op: str, on: Iterable[str] = ()) -> bool:
+    """Whether the converter refuses `op` on operands of the dtypes `on`
+    (NumPy names) for want of a kernel, as the target's list says."""
+    return self.kernel_list is not None and kernel_lists.lists(self.kernel_list, op, on)
 
   def legalizes(self, name: str) -> bool:
     """Whether the interpreter applies the legalization `name` (LEGALIZATIONS)."""
@@ -214,6 +226,7 @@ TFLITE = dataclasses.replace(
   runs_on_tf_xla=False,
   reverses_any_axes=False,
   native_pipeline="tflite",
+  kernel_list="tflite",
 )
 
 # The same, for a fully int8-quantized model, whose tensors hold no -0.0.
@@ -251,6 +264,7 @@ LITERT = dataclasses.replace(
   name="litert",
   title="LiteRT, through the standalone litert-converter",
   native_pipeline="litert",
+  kernel_list="litert",
 )
 
 TARGETS: Mapping[str, Target] = {

@@ -11,7 +11,7 @@ from jax import export as jax_export
 
 from jax2tf import extras, targets
 from jax2tf.deploy import artifacts, provenance, signature
-from jax2tf.lite import infinities, litert_converter, rewrite, runtime
+from jax2tf.lite import infinities, litert_converter, litert_quantize, rewrite, runtime
 from jax2tf.lite.errors import TFLiteConversionError
 from jax2tf.native import module_rewrite, portable_lowering
 from jax2tf.options import require_bool
@@ -217,7 +217,9 @@ def _one_route(
   tolerance,
 ) -> LiteModel:
   if route == "litert":
-    return _litert_route(fun, specs, params, polymorphic_shapes, quantize, verify, tolerance)
+    return _litert_route(
+      fun, specs, params, polymorphic_shapes, quantize, representative_dataset, verify, tolerance
+    )
   extras.require_tensorflow(f"to_tflite(route={route!r})")
   from jax2tf.lite import converter  # pylint: disable=import-outside-toplevel
 
@@ -295,21 +297,30 @@ def _checked_model(
 _ALL_CUSTOM_CALLS = jax_export.DisabledSafetyCheck.custom_call("ALL")
 
 
-def _litert_route(fun, specs, params, polymorphic_shapes, quantize, verify, tolerance) -> LiteModel:
+def _litert_route(
+  fun, specs, params, polymorphic_shapes, quantize, representative_dataset, verify, tolerance
+) -> LiteModel:
   """JAX's StableHLO, rewritten by the LITERT target's pipeline, through the
-  standalone litert-converter: no TensorFlow."""
+  standalone litert-converter: no TensorFlow. Quantized afterwards, from the
+  float flatbuffer, by ai-edge-quantizer (lite/litert_quantize.py)."""
   if quantize is not None:
-    raise litert_converter.LiteRTConversionError(
-      f"to_tflite (route 'litert'): quantize={quantize!r} is not available on this route "
-      "yet. Remedies: route='graph' or route='native' (TF's converter quantizes)."
-    )
+    # Missing, it fails before the conversion, naming the extra.
+    litert_quantize.require()
   text, inputs, kept, n_outputs, jax_fun = _litert_module(fun, specs, params, polymorphic_shapes)
+  input_names = [inputs[k].name for k in kept]
   content = litert_converter.convert(
     text,
-    input_names=[inputs[k].name for k in kept],
+    input_names=input_names,
     output_names=[signature.output_name(i) for i in range(n_outputs)],
   )
   content = rewrite.simplify(content, "litert")
+  if quantize is not None:
+    content = litert_quantize.quantize(
+      content,
+      quantize,
+      input_names=input_names,
+      representative_dataset=representative_dataset,
+    )
   return _checked_model(
     content, "litert", specs, inputs, jax_fun, quantize, verify, tolerance, kept
   )

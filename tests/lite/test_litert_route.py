@@ -226,8 +226,6 @@ def test_route_arguments_name_the_litert_route():
     jax2tf.to_tflite(jnp.sin, np.ones(3, np.float32), route="tflite_please")
   with pytest.raises(ValueError, match="allow_flex=True: route 'litert'"):
     jax2tf.to_tflite(jnp.sin, np.ones(3, np.float32), route="litert", allow_flex=True)
-  with pytest.raises(litert_converter.LiteRTConversionError, match="quantize='float16'"):
-    jax2tf.to_tflite(jnp.sin, np.ones(3, np.float32), route="litert", quantize="float16")
 
 
 def test_names_must_fit_the_module():

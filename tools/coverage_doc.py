@@ -15,7 +15,9 @@ import functools
 import pathlib
 import sys
 
+from jax2tf import targets
 from jax2tf.graph import rules
+from jax2tf.targets import kernel_lists
 from tests.primitives import representatives
 from tests.support import case as case_lib
 from tests.support import collect
@@ -69,6 +71,36 @@ def _gaps(cases) -> list:
       effect = f"tolerance {g.tol[0]:g} / {g.tol[1]:g}" if g.tol else "fails"
       modes = [m for m in case_lib.modes_of(s) if m in modes]
       lines.append(f"| {c.id} | {_TITLES[s]} | {', '.join(modes)} | {effect} | {g.why} |")
+  return lines
+
+
+def _kernel_lists() -> list:
+  lines = [
+    "",
+    "## What the deployment targets lack",
+    "",
+    "`to_tflite` and `to_tfjs` refuse a function whose converted ops the runtime has no "
+    "kernel for, one line per op, naming the JAX primitive that emitted it. A case's "
+    "refusal there must name only what these lists hold (`tests/support/refusals.py`). "
+    "TF.js's list is its converter's op list (`jax2tf/tfjs/ops.py`: the TF ops it maps, "
+    "the dtypes it holds, the ops that take complex64). LiteRT's are the ops its "
+    "converters refused for want of a kernel, with the dtypes of their operands "
+    "(`jax2tf/targets/kernel_lists/`, added to by `tools/record_column.py`): TF ops for "
+    "TF's TFLite converter (routes graph and native), MLIR ops for litert-converter "
+    "(route litert). An empty set of dtypes: refused on any.",
+    "",
+    "| target | op | refused on |",
+    "|---|---|---|",
+  ]
+  seen = set()
+  for target in targets.TARGETS.values():
+    name = target.kernel_list
+    if name is None or name in seen:
+      continue
+    seen.add(name)
+    for op, sets in sorted(kernel_lists.read(name).items()):
+      shown = "; ".join(sorted(", ".join(sorted(on)) or "any dtype" for on in sets))
+      lines.append(f"| {name} | `{op}` | {shown} |")
   return lines
 
 
@@ -177,7 +209,11 @@ def render() -> str:
     "",
     "## Per family and column",
     "",
-    "Each cell counts the cases that pass / are refused / have a known gap there.",
+    "Each cell counts the cases that pass / are refused / have a known gap there. "
+    "In the deployment columns (TFLite, TF.js) a case may also be refused for an op or a "
+    "dtype its runtime lacks: the tests derive that when the case runs, from the ops the "
+    "conversion emits and the target's kernel lists (see below), and count it as a pass "
+    "here, as no case table records it.",
     "",
   ]
   lines += _counts_table(cases, fast_pairs)
@@ -192,6 +228,7 @@ def render() -> str:
     "",
   ]
   lines += _refusals(cases)
+  lines += _kernel_lists()
   lines += ["", "## Known gaps", ""]
   lines += _gaps(cases)
   return "\n".join(lines) + "\n"

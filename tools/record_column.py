@@ -2,24 +2,26 @@
 
 Runs each selected case through the column's converter and runtime without
 expectations, sorts the outcome (passes; refused for want of a kernel, naming
-the JAX primitive and the TF op; or a gap: a converter failure, a runtime
+the JAX primitive and the op; or a gap: a converter failure, a runtime
 error, or a result that differs from JAX), and writes the column's recorded
 file of each family whole, `tests/cases/recorded/<column>/<family>.json`
-(`tests/support/recorded.py` describes it): its `no_kernel` and `gaps`
-entries. Cases not selected keep their entries, and so do the cases the file
-lists as varying by CPU. A case that kills the runtime (or the converter,
-which runs in the process too) is pinned as crashing it.
+(`tests/support/recorded.py` describes it): its `gaps`. Cases not selected
+keep their entries, and so do the cases the file lists as varying by CPU. A
+case that kills the runtime (or the converter, which runs in the process
+too) is pinned as crashing it.
 
     .venv/bin/python tools/record_column.py tflite_native --family reductions -j 2
     .venv/bin/python tools/record_column.py tflite --cases 'max|min'
     .venv/bin/python tools/record_column.py tfjs -j 2
     .venv/bin/python tools/record_column.py tflite_litert -j 2
 
-A refusal is filed under `no_kernel` by the JAX primitive it blames and what
-it names: the TF op LiteRT or TF.js has no kernel for, the dtype TF.js has no
-tensors of, or, on the litert route, the MLIR op litert-converter cannot
-convert ("vhlo.fft_v1"). A converter failure that blames no primitive is a
-gap.
+A refusal is no case's entry: the tests derive it from the target's kernel
+lists. What a TFLite refusal names (the TF op LiteRT has no kernel for, or,
+on the litert route, the MLIR op litert-converter cannot convert, with the
+dtypes of its operands) is added to the target's list,
+`jax2tf/targets/kernel_lists/<target>.json`. TF.js's list is its converter's
+(jax2tf/tfjs/ops.py): a TF.js refusal it does not predict is a gap. A
+converter failure that blames no primitive is a gap.
 
 Then run the column's tests (`-k "litert"` or `-k "node"`) and `make docs`.
 """
@@ -86,7 +88,7 @@ def _convert_and_run(column: str, ser, fun, args, polymorphic_shapes):
 
 
 def _outcome(column: str, case, ser, converted=lambda: None) -> dict:
-  """What the column does with `case`: {"kind": "pass" | "no_kernel" | "gap", ...}.
+  """What the column does with `case`: {"kind": "pass" | "refused" | "gap", ...}.
   `converted()` is called once the model exists, before it runs."""
   import jax
 
@@ -126,20 +128,20 @@ def _runtime_name(column: str) -> str:
 
 
 def _conversion_outcome(column: str, message: str) -> dict:
+  from tests.support import case as case_lib
   from tests.support import refusals
 
-  blamed = [
-    m for m in refusals.missing(message) if m.primitive is not None or m.kind == refusals.SIGNATURE
-  ]
-  if blamed:
-    first = blamed[0]
-    # A dtype is filed as "dtype D"; a TF op or an MLIR op by its name.
-    names_dtype = first.kind in (refusals.TENSORS, refusals.SIGNATURE)
-    return {
-      "kind": "no_kernel",
-      "primitive": first.primitive or "signature",
-      "op": f"dtype {first.name}" if names_dtype else first.name,
-    }
+  found = refusals.missing(message)
+  blamed = [m for m in found if m.primitive is not None or m.kind == refusals.SIGNATURE]
+  target = case_lib.serialization(column).target
+  if blamed and len(blamed) == len(found):
+    lacks = [
+      [m.name, refusals.dtypes(m.on)]
+      for m in blamed
+      if m.kind in (refusals.KERNEL, refusals.OPERATOR)
+    ]
+    if column != "tfjs" or all(refusals.explained(target, m) for m in blamed):
+      return {"kind": "refused", "lacks": lacks}
   if column == "tfjs":
     return {"kind": "gap", "why": "to_tfjs refuses it", "error": _pattern(message)}
   if column == "tflite_litert":
@@ -359,15 +361,29 @@ def update_family(family: str, column: str, results: dict[str, dict]) -> None:
   results = {n: r for n, r in results.items() if n not in before.varies_by_cpu}
   rerun = {n for n, r in results.items() if r["kind"] != "jax_fails"}
   after = recorded.Recorded(varies_by_cpu=before.varies_by_cpu)
-  for table, kept in ((after.no_kernel, before.no_kernel), (after.gaps, before.gaps)):
-    for key, names in kept.items():
-      table[key] = [n for n in names if n not in rerun]
+  for key, names in before.gaps.items():
+    after.gaps[key] = [n for n in names if n not in rerun]
   for name, r in results.items():
-    if r["kind"] == "no_kernel":
-      after.no_kernel.setdefault((r["primitive"], r["op"]), []).append(name)
-    elif r["kind"] == "gap":
+    if r["kind"] == "gap":
       after.gaps.setdefault((r["why"], r["error"]), []).append(name)
   recorded.write(column, family, after)
+
+
+def update_kernel_list(column: str, results: dict[str, dict]) -> None:
+  """Adds what the column's refusals name to its target's kernel list
+  (TFLite's and LiteRT's; TF.js's is its converter's, jax2tf/tfjs/ops.py)."""
+  from jax2tf import targets
+  from jax2tf.targets import kernel_lists
+  from tests.support import case as case_lib
+
+  name = targets.TARGETS[case_lib.serialization(column).target].kernel_list
+  if name is None:
+    return
+  listed = {op: {tuple(sorted(on)) for on in sets} for op, sets in kernel_lists.read(name).items()}
+  for r in results.values():
+    for op, on in r.get("lacks", ()):
+      listed.setdefault(op, set()).add(tuple(sorted(on)))
+  kernel_lists.write(name, listed)
 
 
 def main(argv=None):
@@ -391,6 +407,7 @@ def main(argv=None):
     by_family[r["family"]][r["name"]] = r
   for family, family_results in sorted(by_family.items()):
     update_family(family, options.column, family_results)
+  update_kernel_list(options.column, results)
   kinds = collections.Counter(r["kind"] for r in results.values())
   print(
     f"{options.column}: {len(results)} cases recorded: "

@@ -11,7 +11,9 @@ table, chosen by this rule:
    a graph serialization, the TF ops a case's graph must hold (each case's
    own). These are what the column is documented to do otherwise than plain
    agreement with JAX; each of them shows up in CI, and every case that
-   shares it in `make test-all`.
+   shares it in `make test-all`. (A deployment column's refusals for want of
+   a kernel are derived when a case runs, not recorded: the cases that meet
+   them are chosen by rule 2, as cases that may run plainly.)
 2. Then cases chosen so that the cases which run plainly in the column (no
    refusal, no gap) cover everything they cover together: each primitive of
    their jaxprs (sub-jaxprs included), on each combination of dtype classes

@@ -46,6 +46,10 @@ class Serialization:
   graph: bool = False  # one TF op per primitive: the graph is checked
   xla_ops: bool = True  # may emit Xla* TF ops
   modes: tuple[str, ...] = ()  # where the result runs; default TF_MODES
+  # The deployment target whose kernel lists predict its refusals
+  # (tests/support/refusals.py): a case it refuses must be refused for
+  # an op or dtype the target lists as missing, and no other way.
+  target: str | None = None
 
 
 # eager: the converted function called directly; graph: inside tf.function;
@@ -85,6 +89,7 @@ SERIALIZATIONS = (
     parent="graph_no_xla",
     xla_ops=False,
     modes=("litert",),
+    target="tflite",
   ),
   # jax2tf.to_tflite(route="native"): the StableHLO module, legalized by the
   # converter, on LiteRT.
@@ -95,20 +100,22 @@ SERIALIZATIONS = (
     ("native_serialization=False", "allow_flex=True", "route='graph'"),
     parent="native",
     modes=("litert",),
+    target="tflite",
   ),
   # jax2tf.to_tflite(route="litert"): JAX's own StableHLO, rewritten by the
   # LITERT target's pipeline, through the standalone litert-converter (no
   # TensorFlow), on LiteRT. No parent: native serialization's refusals are
   # its own custom-call check and TF's XlaCallModule, neither of which this
   # route has (it leaves every custom call to the converter, which refuses
-  # in its own words), so every case runs here and what the converter
-  # refuses is recorded for this column alone.
+  # in its own words), so every case runs here, and what the converter
+  # refuses must be what the LITERT target's kernel list holds.
   Serialization(
     "tflite_litert",
     "TFLite (LiteRT), litert route",
     types.MappingProxyType({"route": "litert"}),
     ("route='graph'", "route='native'"),
     modes=("litert",),
+    target="litert",
   ),
   # jax2tf.to_tfjs: the graph_no_xla function as a TF.js graph model, run by
   # the pure JavaScript TF.js (cpu backend) in Node.
@@ -121,6 +128,7 @@ SERIALIZATIONS = (
     parent="graph_no_xla",
     xla_ops=False,
     modes=("node",),
+    target="tfjs",
   ),
 )
 SERIALIZATION_NAMES = tuple(s.name for s in SERIALIZATIONS)
@@ -513,38 +521,20 @@ def in_column(
   cases: list,
   serialization_name: str,
   *,
-  no_kernel: Mapping[tuple[str, str], Iterable[str]] = types.MappingProxyType({}),
   gaps: Mapping[tuple[str, str], Iterable[str]] = types.MappingProxyType({}),
   varies_by_cpu: Mapping[str, str] = types.MappingProxyType({}),
 ) -> list:
-  """`cases` with their refusals and gaps in a deployment column.
+  """`cases` with their gaps in a deployment column.
 
-  no_kernel: {(JAX primitive, TF op): case names}: the runtime has no kernel
-    for the TF op that the primitive's rule emits, and conversion refuses it;
-    or {(JAX primitive, MLIR op): case names}: the converter of a route that
-    takes StableHLO (litert) cannot convert the op ("vhlo.fft_v1",
-    "stablehlo.custom_call", "tfl.select_v2") that JAX lowered the primitive
-    to, and refuses it; or {(JAX primitive or "signature", "dtype D"): case
-    names}: the runtime has no tensors of dtype D, which the primitive
-    computes in (or the function takes or returns).
   gaps: {(why, error): case names}: the case runs there but fails with an
     error matching `error` (a runtime kernel that differs from XLA's).
   varies_by_cpu: {case name: what it does on other CPUs} for gapped cases
     whose outcome depends on the CPU (see Gap.elsewhere).
+
+  What the column refuses for want of a kernel is derived when a case runs
+  (tests/primitives/runner.py), not listed here.
   """
   ser = serialization(serialization_name)
-  refusals: dict[str, Refusal] = {}
-  for (primitive, op), names in no_kernel.items():
-    # `op` is a TF op, an MLIR op (dialect.name), or "dtype D" where the
-    # runtime has no tensors of D.
-    if op.startswith("dtype "):
-      reason = f"{ser.title} has no {op.split()[1]} tensors"
-    elif "." in op:
-      reason = f"{ser.title} cannot convert the op {op}"
-    else:
-      reason = f"no {ser.title} kernel for the TF op {op}"
-    for name in names:
-      refusals[name] = Refusal(primitive, reason)
   column_gaps: dict[str, Gap] = {}
   for (why, error), names in gaps.items():
     for name in names:
@@ -553,17 +543,15 @@ def in_column(
     f"{serialization_name}: varies_by_cpu names cases without a gap: "
     f"{sorted(set(varies_by_cpu) - set(column_gaps))}"
   )
-  unknown = (set(refusals) | set(column_gaps)) - {c.name for c in cases}
+  unknown = set(column_gaps) - {c.name for c in cases}
   assert not unknown, f"{serialization_name} expectations name no case: {sorted(unknown)}"
   out = []
   for c in cases:
-    refuse, case_gaps = dict(c.refuse), dict(c.gaps)
-    if c.name in refusals:
-      refuse[ser.name] = refusals[c.name]
+    case_gaps = dict(c.gaps)
     if c.name in column_gaps:
       for mode in modes_of(ser.name):
         case_gaps[(ser.name, mode)] = column_gaps[c.name]
-    out.append(dataclasses.replace(c, refuse=refuse, gaps=case_gaps))
+    out.append(dataclasses.replace(c, gaps=case_gaps))
   return out
 
 

@@ -1,21 +1,21 @@
-"""What the deployment columns do with each family's cases, recorded as data.
+"""What the deployment columns do otherwise than JAX, recorded as data.
 
 `tests/cases/recorded/<column>/<family>.json` holds, for one deployment
 column (`tflite`, `tflite_native`, `tflite_litert`, `tfjs`) and one rule
-family, the cases that the column refuses for want of a kernel (or, on the
-litert route, of a conversion of an MLIR op) and those it runs otherwise than
-JAX:
+family, the cases that the column runs otherwise than JAX:
 
     {
       "gaps": [{"cases": [names], "error": regex, "why": reason}, ...],
-      "no_kernel": [{"cases": [names], "op": TF op, MLIR op or "dtype D",
-                     "primitive": JAX primitive or "signature"}, ...],
       "varies_by_cpu": {name: {"elsewhere": regex or "", "why": reason}, ...}
     }
 
-`no_kernel` and `gaps` are recorded from a run of the column:
-`tools/record_column.py` rewrites the whole file (`write`), keeping the
-entries of the cases it did not run. `varies_by_cpu` is written by hand: the
+What a column refuses for want of a kernel is not recorded here: the runner
+derives it from the ops the conversion emits and the target's kernel lists
+(tests/support/refusals.py).
+
+`gaps` are recorded from a run of the column: `tools/record_column.py`
+rewrites the whole file (`write`), keeping the entries of the cases it did
+not run. `varies_by_cpu` is written by hand: the
 gapped cases whose outcome depends on the CPU (LiteRT picks its vectorized
 kernels by instruction set), with what they do on the other CPUs
 (`Gap.elsewhere`); the recorder leaves those cases as they are. Entries are
@@ -38,7 +38,7 @@ from tests.support import case as case_lib
 ROOT = pathlib.Path(__file__).resolve().parents[2] / "tests" / "cases" / "recorded"
 
 # The fields of an entry of each list, the first ones its key, in this order.
-_KEYS = {"no_kernel": ("primitive", "op"), "gaps": ("why", "error")}
+_KEYS = {"gaps": ("why", "error")}
 _CPU_FIELDS = ("elsewhere", "why")
 
 
@@ -46,16 +46,14 @@ _CPU_FIELDS = ("elsewhere", "why")
 class Recorded:
   """One column's recorded expectations for one family."""
 
-  # {(JAX primitive, TF op, MLIR op (the litert route) or "dtype D"): case names}
-  no_kernel: dict[tuple[str, str], list[str]] = dataclasses.field(default_factory=dict)
   # {(why, error pattern): case names}
   gaps: dict[tuple[str, str], list[str]] = dataclasses.field(default_factory=dict)
   # {case name: {"elsewhere": ..., "why": ...}}
   varies_by_cpu: dict[str, dict[str, str]] = dataclasses.field(default_factory=dict)
 
   def names(self) -> set[str]:
-    """Every case named in `no_kernel` or `gaps`."""
-    return {n for table in (self.no_kernel, self.gaps) for names in table.values() for n in names}
+    """Every case named in `gaps`."""
+    return {n for names in self.gaps.values() for n in names}
 
 
 def path(column: str, family: str) -> pathlib.Path:
@@ -72,7 +70,6 @@ def _entries(table: Mapping[tuple[str, str], list[str]], fields: tuple[str, str]
 
 def to_json(recorded: Recorded) -> str:
   data = {
-    "no_kernel": _entries(recorded.no_kernel, _KEYS["no_kernel"]),
     "gaps": _entries(recorded.gaps, _KEYS["gaps"]),
     "varies_by_cpu": {
       name: {f: recorded.varies_by_cpu[name][f] for f in _CPU_FIELDS}
@@ -84,8 +81,8 @@ def to_json(recorded: Recorded) -> str:
 
 def from_json(text: str, where: str = "recorded expectations") -> Recorded:
   data = json.loads(text)
-  assert set(data) == {"no_kernel", "gaps", "varies_by_cpu"}, (
-    f"{where}: the fields are no_kernel, gaps and varies_by_cpu, not {sorted(data)}"
+  assert set(data) == {"gaps", "varies_by_cpu"}, (
+    f"{where}: the fields are gaps and varies_by_cpu, not {sorted(data)}"
   )
   tables: dict[str, dict[tuple[str, str], list[str]]] = {}
   for field, (first, second) in _KEYS.items():
@@ -107,7 +104,7 @@ def from_json(text: str, where: str = "recorded expectations") -> Recorded:
     assert set(entry) == set(_CPU_FIELDS), (
       f"{where}: varies_by_cpu[{name!r}] has the fields {_CPU_FIELDS}, not {sorted(entry)}"
     )
-  return Recorded(tables["no_kernel"], tables["gaps"], dict(data["varies_by_cpu"]))
+  return Recorded(tables["gaps"], dict(data["varies_by_cpu"]))
 
 
 def read(column: str, family: str) -> Recorded | None:
@@ -127,7 +124,7 @@ def write(column: str, family: str, recorded: Recorded) -> pathlib.Path:
 
 
 def apply(cases: list, column: str, family: str) -> list:
-  """`cases` with the refusals and gaps recorded for them in `column`."""
+  """`cases` with the gaps recorded for them in `column`."""
   recorded = read(column, family)
   assert recorded is not None, (
     f"nothing is recorded for {family} in {column}: no {path(column, family)}"
@@ -135,7 +132,6 @@ def apply(cases: list, column: str, family: str) -> list:
   return case_lib.in_column(
     cases,
     column,
-    no_kernel=recorded.no_kernel,
     gaps=recorded.gaps,
     varies_by_cpu={name: v["elsewhere"] for name, v in recorded.varies_by_cpu.items()},
   )

@@ -82,3 +82,42 @@ def missing(message: str) -> list[Missing]:
       elif matched:
         found.append(Missing(kind, matched[1], primitive=matched[2] if kind == TENSORS else None))
   return found
+
+
+def dtypes(on: str) -> list[str]:
+  """The dtypes of a line's `on` ("int32, uint8"), sorted."""
+  return sorted(d.strip() for d in on.split(",") if d.strip())
+
+
+def explained(target: str, m: Missing) -> bool:
+  """Whether the kernel lists of `target` (a Serialization's target:
+  "tflite", "litert", "tfjs") predict the refusal line `m`: LiteRT's
+  converters refuse the op on those dtypes (jax2tf/targets/kernel_lists/),
+  or TF.js runs no such op, no op of complex64, no tensors or no signature
+  of the dtype (jax2tf/tfjs/ops.py). A line that blames no primitive is
+  never predicted, but a signature's dtype."""
+  if m.primitive is None and m.kind != SIGNATURE:
+    return False
+  if target == "tfjs":
+    from jax2tf.tfjs import ops  # pylint: disable=import-outside-toplevel
+
+    if m.kind == KERNEL:
+      if m.name not in ops.RUNS:
+        return not m.on
+      return m.on == "complex64" and m.name not in ops.COMPLEX64_OPS
+    if m.kind == TENSORS:
+      return m.name not in ops.DTYPES
+    return m.kind == SIGNATURE and m.name not in ops.SIGNATURE_DTYPES
+  from jax2tf import targets  # pylint: disable=import-outside-toplevel
+
+  return m.kind in (KERNEL, OPERATOR) and targets.TARGETS[target].refuses(m.name, dtypes(m.on))
+
+
+def unexplained(target: str, message: str) -> list[Missing] | None:
+  """The lines of the refusal `message` that the kernel lists of `target`
+  do not predict; None where it names nothing missing at all (a converter
+  failure, not a refusal for want of a kernel)."""
+  found = missing(message)
+  if not found:
+    return None
+  return [m for m in found if not explained(target, m)]

@@ -62,7 +62,7 @@ test: $(VENV)/.installed node_modules/.installed chromium
 # they run in fresh worker processes of their own, as a worker that has run
 # the rest of the exhaustive tier first has been seen to die compiling there.
 MODEL_SET_TESTS ?= tests/graph/test_models.py tests/lite/test_models.py \
-  tests/tfjs/test_models.py tests/lite/test_quantization.py
+  tests/tfjs/test_models.py tests/lite/test_quantization.py tests/lite/test_litert_browser.py
 
 test-all: $(VENV)/.installed node_modules/.installed chromium
 	$(PY) -m pytest -n 2 -q $(addprefix --ignore=,$(MODEL_SET_TESTS)) $(PYTEST_ARGS)

@@ -142,10 +142,15 @@ def test_wheel_holds_the_package_and_no_test_machinery(tmp_path):
   assert top == {"jax2tf", wheel.name.split("-py")[0] + ".dist-info"}, sorted(top)
   machinery = sorted(n for n in names if _TEST_MACHINERY.search(n))
   assert not machinery, f"test machinery in the wheel: {machinery}"
-  # Every module of the package is there, and the TF.js runner's scripts.
-  sources = {p.relative_to(source).as_posix() for p in (source / "jax2tf").rglob("*.py")}
+  # Every module and data file of the package is there: the scripts and pages
+  # that run models in Node and Chromium, the targets' kernel lists.
+  sources = {
+    p.relative_to(source).as_posix()
+    for p in (source / "jax2tf").rglob("*")
+    if p.suffix in (".py", ".js", ".html", ".json")
+  }
   assert sources <= set(names), sorted(sources - set(names))
-  assert {"jax2tf/tfjs/run_model.js", "jax2tf/graph/rules/elementwise.py"} <= set(names)
+  assert {"jax2tf/tfjs/run_model.js", "jax2tf/targets/kernel_lists/tflite.json"} <= set(names)
 
 
 def test_litert_extra_and_its_lane_bring_no_tensorflow():

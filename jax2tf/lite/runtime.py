@@ -51,24 +51,7 @@ def run(
     raise ValueError(f"signature: the model has {sorted(available)}, not {signature!r}")
   runner = litert_interpreter.get_signature_runner(signature)
   details = runner.get_input_details()
-  if args:
-    order = input_names if input_names is not None else _input_order(model, signature)
-    if order is None and len(details) == 1:
-      order = tuple(details)
-    if order is None:
-      raise TypeError(
-        f"the model has inputs {sorted(details)}; pass them by name, or give input_names "
-        "for positional inputs"
-      )
-    if len(order) != len(args):
-      raise TypeError(f"the model takes {len(order)} inputs ({', '.join(order)}), got {len(args)}")
-    named = {**dict(zip(order, args)), **named}
-  missing = set(details) - set(named)
-  unknown = set(named) - set(details)
-  if missing or unknown:
-    raise TypeError(
-      f"the model's inputs are {sorted(details)}; missing {sorted(missing)}, unknown {sorted(unknown)}"
-    )
+  named = name_inputs(model, args, named, input_names, signature, list(details))
   feed = {}
   for name, arg in named.items():
     want = np.dtype(details[name]["dtype"])
@@ -78,6 +61,31 @@ def run(
     feed[name] = arg
   outputs = invoke(runner, feed)
   return [np.asarray(outputs[k]) for k in sorted(outputs, key=output_index)]
+
+
+def name_inputs(model, args, named: dict, input_names, signature: str, names) -> dict:
+  """{input name: argument}: the positional `args` named in the order of
+  `input_names` (else the one the model carries, see `_input_order`; a
+  model of one input needs none), with the `named` ones; raises TypeError
+  unless they are exactly the model's inputs `names`."""
+  if args:
+    order = input_names if input_names is not None else _input_order(model, signature)
+    if order is None and len(names) == 1:
+      order = tuple(names)
+    if order is None:
+      raise TypeError(
+        f"the model has inputs {sorted(names)}; pass them by name, or give input_names "
+        "for positional inputs"
+      )
+    if len(order) != len(args):
+      raise TypeError(f"the model takes {len(order)} inputs ({', '.join(order)}), got {len(args)}")
+    named = {**dict(zip(order, args)), **named}
+  missing, unknown = set(names) - set(named), set(named) - set(names)
+  if missing or unknown:
+    raise TypeError(
+      f"the model's inputs are {sorted(names)}; missing {sorted(missing)}, unknown {sorted(unknown)}"
+    )
+  return named
 
 
 def _input_order(model, signature: str):

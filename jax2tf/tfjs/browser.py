@@ -1,5 +1,5 @@
 """Running a TF.js graph model in a real browser: headless Chromium, driven by
-puppeteer-core (`run_browser.js`), opens a page served from 127.0.0.1 that
+puppeteer-core (`jax2tf.deploy.headless`), opens a page served from 127.0.0.1 that
 loads TF.js and the model (`browser_page.html`), runs it on the inputs, and
 hands back the outputs.
 
@@ -9,31 +9,28 @@ packages of package.json.
 """
 
 import base64
-import contextlib
 import dataclasses
-import functools
-import http.server
 import json
 import os
 import pathlib
 import shutil
-import subprocess
 import tempfile
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
+from jax2tf.deploy import headless
 from jax2tf.tfjs import runtime
 from jax2tf.tfjs.api import TFJSModel
 
-CHROMIUM_ENV = "JAX2TF_CHROMIUM"
+CHROMIUM_ENV = headless.CHROMIUM_ENV
 # TF.js's backends in a browser: the GPU ones need WebGL or WebGPU, which
 # headless Chromium without a GPU has only through SwiftShader (WebGL).
 BACKENDS = ("webgl", "webgpu", "wasm", "cpu")
-DRIVER = pathlib.Path(__file__).with_name("run_browser.js")
+DRIVER = headless.DRIVER
 PAGE = pathlib.Path(__file__).with_name("browser_page.html")
-_BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+chromium = headless.chromium
+serve = headless.serve
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,50 +43,6 @@ class BrowserRun:
   outputs: list
   backend: str
   details: dict
-
-
-def chromium() -> str:
-  """The Chromium to drive: $JAX2TF_CHROMIUM, else one on PATH."""
-  env = os.environ.get(CHROMIUM_ENV)
-  if env:
-    if not os.access(env, os.X_OK):
-      raise FileNotFoundError(f"{CHROMIUM_ENV}={env} is not an executable")
-    return env
-  for name in _BROWSERS:
-    found = shutil.which(name)
-    if found:
-      return found
-  raise FileNotFoundError(
-    "running a model in a browser needs Chromium, and none of "
-    f"{', '.join(_BROWSERS)} is on PATH: install it (`apt-get install chromium`; "
-    f"`make install` does where it can) or set {CHROMIUM_ENV} to its path"
-  )
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-  extensions_map = {
-    **http.server.SimpleHTTPRequestHandler.extensions_map,
-    ".wasm": "application/wasm",
-    ".js": "text/javascript",
-  }
-
-  def log_message(self, format, *args):  # noqa: A002  (the base class's name)
-    del format, args
-
-
-@contextlib.contextmanager
-def serve(root: str | os.PathLike) -> Iterator[str]:
-  """Serves the folder `root` on 127.0.0.1 (a free port) while the context
-  lasts; yields its base URL, ending in '/'."""
-  handler = functools.partial(_QuietHandler, directory=os.fspath(root))
-  server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-  thread = threading.Thread(target=server.serve_forever, daemon=True)
-  thread.start()
-  try:
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-  finally:
-    server.shutdown()
-    server.server_close()
 
 
 def link_tfjs(root: str | os.PathLike) -> None:
@@ -109,38 +62,16 @@ def drive(
   timeout: float = 300,
 ) -> dict:
   """Opens `url` in headless Chromium, performs `actions` (see
-  run_browser.js), waits for the page to set window.jax2tfDone, and returns
-  {"result", "error", "console"}; saves a screenshot when asked."""
-  node, modules = runtime.node(), runtime.node_modules()
-  browser = chromium()
-  with tempfile.TemporaryDirectory(prefix="jax2tf-browser-") as folder:
-    out = os.path.join(folder, "result.json")
-    request = os.path.join(folder, "request.json")
-    with open(request, "w", encoding="utf-8") as f:
-      json.dump(
-        {
-          "chromium": browser,
-          "url": url,
-          "out": out,
-          "screenshot": os.fspath(screenshot) if screenshot is not None else None,
-          "timeout_ms": int(timeout * 1000),
-          "actions": list(actions),
-        },
-        f,
-      )
-    proc = subprocess.run(
-      [node, str(DRIVER), request],
-      env=dict(os.environ, NODE_PATH=str(modules)),
-      capture_output=True,
-      text=True,
-      timeout=timeout + 60,
-      check=False,
-    )
-    if proc.returncode != 0:
-      error = proc.stderr.rpartition(runtime.ERROR_MARKER)[2].strip()
-      raise runtime.TFJSRuntimeError(f"headless Chromium failed on {url}:\n{error[-4000:]}")
-    with open(out, encoding="utf-8") as f:
-      return json.load(f)
+  jax2tf/deploy/headless.js), waits for the page to set window.jax2tfDone, and
+  returns {"result", "error", "console"}; saves a screenshot when asked."""
+  return headless.drive(
+    url,
+    actions=actions,
+    screenshot=screenshot,
+    timeout=timeout,
+    modules=runtime.node_modules(),
+    error=runtime.TFJSRuntimeError,
+  )
 
 
 def _decode(output: dict) -> np.ndarray:

@@ -1,28 +1,23 @@
 """Running a TF.js graph model on Node, with the pure JavaScript TF.js that
 package.json pins: `run_model.js` in a Node process, arrays through files."""
 
-import contextlib
 import json
 import os
 import pathlib
-import queue
-import shutil
 import subprocess
 import tempfile
-import threading
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from jax2tf.deploy import node as node_process
 from jax2tf.tfjs.api import TFJSModel
 from jax2tf.tfjs.graph_model import METADATA_KEY, MODEL_JSON
 
 RUNNER = pathlib.Path(__file__).with_name("run_model.js")
 BACKENDS = ("cpu", "wasm")
 # A node_modules folder holding @tensorflow/tfjs and @tensorflow/tfjs-backend-wasm.
-NODE_MODULES_ENV = "JAX2TF_NODE_MODULES"
-_CHECKOUT = pathlib.Path(__file__).resolve().parents[2]
+NODE_MODULES_ENV = node_process.NODE_MODULES_ENV
 _INSTALL = (
   "run `make install` (or `npm ci`) at the root of the jax2tf checkout, or set "
   f"{NODE_MODULES_ENV} to a node_modules folder holding @tensorflow/tfjs and "
@@ -41,25 +36,12 @@ class TFJSRuntimeError(RuntimeError):
 def node_modules() -> pathlib.Path:
   """Where TF.js is installed: $JAX2TF_NODE_MODULES, else ./node_modules, else
   the node_modules of the checkout this package runs from."""
-  env = os.environ.get(NODE_MODULES_ENV)
-  candidates = [pathlib.Path(env)] if env else [pathlib.Path.cwd(), _CHECKOUT]
-  candidates = [c if c.name == "node_modules" else c / "node_modules" for c in candidates]
-  for folder in candidates:
-    if (folder / "@tensorflow" / "tfjs" / "package.json").is_file():
-      return folder
-  raise FileNotFoundError(
-    f"TF.js is not installed: no @tensorflow/tfjs under {', '.join(map(str, candidates))}; "
-    + _INSTALL
-  )
+  return node_process.node_modules("@tensorflow/tfjs", install=_INSTALL, what="TF.js")
 
 
 def node() -> str:
-  node = shutil.which("node")
-  if node is None:
-    raise FileNotFoundError(
-      "running a TF.js model needs Node.js, and `node` is not on PATH; install it, then " + _INSTALL
-    )
-  return node
+  """The `node` on PATH."""
+  return node_process.node("running a TF.js model", _INSTALL)
 
 
 def _metadata(folder: str) -> tuple[dict, dict]:
@@ -189,9 +171,12 @@ class Runner:
       raise ValueError(f"backend: expected one of {BACKENDS}, got {backend!r}")
     self.backend = backend
     self.timeout = timeout
-    self._proc: subprocess.Popen | None = None
-    self._replies: queue.Queue = queue.Queue()
-    self._stderr: Any = None  # a temporary file holding Node's stderr
+    self._node = node_process.NodeProcess(
+      lambda: ([node(), str(RUNNER), "--serve"], node_modules()),
+      reply_prefix=_REPLY_PREFIX,
+      name="the Node process running TF.js",
+      error=TFJSRuntimeError,
+    )
 
   def __enter__(self) -> "Runner":
     return self
@@ -199,61 +184,17 @@ class Runner:
   def __exit__(self, *exc) -> None:
     self.close()
 
+  @property
+  def _proc(self) -> subprocess.Popen | None:
+    """The Node process (None before the first run and after `close`)."""
+    return self._node.process
+
   def close(self) -> None:
     """Stops the Node process (a later run starts a new one)."""
-    proc, self._proc = self._proc, None
-    if proc is not None:
-      with contextlib.suppress(OSError):
-        proc.stdin.close()  # type: ignore[union-attr]
-      try:
-        proc.wait(timeout=10)
-      except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    if self._stderr is not None:
-      self._stderr.close()
-      self._stderr = None
-
-  def _start(self) -> subprocess.Popen:
-    node_path, modules = node(), node_modules()
-    # TF.js's notices go to a file, read back only to explain a crash.
-    self._stderr = tempfile.TemporaryFile(mode="w+")
-    proc = subprocess.Popen(
-      [node_path, str(RUNNER), "--serve"],
-      stdin=subprocess.PIPE,
-      stdout=subprocess.PIPE,
-      stderr=self._stderr,
-      env=dict(os.environ, NODE_PATH=str(modules)),
-      text=True,
-    )
-    replies: queue.Queue = queue.Queue()
-
-    def read_replies():
-      for line in proc.stdout:
-        if line.startswith(_REPLY_PREFIX):
-          replies.put(json.loads(line[len(_REPLY_PREFIX) :]))
-      replies.put(None)  # the process ended
-
-    threading.Thread(target=read_replies, daemon=True).start()
-    self._proc, self._replies = proc, replies
-    return proc
+    self._node.close()
 
   def _ask(self, request_path: str) -> dict:
-    proc = self._proc if self._proc is not None and self._proc.poll() is None else self._start()
-    assert proc.stdin is not None
-    proc.stdin.write(request_path + "\n")
-    proc.stdin.flush()
-    try:
-      reply = self._replies.get(timeout=self.timeout)
-    except queue.Empty:
-      self.close()
-      raise TFJSRuntimeError(f"TF.js did not answer within {self.timeout} s") from None
-    if reply is None:
-      self._stderr.seek(0)
-      log = self._stderr.read()[-4000:]
-      self.close()
-      raise TFJSRuntimeError(f"the Node process running TF.js ended unexpectedly:\n{log}")
-    return reply
+    return self._node.ask(request_path, timeout=self.timeout)
 
   def _exchange(self, model, input_sets, timing_calls: int):
     with tempfile.TemporaryDirectory(prefix="jax2tf-tfjs-") as folder:

@@ -1,13 +1,15 @@
 """A drawing classifier in the browser: a small Flax CNN trained here on strokes
-the script draws itself (no downloads), exported with jax2tf.to_tfjs, and a
-page where a person draws on a canvas and sees the predicted class.
+the script draws itself (no downloads), exported with jax2tf.to_tfjs and
+jax2tf.to_tflite, and a page where a person draws on a canvas and sees the
+predicted class, computed by TF.js or LiteRT.js (a select on the page).
 
     python examples/tfjs_drawing.py [--out DIR] [--steps N] [--serve]
 
-writes DIR/model/ (the TF.js graph model), DIR/index.html (the page) and
-links TF.js's browser build under DIR/tfjs/; --serve then serves DIR on
-http://127.0.0.1:8000/ until Ctrl-C. The script checks the model on TF.js in
-Node against jax.jit before it returns.
+writes DIR/model/ (the TF.js graph model), DIR/model.tflite (for LiteRT.js),
+DIR/index.html (the page), and links TF.js's browser build under DIR/tfjs/
+and LiteRT.js's under DIR/litert/; --serve then serves DIR on
+http://127.0.0.1:8000/ until Ctrl-C. The script checks the TF.js model in
+Node, and the .tflite model on LiteRT, against jax.jit before it returns.
 """
 
 import argparse
@@ -21,7 +23,9 @@ import numpy as np
 import optax
 
 import jax2tf
-from jax2tf import tfjs
+from jax2tf import lite, tfjs
+from jax2tf.deploy import headless
+from jax2tf.lite import browser as lite_browser
 from jax2tf.tfjs import browser
 
 CLASSES = ("horizontal line", "vertical line", "diagonal line", "circle")
@@ -122,8 +126,22 @@ def accuracy(params, n: int = 512, seed: int = 99) -> float:
 # Export, check, serve
 
 
-def export(params, out: pathlib.Path) -> tfjs.TFJSModel:
-  """The model into out/model, the page into out/index.html, TF.js under out/."""
+def link_litertjs(out: pathlib.Path) -> None:
+  """LiteRT.js's browser build under out/litert/ (core/dist and core/wasm,
+  wasm-utils/dist), from the pinned npm packages, where the page's import
+  map and loadLiteRt look for them."""
+  modules = headless.node_modules(*lite_browser.PACKAGES)
+  (out / "litert").mkdir(exist_ok=True)
+  for package in lite_browser.PACKAGES:  # "@litertjs/core" -> out/litert/core
+    link = out / "litert" / package.split("/")[1]
+    if link.is_symlink():
+      link.unlink()
+    link.symlink_to(modules / package)
+
+
+def export(params, out: pathlib.Path) -> tuple[tfjs.TFJSModel, lite.LiteModel]:
+  """The model into out/model (TF.js) and out/model.tflite (LiteRT.js), the
+  page into out/index.html, TF.js and LiteRT.js under out/."""
   example = np.zeros((1, SIZE, SIZE, 1), np.float32)
   model = jax2tf.to_tfjs(
     predict,
@@ -133,13 +151,17 @@ def export(params, out: pathlib.Path) -> tfjs.TFJSModel:
     path=out / "model",
     overwrite=True,
   )
+  # LiteRT.js runs static shapes only: a batch of one, as the page draws.
+  # to_tflite checks it on LiteRT (ai-edge-litert) against jax.jit.
+  tflite = jax2tf.to_tflite(predict, example, params=params, path=out / "model.tflite")
   page = PAGE.read_text().replace("__CLASSES__", repr(list(CLASSES)).replace("'", '"'))
   (out / "index.html").write_text(page)
   for name in ("tfjs", "tfjs-wasm"):
     if (out / name).is_symlink() or (out / name).exists():
       (out / name).unlink()
   browser.link_tfjs(out)
-  return model
+  link_litertjs(out)
+  return model, tflite
 
 
 def check_in_node(params, model, seed: int = 5) -> float:
@@ -172,11 +194,12 @@ def main(argv=None) -> dict:
     f"trained {options.steps} steps in {time.perf_counter() - started:.0f} s: "
     f"accuracy {acc:.3f} on new strokes"
   )
-  model = export(params, out)
+  model, tflite = export(params, out)
   error = check_in_node(params, model)
   print(
-    f"wrote {out}/index.html and {out}/model; TF.js in Node matches jax.jit "
-    f"(max difference {error:.1e})"
+    f"wrote {out}/index.html, {out}/model and {out}/model.tflite; TF.js in Node matches "
+    f"jax.jit (max difference {error:.1e}), and LiteRT too (route {tflite.route!r}, "
+    f"max difference {tflite.max_error:.1e})"
   )
   if options.serve:
     with browser.serve(out) as url:
@@ -186,7 +209,14 @@ def main(argv=None) -> dict:
           time.sleep(3600)
       except KeyboardInterrupt:
         pass
-  return {"out": str(out), "params": params, "accuracy": acc, "node_error": error}
+  return {
+    "out": str(out),
+    "params": params,
+    "accuracy": acc,
+    "node_error": error,
+    "tflite_route": tflite.route,
+    "tflite_error": tflite.max_error,
+  }
 
 
 if __name__ == "__main__":

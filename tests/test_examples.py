@@ -18,7 +18,9 @@ from examples import (
   serving_savedmodel,
   tfjs_drawing,
 )
+from jax2tf.deploy import headless
 from jax2tf.tfjs import browser as tfjs_browser
+from jax2tf.tfjs import runtime as tfjs_runtime
 
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
 
@@ -130,21 +132,29 @@ _CIRCLE = [[140 + 80 * np.cos(a), 140 + 80 * np.sin(a)] for a in np.linspace(0, 
 def test_tfjs_drawing_classifies_a_drawn_stroke_in_chromium(tmp_path):
   ran = tfjs_drawing.main(["--out", str(tmp_path), "--steps", "300"])
   assert ran["accuracy"] > 0.95 and ran["node_error"] < 1e-4
+  assert ran["tflite_error"] < 1e-4, ran["tflite_route"]
   predict = jax.jit(tfjs_drawing.predict)
-  for label, stroke in (("horizontal line", [[40, 140], [240, 146]]), ("circle", _CIRCLE)):
-    shot = tmp_path / f"{label}.png"
-    with tfjs_browser.serve(tmp_path) as url:
-      page = tfjs_browser.drive(url + "index.html", screenshot=shot,
-                                actions=[{"selector": "#pad", "stroke": stroke}])
-    assert page["error"] is None, page
-    result = page["result"]
-    assert result["label"] == label, result
-    # The page's input to the model is the drawing, and TF.js computed on it
-    # what JAX computes.
-    pixels = np.frombuffer(base64.b64decode(result["pixels"]), "<f4").reshape(1, 28, 28, 1)
-    assert (pixels > 0.5).sum() > 20, "the stroke did not reach the model's input"
-    np.testing.assert_allclose(result["probabilities"], predict(ran["params"], pixels)[0],
-                               atol=1e-3, err_msg=f"on the {result['backend']} backend")
-    # The screenshot shows the page with the stroke: not blank.
-    gray = np.asarray(Image.open(shot).convert("L"), np.float32)
-    assert gray.std() > 20 and (gray < 64).sum() > 2000, (shot, gray.std())
+  strokes = (("horizontal line", [[40, 140], [240, 146]]), ("circle", _CIRCLE))
+  with tfjs_browser.serve(tmp_path) as url, headless.Session(
+      modules=tfjs_runtime.node_modules(), error=tfjs_runtime.TFJSRuntimeError) as session:
+    for runtime in ("tfjs", "litert"):
+      for label, stroke in strokes:
+        shot = tmp_path / f"{runtime}-{label}.png"
+        page = session.open(f"{url}index.html?runtime={runtime}", screenshot=shot,
+                            actions=[{"selector": "#pad", "stroke": stroke}])
+        assert page["error"] is None, page
+        result = page["result"]
+        assert result["runtime"] == runtime and result["label"] == label, result
+        if runtime == "litert":
+          assert result["backend"] == "litert-wasm", result
+        # The page's input to the model is the drawing, and TF.js or
+        # LiteRT.js computed on it what JAX computes.
+        pixels = np.frombuffer(base64.b64decode(result["pixels"]), "<f4").reshape(1, 28, 28, 1)
+        assert (pixels > 0.5).sum() > 20, "the stroke did not reach the model's input"
+        want = predict(ran["params"], pixels)[0]
+        np.testing.assert_allclose(result["probabilities"], want, atol=1e-3,
+                                   err_msg=f"{runtime} on the {result['backend']} backend")
+        assert int(np.argmax(result["probabilities"])) == int(np.argmax(want))
+        # The screenshot shows the page with the stroke: not blank.
+        gray = np.asarray(Image.open(shot).convert("L"), np.float32)
+        assert gray.std() > 20 and (gray < 64).sum() > 2000, (shot, gray.std())

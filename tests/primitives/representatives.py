@@ -24,6 +24,9 @@ table, chosen by this rule:
    the case that adds the most of these not yet covered (counting only cases
    that run to a comparison in the column), ties to the one with fewer
    equations, then to table order.
+   In the two columns that reach another column's consumer by another path
+   (`BY_PRIMITIVE_ONLY`), each primitive, plain and polymorphic, is covered
+   rather than each combination of dtype classes or family dtype.
 
 Every other (case, column) pair is marked slow, never skipped: `make test-all`
 runs it. Variants of one primitive (another layout or shape, parameters, a
@@ -137,8 +140,28 @@ def _runs_to_comparison(case, serialization: str, mode: str) -> bool:
   return gap is None or gap.tol is not None
 
 
+# Columns that take another column's conversion to the same consumer by
+# another path: the no-XLA graph compiled by TF's XLA (its own target,
+# TF_NO_XLA, runs in the eager and graph modes; XLA is TF_XLA's target), and
+# the native module through TF's TFLite converter (the TFLITE target, which
+# the tflite column covers on the graph route). Rule 2 covers each primitive
+# there (on its own, and under polymorphic shapes), not each dtype class of
+# its operands nor each family dtype.
+BY_PRIMITIVE_ONLY = frozenset({("graph_no_xla", "compiled"), ("tflite_native", "litert")})
+
+
+def _keys(fp: Footprint, column: tuple[str, str]) -> frozenset:
+  if column not in BY_PRIMITIVE_ONLY:
+    return fp.keys
+  return frozenset(k[:2] for k in fp.keys if k[0] in ("primitive", "polymorphic"))
+
+
 def select(cases, serialization: str, mode: str, footprints) -> frozenset:
   """The ids of the representatives of `cases` (none of them slow) in one column."""
+  footprints = {
+    c.id: dataclasses.replace(footprints[c.id], keys=_keys(footprints[c.id], (serialization, mode)))
+    for c in cases
+  }
   keep = {c.id for c in cases if not footprints[c.id].traced}
   # One case per recorded expectation (the first in table order): a refusal
   # or a gap met by many cases for one reason is checked once here, each

@@ -213,7 +213,9 @@ def _check_arity(ir, module, input_names, output_names) -> None:
 # "file.py:3:7: error: failed to legalize operation 'tfl.mul' that was ...".
 # The first follows the binding's own words ("Failed to run converter passes: ").
 _ERROR = re.compile(r"(?m)(?:^|\s)(?:(\S+?):(\d+):(\d+): )?error: (.*)$")
-_NAMED_OP = re.compile(r"operation '([\w.]+)'")
+# The op a diagnostic is about: "failed to legalize operation 'tfl.mul'", or
+# "'mhlo.gather' op Dynamic shaped operand is not supported".
+_NAMED_OP = re.compile(r"operation '([\w.]+)'|^'([\w.]+)' op\b")
 # The converter's list of TF ops LiteRT has builtin kernels for only through
 # the Flex delegate: "tf.Complex(tensor<4x5xf32>, ...) -> ...".
 _TF_OP = re.compile(r"(?m)^\s*(tf\.\w+)\(")
@@ -226,7 +228,7 @@ def _refusal(what: str, message: str, module) -> LiteRTConversionError:
   problems: list[Problem] = []
   for file, line, column, text in _ERROR.findall(message):
     named = _NAMED_OP.search(text)
-    op_name = named.group(1) if named else None
+    op_name = (named.group(1) or named.group(2)) if named else None
     # The diagnostic quotes the whole op after a colon; its first words say why.
     detail = text.split(": %", 1)[0].strip()
     at = (file, line, column) if file else None
@@ -235,6 +237,14 @@ def _refusal(what: str, message: str, module) -> LiteRTConversionError:
     ]
     if not matching and op_name is not None:
       matching = [o for o in ops if o.name == op_name]
+    if not matching and op_name is not None and at is not None:
+      # An op the legalization made and did not keep: the ops at its
+      # location say which primitive (where they agree) and which line.
+      located = [o for o in ops if at in o.files]
+      primitives = {o.primitive for o in located}
+      if located:
+        primitive = primitives.pop() if len(primitives) == 1 else "unknown"
+        matching = [_Op(op_name, primitive, {at}, located[0].where, ())]
     unknown = _Op(op_name or "?", "unknown", set(), None, ())
     for o in matching[:1] or [unknown]:
       problems.append(Problem(o.name, o.primitive, o.where, detail, o.on))

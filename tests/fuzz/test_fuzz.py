@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from jax import export, lax
 
+from jax2tf.lite import litert_converter
 from tests.primitives import runner as case_runner
 from tests.support import compare, refusals
 from tools.fuzz import (
@@ -45,6 +46,24 @@ def test_fixed_seed_has_no_unexplained_mismatches(tmp_path):
   unexplained = [(f.program, f.column, f.detail, f.path) for f in summary.unexplained()]
   assert not unexplained, f"unexplained mismatches (cases written to {tmp_path}): {unexplained}"
   assert not list(tmp_path.iterdir())
+
+
+# The litert route's column (--litert), on the first programs of the CI seed.
+LITERT_PROGRAMS = 4
+
+
+@pytest.mark.skipif(
+  not litert_converter.is_installed(), reason="the litert route needs litert-converter"
+)
+def test_fixed_seed_on_the_litert_route_has_no_unexplained_mismatches(tmp_path):
+  summary = driver.fuzz(
+    CI_SEED, programs=LITERT_PROGRAMS, out=str(tmp_path), progress=None, litert=True
+  )
+  column = targets.column_name(targets.DEPLOYED["litert"])
+  assert list(summary.counts)[-1] == column
+  assert sum(summary.counts[column].values()) == LITERT_PROGRAMS, summary.counts[column]
+  unexplained = [(f.program, f.column, f.detail, f.path) for f in summary.unexplained()]
+  assert not unexplained, f"unexplained mismatches (cases written to {tmp_path}): {unexplained}"
 
 
 def _well_typed(p: program.Program):
@@ -416,6 +435,86 @@ def test_a_refusal_naming_the_primitive_is_no_mismatch():
       raise NotImplementedError("something went wrong")
 
   assert Unclear().run(sin, ("graph_no_xla", "eager")).status == targets.MISMATCH
+
+
+def _refusing(message: str) -> targets.Runner:
+  """A runner whose every column refuses with `message`."""
+
+  class Refusing(targets.Runner):
+    def results(self, p, column):
+      raise NotImplementedError(message)
+
+  return Refusing()
+
+
+def _one_op(expr: str, op: str, x) -> program.Program:
+  return program.Program(
+    ("x0",), ((x,),), (program.Eq("v0", expr, ("x0",), op, True),), ("v0",), name=op
+  )
+
+
+def test_a_deployment_columns_refusal_counts_only_where_its_kernel_lists_predict_it():
+  sin = _one_op("lax.sin(x0)", "sin", np.ones(2, np.float32))
+  smallest = _one_op("lax.min(x0, x0)", "min", np.array([True, False]))
+  litert = targets.DEPLOYED["litert"]
+  assert litert == ("tflite_litert", "litert")
+
+  def by_litert(line):
+    return (
+      "to_tflite (route 'litert'): litert-converter cannot legalize the module:\n"
+      f"  {line}\nRemedies: route='graph' or route='native'"
+    )
+
+  listed = by_litert(
+    "tf.Minimum on bool, emitted for the JAX primitive min (at f.py:3): a TF op that LiteRT "
+    "runs only through the Flex delegate"
+  )
+  refused = _refusing(listed).run(smallest, litert)
+  assert (refused.status, refused.detail) == (targets.REFUSED, "cannot convert tf.Minimum on bool")
+  # It names the program's primitive, but the LITERT target's list does not
+  # hold stablehlo.sine: the converter refused what the lists say it converts.
+  unlisted = by_litert(
+    "stablehlo.sine on float32, emitted for the JAX primitive sin (at f.py:3): failed to "
+    "legalize operation 'stablehlo.sine'"
+  )
+  outcome = _refusing(unlisted).run(sin, litert)
+  assert outcome.status == targets.MISMATCH, outcome
+  kind = "refused, not in the litert kernel lists"
+  assert outcome.detail == f"{kind}: cannot convert stablehlo.sine on float32"
+  assert driver.mismatch_kind(outcome) == kind
+  # Of two lines, the one the lists do not hold is named.
+  both = listed + "\n  " + unlisted.splitlines()[1].strip()
+  assert _refusing(both).run(sin, litert).detail == outcome.detail
+  # A refusal that names nothing missing is a mismatch too.
+  vague = _refusing("to_tflite (route 'litert'): litert-converter cannot write the module")
+  assert vague.run(sin, litert).status == targets.MISMATCH
+  # TF's converter's column reads its own list: Neg on complex64 is in it, Sin on float32 not.
+  tflite = targets.DEPLOYED["tflite"]
+  neg = "TF op Neg on complex64, emitted for the JAX primitive neg (at f.py:3)"
+  assert _refusing(neg).run(sin, tflite).status == targets.REFUSED
+  tf_sin = "TF op Sin on float32, emitted for the JAX primitive sin (at f.py:3)"
+  outcome = _refusing(tf_sin).run(sin, tflite)
+  assert outcome.status == targets.MISMATCH and "TF op Sin on float32" in outcome.detail
+  # TF's columns keep their rule: a refusal naming the program's primitive.
+  assert _refusing(unlisted).run(sin, ("graph_no_xla", "eager")).status == targets.REFUSED
+
+
+def test_the_litert_route_column_comes_behind_its_flag():
+  litert = targets.DEPLOYED["litert"]
+  assert targets.columns() == targets.TF_COLUMNS
+  assert targets.columns(litert=True) == (*targets.TF_COLUMNS, litert)
+  assert targets.columns(True, True, True)[-3:] == (
+    targets.DEPLOYED["tflite"], litert, targets.DEPLOYED["tfjs"]
+  )
+  assert targets.column_name(litert) == "tflite_litert-litert"
+  assert "tflite_litert-litert" in driver.new_summary(0, False, False, litert=True).counts
+
+
+def test_a_missing_litert_converter_is_an_error_naming_the_extra(tmp_path, monkeypatch):
+  monkeypatch.setattr(litert_converter, "is_installed", lambda: False)
+  with pytest.raises(ImportError, match=r"jax2tf\[litert\]"):
+    driver.fuzz(0, programs=1, litert=True, out=str(tmp_path), progress=None)
+  assert not list(tmp_path.iterdir())
 
 
 def test_the_minimizer_keeps_the_kind_of_mismatch():

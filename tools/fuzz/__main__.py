@@ -1,4 +1,5 @@
-"""python -m tools.fuzz --seed 0 [--start I] (--budget SECONDS | --programs N) [--tflite] [--tfjs]"""
+"""python -m tools.fuzz --seed 0 [--start I] (--budget SECONDS | --programs N) [--tflite]
+[--litert] [--tfjs]"""
 
 import argparse
 import sys
@@ -23,6 +24,12 @@ def main(argv=None) -> int:
   )
   parser.add_argument("--out", default="fuzz_out", help="where unexplained mismatches are written")
   parser.add_argument("--tflite", action="store_true", help="also run on LiteRT (to_tflite)")
+  parser.add_argument(
+    "--litert",
+    action="store_true",
+    help="also run on LiteRT by the litert route (to_tflite(route='litert'): JAX's StableHLO "
+    "through litert-converter, no TensorFlow)",
+  )
   parser.add_argument("--tfjs", action="store_true", help="also run on TF.js in Node (to_tfjs)")
   parser.add_argument(
     "--in-process",
@@ -34,7 +41,7 @@ def main(argv=None) -> int:
   if args.programs is None and args.budget is None:
     parser.error("give --programs N or --budget SECONDS")
   try:
-    targets.check_runtimes(args.tflite, args.tfjs)
+    targets.check_runtimes(args.tflite, args.tfjs, args.litert)
   except (ImportError, FileNotFoundError) as e:
     parser.error(str(e))
   summary = (driver if args.in_process else isolation).fuzz(
@@ -45,6 +52,7 @@ def main(argv=None) -> int:
     out=args.out,
     tflite=args.tflite,
     tfjs=args.tfjs,
+    litert=args.litert,
     progress=lambda line: print(line, flush=True),
   )
   print()

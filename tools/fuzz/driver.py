@@ -78,9 +78,9 @@ class Summary:
     return f"[{self.programs} programs, {self.seconds:.0f} s] {parts}"
 
 
-def new_summary(seed: int, tflite: bool, tfjs: bool) -> Summary:
+def new_summary(seed: int, tflite: bool, tfjs: bool, litert: bool = False) -> Summary:
   summary = Summary(seed)
-  for c in targets.columns(tflite, tfjs):
+  for c in targets.columns(tflite, tfjs, litert):
     summary.counts[targets.column_name(c)] = collections.Counter()
   return summary
 
@@ -94,6 +94,7 @@ def fuzz(
   out: str | None = "fuzz_out",
   tflite: bool = False,
   tfjs: bool = False,
+  litert: bool = False,
   settings: generator.Settings | None = None,
   progress: Callable[[str], None] | None = print,
   runner: targets.Runner | None = None,
@@ -103,10 +104,10 @@ def fuzz(
   program that aborts TF or XLA ends it; tools.fuzz.isolation runs
   the stream in child processes that survive such programs)."""
   assert programs is not None or budget is not None, "give a program count or a time budget"
-  targets.check_runtimes(tflite, tfjs)
+  targets.check_runtimes(tflite, tfjs, litert)
   runner = runner or targets.Runner()
-  columns = targets.columns(tflite, tfjs)
-  summary = new_summary(seed, tflite, tfjs)
+  columns = targets.columns(tflite, tfjs, litert)
+  summary = new_summary(seed, tflite, tfjs, litert)
   began = time.monotonic()
   try:
     while (programs is None or summary.programs < programs) and (

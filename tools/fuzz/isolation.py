@@ -62,6 +62,7 @@ def fuzz(
   out: str | None = "fuzz_out",
   tflite: bool = False,
   tfjs: bool = False,
+  litert: bool = False,
   progress: Callable[[str], None] | None = print,
   stall: float = 900.0,
   crash_tries: int = CRASH_MINIMIZE_TRIES,
@@ -69,9 +70,9 @@ def fuzz(
 ) -> driver.Summary:
   """As driver.fuzz, with the programs run in child processes."""
   assert programs is not None or budget is not None, "give a program count or a time budget"
-  targets.check_runtimes(tflite, tfjs)
-  columns = [targets.column_name(c) for c in targets.columns(tflite, tfjs)]
-  summary = driver.new_summary(seed, tflite, tfjs)
+  targets.check_runtimes(tflite, tfjs, litert)
+  columns = [targets.column_name(c) for c in targets.columns(tflite, tfjs, litert)]
+  summary = driver.new_summary(seed, tflite, tfjs, litert)
   end = None if programs is None else start + programs
   began = time.monotonic()
   index, first_column = start, 0
@@ -85,6 +86,7 @@ def fuzz(
       "out": out,
       "tflite": tflite,
       "tfjs": tfjs,
+      "litert": litert,
       "first_column": first_column,
       "op_by_op": sorted(op_by_op),
       "count": child_programs,
@@ -133,7 +135,7 @@ def fuzz(
       first_column = 0
       continue
     column = last["column"]
-    col = targets.columns(tflite, tfjs)[columns.index(column)]
+    col = targets.columns(tflite, tfjs, litert)[columns.index(column)]
     if program.name not in op_by_op and not _dies(program, col):
       # The column alone ends no process: what did was JAX's jit of a program
       # the child's minimizer shrank this one to (an XLA defect). Again, with
@@ -219,7 +221,7 @@ def _last_words(stderr, code, since: int = 0) -> str:
 
 
 def _crash_finding(program, column, why, *, seed, index, out, tries) -> driver.Finding:
-  col = next(c for c in targets.columns(True, True) if targets.column_name(c) == column)
+  col = next(c for c in targets.columns(True, True, True) if targets.column_name(c) == column)
   small = minimize.minimize(program, lambda p: _dies(p, col), max_tries=tries)
   gap = known_gaps.explain(small, col, targets.Outcome(targets.MISMATCH, why))
   if gap is None and col in known_gaps.XLA_ENDS_JAX_TOO.columns and _dies(small, JAX_JIT):
@@ -249,7 +251,7 @@ def _emit(event: str, **data):
 def _stream(request):
   """The child: programs from `start`, each column in turn, reported as it goes."""
   targets.OP_BY_OP.update(request["op_by_op"])
-  columns = targets.columns(request["tflite"], request["tfjs"])
+  columns = targets.columns(request["tflite"], request["tfjs"], request["litert"])
   runner = targets.Runner()
   began = time.monotonic()
   index, end, budget = request["start"], request["end"], request["budget"]

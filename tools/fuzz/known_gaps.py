@@ -193,7 +193,7 @@ def case_table_gaps() -> tuple[KnownGap, ...]:
     if c.id in replaced:
       continue
     by_gap: dict = {}
-    for column in targets.columns(tflite=True, tfjs=True):
+    for column in targets.columns(tflite=True, tfjs=True, litert=True):
       gap = c.gap(*column)
       if gap is not None and c.refusal(column[0]) is None:
         by_gap.setdefault(gap, set()).add(column)

@@ -1,10 +1,11 @@
 """Running a program in one column of the case table and judging the result.
 
 A column is a serialization of tests.support.case (its convert options) run
-in one TF mode (tests.tf_modes), or a deployment runtime (LiteRT,
-TF.js in Node) behind a flag. The reference is `jax.jit` of the program; the
-comparison is tests.support.compare, exact where the program is exact and
-within a dtype-aware tolerance elsewhere.
+in one TF mode (tests.tf_modes), or a deployment runtime (LiteRT, by TF's
+converter or by the standalone litert-converter; TF.js in Node) behind a
+flag. The reference is `jax.jit` of the program; the comparison is
+tests.support.compare, exact where the program is exact and within a
+dtype-aware tolerance elsewhere.
 """
 
 import dataclasses
@@ -25,7 +26,14 @@ PASS, REFUSED, MISMATCH = "pass", "refused", "mismatch"
 TF_COLUMNS = tuple(
   (s, m) for s in ("native", "graph", "graph_no_xla") for m in case_lib.modes_of(s)
 )
-DEPLOYED = {"tflite": ("tflite", "litert"), "tfjs": ("tfjs", "node")}
+# The deployment columns, by flag: to_tflite by TF's converter (route
+# "graph") and by litert-converter (route "litert", no TensorFlow), both
+# run on LiteRT; to_tfjs run by TF.js in Node.
+DEPLOYED = {
+  "tflite": ("tflite", "litert"),
+  "litert": ("tflite_litert", "litert"),
+  "tfjs": ("tfjs", "node"),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,18 +60,27 @@ def mismatched(found: compare.Mismatch, args: int = 0) -> Outcome:
   return Outcome(MISMATCH, found.message.splitlines()[0][:300], found, args)
 
 
-def columns(tflite: bool = False, tfjs: bool = False) -> tuple:
-  extra = [DEPLOYED["tflite"]] if tflite else []
-  return TF_COLUMNS + tuple(extra + ([DEPLOYED["tfjs"]] if tfjs else []))
+def columns(tflite: bool = False, tfjs: bool = False, litert: bool = False) -> tuple:
+  """The TF columns, then the deployment columns asked for."""
+  asked = {"tflite": tflite, "litert": litert, "tfjs": tfjs}
+  return TF_COLUMNS + tuple(column for flag, column in DEPLOYED.items() if asked[flag])
 
 
-def check_runtimes(tflite: bool, tfjs: bool):
-  """Raises at once, before any program, where a requested runtime is missing
-  (each program would otherwise mismatch with the same error)."""
-  if tflite:
+def check_runtimes(tflite: bool, tfjs: bool, litert: bool = False):
+  """Raises at once, before any program, where a requested runtime or
+  converter is missing (each program would otherwise mismatch with the same
+  error)."""
+  if tflite or litert:
     from jax2tf.lite import runtime
 
     runtime.check_installed()
+  if litert:
+    from jax2tf.lite import litert_converter
+
+    if not litert_converter.is_installed():
+      raise ImportError(
+        f"--litert converts with the standalone LiteRT converter: {litert_converter.INSTALL}"
+      )
   if tfjs:
     from jax2tf.tfjs import runtime as tfjs_runtime
 
@@ -158,6 +175,25 @@ def refusal_reasons(message: str) -> list[str]:
   return [re.sub(r"^to_\w+( \(route '\w+'\))?: ", "", first)[:120]]
 
 
+def _refused(e: NotImplementedError, program: program_lib.Program, column) -> Outcome:
+  """The outcome of a refusal at conversion: no mismatch if it names a
+  primitive of the program. In a deployment column, a refusal for want of a
+  kernel must also be one the kernel lists of its target predict, line by
+  line (tests.support.refusals): one they do not predict is a mismatch,
+  naming the lines they do not hold. (A deployment refusal that names
+  nothing missing, such as a converter's crash refused before it happens,
+  is judged as in a TF column.)"""
+  message = str(e)
+  target = case_lib.serialization(column[0]).target
+  left = refusals.unexplained(target, message) if target is not None else None
+  if left:
+    unlisted = "; ".join(dict.fromkeys(m.reason() for m in left))
+    return Outcome(MISMATCH, f"refused, not in the {target} kernel lists: {unlisted}")
+  if left == [] or _names_what_is_refused(message, program):
+    return Outcome(REFUSED, "; ".join(refusal_reasons(message)))
+  return Outcome(MISMATCH, f"refused without naming a primitive: {_first_line(e)}")
+
+
 class Runner:
   """Runs programs in columns; the deployment runtimes start on first use."""
 
@@ -176,10 +212,7 @@ class Runner:
     try:
       got = self.results(program, column)
     except NotImplementedError as e:
-      # A refusal at conversion is no mismatch if it says which primitive.
-      if _names_what_is_refused(str(e), program):
-        return Outcome(REFUSED, "; ".join(refusal_reasons(str(e))))
-      return Outcome(MISMATCH, f"refused without naming a primitive: {_first_line(e)}")
+      return _refused(e, program, column)
     except Exception as e:  # pylint: disable=broad-except
       return Outcome(MISMATCH, f"{type(e).__name__}: {_first_line(e)}")
     where = f"{program.name} [{column_name(column)}]"

@@ -233,11 +233,11 @@ def sections(res):
                 prng_table(res), "prng"))
   if res.get("tflite"):
     out.append(("TFLite: LiteRT latency and size against Keras -> TFLite",
-                "`jax2tf.to_tflite` (graph route, dynamic batch, builtin ops) against "
-                "the same network written in Keras 3 with the Flax weights copied "
-                "(`benchmarks/keras_reference.py`; outputs checked equal) and converted "
-                "by TF's TFLite converter; both on the LiteRT interpreter with its "
-                "default XNNPack delegate.", tflite_table(res), "tflite"))
+                "`jax2tf.to_tflite` (graph, native and litert routes, dynamic batch, "
+                "builtin ops) against the same network written in Keras 3 with the Flax "
+                "weights copied (`benchmarks/keras_reference.py`; outputs checked equal) "
+                "and converted by TF's TFLite converter; both on the LiteRT interpreter "
+                "with its default XNNPack delegate.", tflite_table(res), "tflite"))
   if res.get("tfjs"):
     out.append(("TF.js in Node: latency and size",
                 "`jax2tf.to_tfjs` (static shapes, default sizes) run by TF.js 4.22 in Node on "

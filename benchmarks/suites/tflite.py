@@ -23,7 +23,7 @@ import numpy as np
 from benchmarks import keras_reference, litert_timer, models, timing
 
 MODELS = ("mlp", "cnn", "resnet50", "transformer_lm")
-ROUTES = ("graph", "native")
+ROUTES = ("graph", "native", "litert")
 BATCHES = (1, 8)
 THREADS = (1, 2)
 

@@ -51,11 +51,28 @@ def check_argument_shapes(in_avals: Sequence, in_tree, args: Sequence[tf.Tensor]
   for name, arg_idx, dim_idx in synthetic:
     known = args[arg_idx].shape[dim_idx]
     if known is None:
-      tf_env = {n: tf.shape(args[a], out_type=tf.int32)[d] for n, a, d in synthetic}
+      dims = _RunTimeDims(args)
+      tf_env = {n: dims(a, d) for n, a, d in synthetic}
       return _assertions(constraints, tf_env)
     static_env[name] = int(known)
   _check_statically(constraints, static_env)
   return []
+
+
+class _RunTimeDims:
+  """An argument's dimensions as int32 TF scalars, from one Shape and one
+  Unpack per argument: indexing the shape would add a StridedSlice and its
+  three constants per dimension to every SavedModel."""
+
+  def __init__(self, args: Sequence[tf.Tensor]):
+    self._args = args
+    self._unpacked: dict[int, list] = {}
+
+  def __call__(self, arg_idx: int, dim_idx: int) -> tf.Tensor:
+    if arg_idx not in self._unpacked:
+      shape = tf.shape(self._args[arg_idx], out_type=tf.int32)
+      self._unpacked[arg_idx] = tf.unstack(shape, num=self._args[arg_idx].shape.rank)
+    return self._unpacked[arg_idx][dim_idx]
 
 
 def bind_dimension_variables(
@@ -66,13 +83,10 @@ def bind_dimension_variables(
     return {}
   solution, _, synthetic = jax_private.solve_dim_vars(tuple(in_avals), in_tree)
   env = {}
+  dims = _RunTimeDims(args)
   for name, arg_idx, dim_idx in synthetic:
     known = args[arg_idx].shape[dim_idx]
-    env[name] = (
-      tf.constant(int(known), tf.int32)
-      if known is not None
-      else tf.shape(args[arg_idx], out_type=tf.int32)[dim_idx]
-    )
+    env[name] = tf.constant(int(known), tf.int32) if known is not None else dims(arg_idx, dim_idx)
   return {v: dim_eval.evaluate(e, env, TFDimArithmetic) for v, e in solution.items()}
 
 

@@ -178,6 +178,21 @@ def tfjs_table(res):
   return header, rows
 
 
+def upstream_table(res):
+  u = res["upstream"]
+  header = ["workload"]
+  for what in ("graph ops", "export", "load", "first call"):
+    header += [f"{what} (ours)", f"{what} (upstream)", "ratio"]
+  rows = []
+  for workload, r in u["results"].items():
+    row = [workload]
+    for key in ("ops", "export_s", "load_s", "first_call_s"):
+      fmt = (lambda v: f"{v:.0f}") if key == "ops" else t  # noqa: E731
+      row += [fmt(r["ours"][key]), fmt(r["upstream"][key]), f"{r['ratio'][key]:.2f}x"]
+    rows.append(row)
+  return header, rows
+
+
 def target_rows(res):
   rows = []
   for group, checks in targets.evaluate(res).items():
@@ -247,6 +262,20 @@ def sections(res):
                 "browsers: its Node cpu backend runs every kernel in JavaScript, so ratios "
                 "of tens to hundreds are expected; in a browser the WebGL backend runs on the "
                 "GPU.", tfjs_table(res), None))
+  if res.get("upstream"):
+    u = res["upstream"]
+    out.append(("SavedModels against JAX's own jax2tf",
+                "The same function saved with a dynamic batch by this package and by "
+                "`jax.experimental.jax2tf` (JAX's module, native serialization), each "
+                "export in its own process, each SavedModel loaded and called once "
+                f"(batch {u['batch']}) in a fresh process as a server does "
+                "(`benchmarks/suites/upstream.py`); medians of "
+                f"{u['reps']} alternating repetitions. Keras rows are "
+                "`model.export(format=\"tf_saved_model\")` on the JAX backend, which "
+                "calls `jax.experimental.jax2tf` itself (this package through "
+                "`jax2tf.install()`); the others are models of the set, parameters as "
+                "variables. First call includes TF's XLA compiling the module.",
+                upstream_table(res), None))
   if "call_tf" in res:
     c = res["call_tf"]
     out.append(("call_tf overheads",

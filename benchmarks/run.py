@@ -28,12 +28,32 @@ import jax  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from benchmarks import models, plots, report, timing, workloads  # noqa: E402
-from benchmarks.suites import call_tf, conversion, hlo, memory, prng, runtime, tfjs, tflite  # noqa: E402
+from benchmarks.suites import (  # noqa: E402
+  call_tf,
+  conversion,
+  hlo,
+  memory,
+  prng,
+  runtime,
+  tfjs,
+  tflite,
+  upstream,
+)
 from benchmarks.workloads import compute_bound  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join(ROOT, "benchmarks", "results")
-SUITES = ("runtime", "hlo", "conversion", "memory", "prng", "call_tf", "tflite", "tfjs")
+SUITES = (
+  "runtime",
+  "hlo",
+  "conversion",
+  "memory",
+  "prng",
+  "call_tf",
+  "tflite",
+  "tfjs",
+  "upstream",
+)
 
 
 def environment() -> dict:
@@ -75,6 +95,8 @@ def run(suites, chosen, quick: bool, cfg) -> dict:
     res["tflite"] = tflite.measure({w.name for w in chosen}, cfg)
   if "tfjs" in suites:
     res["tfjs"] = tfjs.measure({w.name for w in chosen}, cfg)
+  if "upstream" in suites:
+    res["upstream"] = upstream.run(quick)
   return res
 
 

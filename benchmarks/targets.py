@@ -11,6 +11,9 @@ OVERHEAD_ABOVE_BARE_S = 50e-6
 EAGER_OVER_BARE = 2.0
 CONVERSION_OVER_JAX = 2.0
 TFLITE_OVER_KERAS = 1.1
+# A SavedModel against the one JAX's own jax2tf writes for the same function.
+OPS_OVER_UPSTREAM = 1.1
+TIME_OVER_UPSTREAM = 1.0
 BARE = "tf.function(tf.math.sin)"
 
 
@@ -172,8 +175,26 @@ def _tflite(res) -> list:
   return out
 
 
+def _upstream(res) -> list:
+  out = []
+  for workload, row in res.get("upstream", {}).get("results", {}).items():
+    ratio = row["ratio"]
+    limits = {"ops": OPS_OVER_UPSTREAM, "export_s": TIME_OVER_UPSTREAM,
+              "load_s": TIME_OVER_UPSTREAM, "first_call_s": TIME_OVER_UPSTREAM}
+    for key, limit in limits.items():
+      what = {"ops": "graph ops", "export_s": "export", "load_s": "load",
+              "first_call_s": "first call"}[key]
+      c = Check(f"{what} within {limit}x of upstream's", workload, f"{ratio[key]:.2f}x",
+                ratio[key] <= limit)
+      if not c.passed:
+        c.by = f"+{(ratio[key] / limit - 1) * 100:.0f}%"
+      out.append(c)
+  return out
+
+
 def evaluate(res) -> dict:
   return {"compute-bound runtime": _compute_bound(res),
           "call overhead": _overhead(res),
           "conversion time": _conversion(res),
-          "TFLite against Keras": _tflite(res)}
+          "TFLite against Keras": _tflite(res),
+          "SavedModel against upstream": _upstream(res)}

@@ -1,0 +1,197 @@
+"""SavedModels with a dynamic batch, this package against JAX's own
+`jax.experimental.jax2tf`: graph ops, export time, load time and first call.
+
+    python -m benchmarks.suites.upstream export {ours,upstream} WORKLOAD DIR
+    python -m benchmarks.suites.upstream load DIR
+
+Both converters run the same workload, each export in a process of its own
+(this package's drop-in switch decides which module `jax.experimental.jax2tf`
+is, and a process holds one of them), and every SavedModel is then loaded and
+called once in a fresh process that imports TensorFlow and nothing of either converter,
+as a server does. Repetitions alternate the two converters so that noise on a shared
+machine hits both alike; medians are reported.
+
+Workloads: a Keras 3 model exported on the JAX backend with
+`model.export(format="tf_saved_model")`, which calls `jax.experimental.jax2tf`
+itself, and models of the set (benchmarks/models/) saved with native
+serialization (JAX's module has no other), parameters as variables, batch
+polymorphic.
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from benchmarks.timing import progress
+
+CONVERTERS = ("ours", "upstream")
+KERAS = ("keras_mlp", "keras_cnn")
+MODEL_SET = ("mlp", "cnn", "transformer_lm", "resnet50")
+QUICK_WORKLOADS = ("keras_mlp",)
+BATCH = 3  # the batch of the first call after loading
+
+
+def _select(converter: str) -> None:
+  if converter == "ours":
+    import jax2tf
+
+    jax2tf.install()
+  elif converter != "upstream":
+    raise ValueError(f"converter must be one of {CONVERTERS}, got {converter!r}")
+
+
+def _keras_model(name: str):
+  import keras
+
+  shape: tuple[int, ...]
+  if name == "keras_mlp":
+    layers = [keras.Input((16,)), keras.layers.Dense(64, activation="relu"),
+              keras.layers.Dense(64, activation="relu"), keras.layers.Dense(4)]
+    shape = (16,)
+  else:
+    layers = [keras.Input((28, 28, 1)), keras.layers.Conv2D(8, 3, activation="relu"),
+              keras.layers.MaxPooling2D(), keras.layers.Flatten(), keras.layers.Dense(10)]
+    shape = (28, 28, 1)
+  return keras.Sequential(layers), shape
+
+
+def _export_keras(name: str, path: str) -> None:
+  model, shape = _keras_model(name)
+  model(__import__("numpy").zeros((1, *shape), "float32"))
+  model.export(path, format="tf_saved_model", verbose=False)
+
+
+def _export_model_set(name: str, path: str) -> None:
+  import tensorflow as tf
+  from jax.experimental import jax2tf
+
+  from benchmarks import models
+
+  m = models.get(name)
+  batch = m.variant("batch")
+  specs = [tf.TensorSpec([None, *x.shape[1:]] if spec else x.shape, tf.as_dtype(x.dtype))
+           for spec, x in zip(batch.specs, m.inputs)]  # every "batch" spec is (b, ...)
+  f = jax2tf.convert(m.fn, polymorphic_shapes=[None, *batch.specs], with_gradient=False)
+  module = tf.Module()
+  module.params = tf.nest.flatten(tf.nest.map_structure(tf.Variable, m.params))
+  tree = tf.nest.map_structure(lambda _: 0, m.params)
+
+  def serve(*xs):
+    return f(tf.nest.pack_sequence_as(tree, list(module.params)), *xs)
+
+  module.serve = tf.function(serve, autograph=False, input_signature=specs)
+  tf.saved_model.save(module, path, signatures=module.serve.get_concrete_function())
+
+
+def _graph_ops(path: str) -> int:
+  """Nodes of the SavedModel's graph and of every function in its library."""
+  from tensorflow.core.protobuf import saved_model_pb2
+
+  sm = saved_model_pb2.SavedModel()
+  with open(os.path.join(path, "saved_model.pb"), "rb") as f:
+    sm.ParseFromString(f.read())
+  graph = sm.meta_graphs[0].graph_def
+  return len(graph.node) + sum(len(fn.node_def) for fn in graph.library.function)
+
+
+def export_child(converter: str, workload: str, path: str) -> dict:
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+  # Before TensorFlow, which may import Keras (and so fix its backend).
+  os.environ["KERAS_BACKEND"] = "jax"
+  _select(converter)
+  # Imports are no export cost (Keras imports TensorFlow at its first export).
+  import tensorflow as tf  # noqa: F401
+
+  if workload in KERAS:
+    import keras
+
+    if keras.backend.backend() != "jax":
+      raise RuntimeError(f"Keras runs on {keras.backend.backend()}, not JAX")
+
+    export = _export_keras
+  else:
+    from benchmarks import models
+
+    models.get(workload)  # parameters initialised before timing
+    export = _export_model_set
+  t0 = time.perf_counter()
+  export(workload, path)
+  seconds = time.perf_counter() - t0
+  from jax.experimental import jax2tf
+
+  which = "ours" if jax2tf.__name__ == "jax2tf" else "upstream"
+  if which != converter:
+    raise RuntimeError(f"asked for the {converter} converter, ran {which}")
+  return {"export_s": seconds, "ops": _graph_ops(path)}
+
+
+def load_child(path: str) -> dict:
+  os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+  import numpy as np
+  import tensorflow as tf
+
+  t0 = time.perf_counter()
+  loaded = tf.saved_model.load(path)
+  load_s = time.perf_counter() - t0
+  serve = loaded.signatures["serving_default"]
+  kwargs = {}
+  for name, spec in serve.structured_input_signature[1].items():
+    shape = [BATCH if d is None else d for d in spec.shape]
+    kwargs[name] = tf.constant(np.ones(shape, spec.dtype.as_numpy_dtype))
+  t0 = time.perf_counter()
+  out = serve(**kwargs)
+  for t in tf.nest.flatten(out):
+    t.numpy()
+  return {"load_s": load_s, "first_call_s": time.perf_counter() - t0}
+
+
+def _child(*args: str) -> dict:
+  cmd = [sys.executable, "-m", "benchmarks.suites.upstream", *args]
+  done = subprocess.run(cmd, capture_output=True, text=True)
+  if done.returncode != 0:
+    raise RuntimeError(f"{' '.join(args)} failed:\n{done.stderr[-3000:]}")
+  return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def measure(workloads, reps: int) -> dict:
+  """{workload: {converter: medians and samples}} with ratios ours/upstream."""
+  out = {}
+  for w in workloads:
+    samples: dict = {c: [] for c in CONVERTERS}
+    for rep in range(reps):
+      for c in CONVERTERS if rep % 2 == 0 else CONVERTERS[::-1]:
+        with tempfile.TemporaryDirectory() as tmp:
+          path = os.path.join(tmp, "sm")
+          progress(f"upstream: {w} exported by {c} ({rep + 1}/{reps})")
+          r = _child("export", c, w, path)
+          r.update(_child("load", path))
+          samples[c].append(r)
+    row: dict = {}
+    for c in CONVERTERS:
+      row[c] = {k: statistics.median(s[k] for s in samples[c]) for k in samples[c][0]}
+    row["ratio"] = {k: row["ours"][k] / row["upstream"][k] for k in row["ours"]}
+    out[w] = row
+  return out
+
+
+def run(quick: bool) -> dict:
+  workloads = QUICK_WORKLOADS if quick else KERAS + MODEL_SET
+  return {"reps": 1 if quick else 3, "batch": BATCH,
+          "results": measure(workloads, 1 if quick else 3)}
+
+
+def main(argv) -> None:
+  if argv[:1] == ["export"] and len(argv) == 4:
+    print(json.dumps(export_child(argv[1], argv[2], argv[3])))
+  elif argv[:1] == ["load"] and len(argv) == 2:
+    print(json.dumps(load_child(argv[1])))
+  else:
+    raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+  main(sys.argv[1:])

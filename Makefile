@@ -12,7 +12,7 @@ VENV_LITERT ?= .venv-litert
 PY312 ?= $(shell ls -d $$(pyenv root 2>/dev/null)/versions/3.12.*/bin/python3.12 2>/dev/null | tail -n 1)
 VENV312 ?= .venv312
 
-.PHONY: chromium compat demo docs test test-all test-py312 test-all-py312 test-litert bench bench-quick fuzz install lint format clean
+.PHONY: chromium compat upstream-suite demo docs test test-all test-py312 test-all-py312 test-litert bench bench-quick fuzz install lint format clean
 
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -141,12 +141,24 @@ docs: $(VENV)/.installed
 compat: $(VENV)/.installed $(VENV312)/.installed
 	PYTHONPATH=. $(PY) -m tools.compat.run
 
+# Upstream's own jax2tf tests (jax/experimental/jax2tf/tests of JAX at the
+# installed JAX's tag), run unchanged with JAX's module and with this package
+# in its place, then compared; rewrites docs/upstream_suite.json and its
+# section of docs/compatibility.md. Fails on a test that passes with JAX's
+# module only and is no known exception (tools/upstream_suite/exceptions.py).
+# About 15 minutes on two cores; downloads the tag's sources from GitHub, or
+# takes them from a clone: UPSTREAM_SUITE_ARGS="--jax-checkout DIR". Not part
+# of `make test`.
+UPSTREAM_SUITE_ARGS ?=
+upstream-suite: $(VENV)/.installed
+	$(PY) -m tools.upstream_suite $(UPSTREAM_SUITE_ARGS)
+
 # Lint (ruff), formatting check (ruff format), types (mypy) and the layers of
 # the package (lint-imports), as configured in pyproject.toml; `make format`
 # rewrites what the check would flag. Formatted: the package, the examples, and
 # the test machinery that is code (the case tables are aligned by hand).
 FORMATTED ?= jax2tf examples tests/support tests/tf_modes.py tools/__init__.py tools/fuzz \
-  tools/coverage_doc.py tools/errors_doc.py tools/record_column.py
+  tools/coverage_doc.py tools/errors_doc.py tools/record_column.py tools/upstream_suite
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .

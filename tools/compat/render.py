@@ -130,7 +130,10 @@ def _table(matrix, kind, consumers, notes) -> list[str]:
   return lines + [""]
 
 
-def page(matrix: dict) -> str:
+def page(matrix: dict, upstream: dict | None = None) -> str:
+  """The page; upstream: docs/upstream_suite.json, read from docs/ when not
+  given (run.py renders the page too, and keeps the section)."""
+  upstream = upstream if upstream is not None else upstream_results("docs")
   notes = Notes()
   out = [
     "# Compatibility matrix",
@@ -183,15 +186,112 @@ def page(matrix: dict) -> str:
   if not notes.numbers:
     out.append("None: every cell passed.")
   out += notes.lines()
+  if upstream:
+    out += [""] + upstream_section(upstream)
   return "\n".join(out).rstrip() + "\n"
 
 
-def main():
-  path = sys.argv[1] if len(sys.argv) > 1 else os.path.join("docs", "compatibility.json")
+def upstream_results(docs: str) -> dict | None:
+  path = os.path.join(docs, "upstream_suite.json")
+  if not os.path.exists(path):
+    return None
+  with open(path) as f:
+    return json.load(f)
+
+
+def _md(text: str) -> str:
+  """Text for a table cell, read literally (error messages hold `*`, `_`, `<`)."""
+  return re.sub(r"([\\`*_<>\[\]|])", r"\\\1", text.replace("\n", " "))
+
+
+def upstream_section(run: dict) -> list[str]:
+  """Upstream's own test suite run with JAX's module and with this package
+  (tools/upstream_suite, `make upstream-suite`)."""
+  files = ", ".join(f"`{f}`" for f in run["files"])
+  commit = (
+    f" (this package at commit {run['commit'][:12]}{run['commit'][40:]})" if run["commit"] else ""
+  )
+  n = run["sample"]
+  sampling = (
+    f"of `primitives_test.py`, one test in {n} runs (every {n}th of the sorted test ids: "
+    "the same tests in both runs)"
+    if n > 1
+    else "all of `primitives_test.py`"
+  )
+  out = [
+    "## Upstream's own test suite",
+    "",
+    "<!-- Rendered from docs/upstream_suite.json, which `make upstream-suite` writes",
+    "     (tools/upstream_suite). Do not edit by hand. -->",
+    "",
+    f"JAX's own tests of jax2tf, `jax/experimental/jax2tf/tests/` at tag `{run['tag']}`,",
+    "run unchanged twice: with JAX's module, and with this package in its place",
+    "(`jax2tf.install()`); every test checks that it reaches the module of its run.",
+    f"The files: {files}.",
+    f"On CPU with 8 virtual devices, without 64-bit types; {sampling}.",
+    f"Measured on {run['date']} with Python {run['python']}, jax {run['jax']}, TensorFlow",
+    f"{run['tensorflow']}{commit}.",
+    "",
+    "| `jax.experimental.jax2tf` | collected | passed | failed | errored | skipped |",
+    "| --- | --- | --- | --- | --- | --- |",
+  ]
+  names = {"upstream": "JAX's module", "ours": "this package"}
+  for config, c in run["counts"].items():
+    cells = [str(c[k]) for k in ("collected", "passed", "failed", "errored", "skipped")]
+    out.append("| " + " | ".join([names.get(config, config)] + cells) + " |")
+  out += [
+    "",
+    f"{len(run['exceptions'])} tests pass with JAX's module and fail with this package as",
+    "known exceptions, each with its reason (`tools/upstream_suite/exceptions.py`): either",
+    "the test looks at how upstream does something that this package does another way, or",
+    "it matches the wording of upstream's error where this package raises an exception of",
+    "the same class that says more.",
+    "",
+    "| test | category | reason |",
+    "| --- | --- | --- |",
+  ]
+  for e in run["exceptions"]:
+    out.append(f"| `{e['test']}` | {e['category']} | {e['reason'].replace('|', '/')} |")
+  out.append("")
+  if run["regressions"]:
+    out += [
+      f"**Regressions: {len(run['regressions'])}** tests pass with JAX's module and fail with",
+      "this package, and are no known exception:",
+      "",
+      "| test | with this package |",
+      "| --- | --- |",
+    ]
+    out += [f"| `{r['test']}` | {r['outcome']}: {_md(r['message'])} |" for r in run["regressions"]]
+  else:
+    out.append("Regressions (any other test that passes with JAX's module only): none.")
+  if run["only_ours"]:
+    tests = ", ".join(f"`{t['test']}` ({t['outcome']})" for t in run["only_ours"])
+    out += [
+      "",
+      f"{len(run['only_ours'])} tests pass with this package and not with JAX's module (its",
+      f"outcome in brackets): {tests}.",
+    ]
+  out += [
+    "",
+    f"{len(run['fail_both'])} tests fail in both runs.",
+    "",
+    "`make upstream-suite` runs the suite again (about 15 minutes on two cores), rewrites",
+    "docs/upstream_suite.json and this section, and fails on a regression. It downloads the",
+    "tag's sources from GitHub, or takes them from a clone of JAX:",
+    '`make upstream-suite UPSTREAM_SUITE_ARGS="--jax-checkout DIR"`;',
+    "`.venv/bin/python -m tools.upstream_suite -k EXPR` runs a selection without writing.",
+  ]
+  return out
+
+
+def main(argv=None):
+  argv = sys.argv[1:] if argv is None else argv
+  path = argv[0] if argv else os.path.join("docs", "compatibility.json")
   with open(path) as f:
     matrix = json.load(f)
-  with open(os.path.join(os.path.dirname(path), "compatibility.md"), "w") as f:
-    f.write(page(matrix))
+  docs = os.path.dirname(path)
+  with open(os.path.join(docs, "compatibility.md"), "w") as f:
+    f.write(page(matrix, upstream_results(docs)))
 
 
 if __name__ == "__main__":

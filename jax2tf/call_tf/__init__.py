@@ -61,7 +61,11 @@ def _jax_arg(x, name: str, i: int):
 
 
 def call_tf(
-  callable_tf, has_side_effects=True, ordered=False, output_shape_dtype=None, call_tf_graph=False
+  callable_tf,
+  has_side_effects=True,
+  ordered=False,
+  output_shape_dtype=functions.INFER,
+  call_tf_graph=False,
 ):
   """Makes a TensorFlow callable callable from JAX.
 
@@ -77,7 +81,10 @@ def call_tf(
     output_shape_dtype: a pytree of `jax.ShapeDtypeStruct` for the results,
       needed when TF cannot infer static result shapes (e.g. under
       jax2tf.convert with polymorphic shapes); its shapes may use the
-      arguments' symbolic dimensions.
+      arguments' symbolic dimensions. Each dtype is the one TF returns (or,
+      with jax_enable_x64 off, its 32-bit form). `None` declares that the
+      function returns nothing; leave the argument out to have the results
+      inferred from TF.
     call_tf_graph: when the calling JAX function is converted back to TF with
       jax2tf.convert, call `callable_tf` as a TF graph function from the
       converted function: in native serialization instead of embedding its

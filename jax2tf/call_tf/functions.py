@@ -15,6 +15,7 @@ once per signature.
 
 import threading
 from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -151,15 +152,49 @@ def dynamic_shape_error(name: str, in_avals, found) -> ValueError:
   )
 
 
+class DeclaredOutputs(NamedTuple):
+  """`output_shape_dtype`, flattened: `avals` are what JAX sees (dtypes
+  canonicalized), `dtypes` what the user wrote (compared with what TF returns)."""
+
+  avals: list
+  tree: Any
+  dtypes: list
+
+
+class OutputMismatchError(ValueError):
+  """What the TF function returns disagrees with `output_shape_dtype`."""
+
+
+class UnsupportedResultError(ValueError, TypeError):
+  """A result of the TF function that JAX cannot represent.
+
+  A ValueError as in JAX's own call_tf; also a TypeError, which this package
+  raised for string, resource and variant results before."""
+
+
+def _jax_tf_dtype(t: tf.Tensor) -> tf.DType:
+  """The TF dtype of what JAX makes of `t` (64-bit types narrowed without x64)."""
+  return tf.as_dtype(jax_dtype(t.dtype))
+
+
+def _describe_result(r) -> str:
+  if isinstance(r, tf.TensorArray):
+    return "a tf.TensorArray (return ta.stack() for its elements as one tensor)"
+  dtype = getattr(r, "dtype", None)
+  if isinstance(dtype, tf.DType):
+    return f"a {type(r).__name__} of TF dtype {dtype.name}"
+  return f"a {type(r).__name__} ({r!r:.60})"
+
+
 class PrimalFunction(TfFunction):
   """The user's TF callable, for one pytree structure of the arguments."""
 
-  def __init__(self, callable_tf, name: str, in_tree, declared_out):
+  def __init__(self, callable_tf, name: str, in_tree, declared_out: DeclaredOutputs | None):
     super().__init__(name)
     self.callable_tf = callable_tf
     self.in_tree = in_tree
-    self.declared_out = declared_out  # (flat avals, tree) or None
-    self.out_tree = None if declared_out is None else declared_out[1]
+    self.declared_out = declared_out
+    self.out_tree = None if declared_out is None else declared_out.tree
     self._out_trees: dict = {}
 
   def flat_fn(self, *xs):
@@ -175,21 +210,14 @@ class PrimalFunction(TfFunction):
         f"call_tf: the TF function {self.name} returned None inside its "
         "results; return tensors (or pytrees of tensors) only"
       )
-    results = [self._jax_compatible(t, i) for i, t in enumerate(leaves)]
+    tensors = [self._as_tensor(r, i) for i, r in enumerate(leaves)]
     if self.declared_out is not None:
-      # Eagerly nothing else compares what runs with what was declared.
-      declared, declared_tree = self.declared_out
-      if tree != declared_tree:
-        raise ValueError(
-          f"call_tf: output_shape_dtype has the structure {declared_tree}, but the TF "
-          f"function {self.name} returns {tree}; output_shape_dtype must be a pytree "
-          "with one jax.ShapeDtypeStruct per result"
-        )
-      found = [(t.shape.as_list() if t.shape.rank is not None else None, t.dtype) for t in results]
+      # Checked on what TF returns, before JAX's dtype canonicalization, so
+      # every path (eager, jit, convert) checks the same thing.
       given = ", ".join(f"{x.dtype.name}{x.shape.as_list()}" for x in xs) or "()"
-      self._compare_with_declared(found, declared, f"arguments {given}")
+      self._check_returned(tree, tensors, f"arguments {given}")
     self.out_tree = tree
-    return results
+    return [t if t.dtype == _jax_tf_dtype(t) else tf.cast(t, _jax_tf_dtype(t)) for t in tensors]
 
   def _after_trace(self, key):
     # A cache hit does not run flat_fn, so the tree is remembered per signature.
@@ -199,20 +227,58 @@ class PrimalFunction(TfFunction):
     if tree is not None:
       self.out_tree = tree
 
-  def _jax_compatible(self, t, i: int) -> tf.Tensor:
-    t = tf.convert_to_tensor(t)
+  def _as_tensor(self, r, i: int) -> tf.Tensor:
+    expected = (
+      "; the TF function must return tf.Tensors (or pytrees of values convertible "
+      "to tensors) of numeric or boolean TF dtype"
+    )
+    try:
+      t = tf.convert_to_tensor(r)
+    except (TypeError, ValueError) as e:
+      raise UnsupportedResultError(
+        f"call_tf: result {i} of the TF function {self.name} is {_describe_result(r)}, "
+        f"which is not convertible to a tensor, so JAX cannot represent it{expected}"
+      ) from e
     if t.dtype in (tf.string, tf.resource, tf.variant):
-      raise TypeError(
+      raise UnsupportedResultError(
         f"call_tf: result {i} of the TF function {self.name} has TF dtype "
         f"{t.dtype.name}, which JAX cannot represent; return numeric or boolean "
         "tensors (e.g. tf.strings.length(...) instead of a string)"
       )
-    want = jax_dtype(t.dtype)
-    return t if t.dtype == want else tf.cast(t, want)
+    return t
+
+  def _check_returned(self, tree, tensors, arguments: str):
+    declared = self.declared_out
+    assert declared is not None
+    if tree != declared.tree:
+      raise OutputMismatchError(
+        f"call_tf: output_shape_dtype has the structure {declared.tree}, but the TF "
+        f"function {self.name} returns {tree}; output_shape_dtype must be a pytree "
+        "with one jax.ShapeDtypeStruct per result (explicit None declares no results; "
+        "leave output_shape_dtype out to have the results inferred)"
+      )
+    for i, (t, want) in enumerate(zip(tensors, declared.dtypes)):
+      got = np.dtype(t.dtype.as_numpy_dtype)
+      # The declaration names the dtype TF returns, or the dtype JAX makes of
+      # it (with jax_enable_x64 off, int32 for a TF int64 result); a declared
+      # float64 for a float32 result is a mistake in either mode.
+      if want not in (got, jax_dtype(got)):
+        shape = declared.avals[i].shape
+        canonical = "" if jax_dtype(got) == got else f" (or {jax_dtype(got).name})"
+        raise OutputMismatchError(
+          f"call_tf: output_shape_dtype declares result {i} of the TF function "
+          f"{self.name} as {want.name}{list(shape)}, but TF computes "
+          f"{got.name}{t.shape.as_list() if t.shape.rank is not None else '[?]'} "
+          f"for {arguments}; declare {got.name}{canonical}"
+        )
+    found = [
+      (t.shape.as_list() if t.shape.rank is not None else None, _jax_tf_dtype(t)) for t in tensors
+    ]
+    self._compare_with_declared(found, declared.avals, arguments)
 
   def out_avals(self, in_avals) -> tuple:
     if self.declared_out is not None:
-      declared = self.declared_out[0]
+      declared = self.declared_out.avals
       self._check_declared(in_avals, declared)
       return tuple(declared)
     try:
@@ -231,6 +297,8 @@ class PrimalFunction(TfFunction):
   def _check_declared(self, in_avals, declared):
     try:
       found = self.traced_out_avals(in_avals)
+    except (OutputMismatchError, UnsupportedResultError):
+      raise
     except Exception:
       # Declared shapes exist for functions TF cannot trace at unknown
       # dimensions; such a function is checked when it runs.
@@ -241,7 +309,7 @@ class PrimalFunction(TfFunction):
     """Raises naming the first result whose (shape, TF dtype) in `found`
     disagrees with its declared aval; unknown dimensions agree with any."""
     if len(found) != len(declared):
-      raise ValueError(
+      raise OutputMismatchError(
         f"call_tf: output_shape_dtype declares {len(declared)} result(s) for the TF "
         f"function {self.name}, but it returns {len(found)} "
         f"(shapes {[s for s, _ in found]}); output_shape_dtype must be a pytree "
@@ -250,7 +318,7 @@ class PrimalFunction(TfFunction):
     for i, ((shape, dtype), aval) in enumerate(zip(found, declared)):
       want = np.dtype(aval.dtype)
       if np.dtype(dtype.as_numpy_dtype) != want:
-        raise ValueError(
+        raise OutputMismatchError(
           f"call_tf: output_shape_dtype declares result {i} of the TF function "
           f"{self.name} as {want.name}{list(aval.shape)}, but TF computes "
           f"{dtype.name} (after JAX's dtype canonicalization); fix the declared dtype"
@@ -261,15 +329,17 @@ class PrimalFunction(TfFunction):
         s is None or jax_export.is_symbolic_dim(d) or int(d) == s for s, d in zip(shape, aval.shape)
       )
       if not ok:
-        raise ValueError(
+        raise OutputMismatchError(
           f"call_tf: output_shape_dtype declares result {i} of the TF function "
           f"{self.name} with shape {tuple(aval.shape)}, but TF gives {list(shape)} "
           f"for {arguments}; fix the declared shape"
         )
 
 
-def _zeros_for_none(grads, like):
-  return [tf.zeros_like(x) if g is None else g for g, x in zip(grads, like)]
+def _dense_grads(grads, like):
+  # TF gives None for an unconnected input and tf.IndexedSlices for one read
+  # sparsely (tf.gather); JAX wants one dense array per input.
+  return [tf.zeros_like(x) if g is None else tf.convert_to_tensor(g) for g, x in zip(grads, like)]
 
 
 class JvpFunction(TfFunction):
@@ -330,7 +400,7 @@ class VjpFunction(TfFunction):
     grads = tape.gradient(
       diff_outs, watched, output_gradients=cts, unconnected_gradients=tf.UnconnectedGradients.ZERO
     )
-    return [tf.cast(g, w.dtype) for g, w in zip(_zeros_for_none(grads, watched), watched)]
+    return [tf.cast(g, w.dtype) for g, w in zip(_dense_grads(grads, watched), watched)]
 
   def out_avals(self, in_avals):
     return tuple(
@@ -369,17 +439,30 @@ class BatchedFunction(TfFunction):
     )
 
 
-def declared_outputs(output_shape_dtype, name: str):
-  """(flat avals, tree) for `output_shape_dtype`, or None."""
-  if output_shape_dtype is None:
+class _Infer:
+  """The default of call_tf's `output_shape_dtype`: infer the results from TF.
+  (None cannot be the default: it is the pytree of a function without results.)"""
+
+  def __repr__(self):
+    return "<inferred from TF>"
+
+
+INFER = _Infer()
+
+
+def declared_outputs(output_shape_dtype, name: str) -> DeclaredOutputs | None:
+  """`output_shape_dtype` flattened, or None when it is to be inferred."""
+  if output_shape_dtype is INFER:
     return None
   leaves, tree = jax.tree_util.tree_flatten(output_shape_dtype)
-  avals = []
+  avals, dtypes = [], []
   for i, l in enumerate(leaves):
     if not (hasattr(l, "shape") and hasattr(l, "dtype")):
       raise TypeError(
         f"call_tf({name}): output_shape_dtype must be a pytree of "
         f"jax.ShapeDtypeStruct (or arrays), but leaf {i} is {l!r:.80}"
       )
-    avals.append(jax.core.ShapedArray(tuple(l.shape), jax_dtype(l.dtype)))
-  return avals, tree
+    dtype = l.dtype.as_numpy_dtype if isinstance(l.dtype, tf.DType) else l.dtype
+    dtypes.append(np.dtype(dtype))
+    avals.append(jax.core.ShapedArray(tuple(l.shape), jax_dtype(dtype)))
+  return DeclaredOutputs(avals, tree, dtypes)

@@ -94,6 +94,15 @@ def _same_device(a: str, b: str) -> bool:
 
 
 def _captured_values(fn: TfFunction, cf, device_name: str) -> list:
+  # JAX may lower while TF builds a graph (jax2tf.convert called inside a
+  # tf.function); there a variable's value would be a symbolic tensor that
+  # NumPy cannot read. The values are read eagerly, outside that graph. (Only
+  # here: init_scope also pauses gradient tapes, which a traced VJP needs.)
+  with tf.init_scope():
+    return _read_captured_values(fn, cf, device_name)
+
+
+def _read_captured_values(fn: TfFunction, cf, device_name: str) -> list:
   values = []
   variables = list(cf.variables)
   for inp in cf.captured_inputs:

@@ -15,6 +15,7 @@ from jax2tf.autodiff import gradients
 from jax2tf.dtypes import jax_dtype
 from jax2tf.internals import tf_private
 from jax2tf.native import call_module, exporting, split
+from jax2tf.native import shardings as native_shardings
 from jax2tf.options import (
   DEFAULT_NATIVE_SERIALIZATION,
   KNOWN_PLATFORMS,
@@ -469,9 +470,10 @@ class _Lowered:
 
   def _lower_vjp(self) -> "_Lowered":
     name = f"vjp of {self.name}"
+    jit_kwargs = native_shardings.vjp_jit_kwargs(self.module)
     module, vjp_fun = gradients.lower_vjp(
       lambda fun, avals: self.backend.lower(
-        jax.jit(fun), avals, {}, name=name, options=self.options
+        jax.jit(fun, **jit_kwargs), avals, {}, name=name, options=self.options
       ),
       self.name,
       self.flat_fun,

@@ -12,12 +12,13 @@ os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import json  # noqa: E402
-import re  # noqa: E402
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from jax.extend import mlir as jex_mlir  # noqa: E402
+from jax.interpreters import mlir  # noqa: E402
 from jax.sharding import Mesh, NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P
 
@@ -51,9 +52,6 @@ def _graph_info(f_tf, specs) -> dict:
   nodes = [n for n in graph_def.node]
   call_nodes = [n for n in nodes if n.op == "XlaCallModule"]
   module_bytes = call_nodes[0].attr["module"].s if call_nodes else b""
-  # The module is StableHLO bytecode; its attribute strings (meshes,
-  # shardings) are stored verbatim in the string table.
-  strings = [s.decode() for s in re.findall(rb"[ -~]{4,}", module_bytes)]
   shardings = []
   for n in nodes:
     if n.op == "XlaSharding":
@@ -62,9 +60,18 @@ def _graph_info(f_tf, specs) -> dict:
                         "tile_dims": list(proto.tile_assignment_dimensions),
                         "replicate_last": bool(proto.replicate_on_last_tile_dim),
                         "proto": n.attr["sharding"].s.hex()})
-  return {"ops": [n.op for n in nodes], "module_strings": strings, "shardings": shardings,
+  return {"ops": [n.op for n in nodes], "module_text": _module_text(module_bytes),
+          "shardings": shardings,
           "use_shardy_partitioner": bool(call_nodes[0].attr["use_shardy_partitioner"].b)
           if call_nodes else None}
+
+
+def _module_text(module_bytes: bytes) -> str:
+  """The serialized module as MLIR text, without locations."""
+  if not module_bytes:
+    return ""
+  with mlir.make_ir_context():
+    return str(jex_mlir.deserialize_portable_artifact(module_bytes))
 
 
 def _nr_devices(f_tf) -> list[int]:

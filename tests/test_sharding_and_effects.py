@@ -46,12 +46,15 @@ def test_sharded_jit_exports_for_eight_devices(sharding_results):
   assert r["jax_out_sharding_devices"] == 8  # JAX itself really partitions it
   assert r["nr_devices"] == [8]
   assert r["ops"].count("XlaCallModule") == 1
-  strings = r["module_strings"]
-  assert '{mesh = #sdy.mesh<["x"=4, "y"=2]>}' in strings
-  assert "mhlo.num_partitions" in strings
-  # The argument shardings, as the HLO shardings XLA's partitioner reads.
-  assert "{devices=[4,2]<=[8]}" in strings  # a: P("x", "y")
-  assert "{devices=[4,1,2]<=[8] last_tile_dim_replicate}" in strings  # result: P("x", None)
+  # XlaCallModule partitions with Shardy here (use_shardy_partitioner), and
+  # the module keeps Shardy's mesh and shardings as JAX's own export does.
+  assert r["use_shardy_partitioner"]
+  text = r["module_text"]
+  assert 'sdy.mesh @mesh = <["x"=4, "y"=2]>' in text
+  assert "mhlo.num_partitions = 8" in text
+  assert 'sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>' in text  # a: P("x", "y")
+  assert 'sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>' in text  # b: P("y", None)
+  assert 'sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>' in text  # result: P("x", None)
 
 
 @pytest.mark.subprocess
@@ -132,10 +135,10 @@ def test_shard_map_psum_converts_with_manual_axes(sharding_results):
   assert r["conversion_error"] is None
   assert r["nr_devices"] == [8]
   assert r["ops"].count("XlaCallModule") == 1
-  strings = r["module_strings"]
-  assert '{mesh = #sdy.mesh<["i"=8]>}' in strings
-  assert '#sdy<manual_axes{"i"}>' in strings
-  assert '#sdy.sharding_per_value<[<@mesh, [{"i"}, {}]>]>' in strings
+  text = r["module_text"]
+  assert 'sdy.mesh @mesh = <["i"=8]>' in text
+  assert 'in_shardings=[<@mesh, [{"i"}, {}]>]' in text
+  assert 'manual_axes={"i"}' in text
 
 
 @pytest.mark.subprocess

@@ -41,6 +41,10 @@ class NativeModule:
   # None where the function leaves the sharding unspecified.
   in_shardings: tuple = ()
   out_shardings: tuple = ()
+  # The same as JAX shardings (None where unspecified), for jax.jit: the VJP
+  # is lowered with them (jax2tf/native/shardings.py).
+  in_jax_shardings: tuple = ()
+  out_jax_shardings: tuple = ()
   # shard_map (manual partitioning): only an SPMD-partitioning TF runtime
   # (TPU) can execute it.
   manual_partitioning: bool = False
@@ -139,12 +143,17 @@ def native_module_of(
   (module_rewrite.PIPELINES) and serialized at `consumer`'s StableHLO
   version, with what XlaCallModule needs to call it."""
   module_text = exp.mlir_module()
+  # Calling convention 10 is the first to carry the partitioner choice.
+  use_shardy = (
+    bool(getattr(jax.config, "jax_use_shardy_partitioner")) and exp.calling_convention_version >= 10
+  )
   try:
     serialized = module_rewrite.rewrite_and_serialize(
       module_text,
       consumer,
       allowed_custom_calls=allowed_targets,
       allow_all_custom_calls="ALL" in allowed_targets,
+      use_mixed_serialization=use_shardy,
       pipeline=pipeline,
     )
   except module_rewrite.UnsupportedCustomCallError as e:
@@ -166,11 +175,11 @@ def native_module_of(
     disabled_checks=tuple(dc._impl for dc in disabled_checks),
     nr_devices=exp.nr_devices,
     stablehlo_version=consumer.stablehlo_version,
-    # Calling convention 10 is the first to carry the partitioner choice.
-    use_shardy_partitioner=bool(getattr(jax.config, "jax_use_shardy_partitioner"))
-    and exp.calling_convention_version >= 10,
+    use_shardy_partitioner=use_shardy,
     in_shardings=shardings.argument_shardings(exp),
     out_shardings=shardings.result_shardings(exp),
+    in_jax_shardings=shardings.argument_jax_shardings(exp),
+    out_jax_shardings=shardings.result_jax_shardings(exp),
     manual_partitioning=exp.nr_devices > 1
     and ("sdy.manual_computation" in module_text or "SPMDFullToShardShape" in module_text),
     function_list=function_list,

@@ -8,6 +8,7 @@ per consumer of the module; why each exists is written on it.
 """
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 
 import ml_dtypes
@@ -86,6 +87,47 @@ def _drop_empty_concatenate_operands(op):
 
 DROP_EMPTY_CONCATENATE_OPERANDS = Pattern(
   "drop_empty_concatenate_operands", ("stablehlo.concatenate",), _drop_empty_concatenate_operands
+)
+
+
+# The custom calls JAX lowers `eig` to: LAPACK's geev on CPU, cuSOLVER's or
+# hipSOLVER's geev and the hybrid (MAGMA or host LAPACK) kernels on GPU.
+_EIG_TARGETS = re.compile(r"lapack_[sdcz]geev_ffi|(cu|hip)solver_geev_ffi|(cu|hip)hybrid_eig_\w+")
+
+
+def _zeros(t):
+  """Zeros of the static tensor type `t`, of any element type (complex too)."""
+  element = t.element_type
+  if isinstance(element, ir.ComplexType):
+    zero = values.scalar(element.element_type, 0)
+    scalar = hlo.ComplexOp(zero, zero).result
+  else:
+    scalar = values.scalar(element, 0)
+  return hlo.BroadcastInDimOp(t, scalar, []).result
+
+
+def _empty_eig_as_constants(op):
+  # TF has no handler for these custom calls (module_rewrite refuses them
+  # before TF would fail). On an operand without elements (a batch or the
+  # matrices of size 0, known statically) they compute nothing: every
+  # eigenvalue and eigenvector result is empty, and the status (one per
+  # matrix of a batch of 0x0 ones) is LAPACK's for n = 0, success.
+  if not _EIG_TARGETS.fullmatch(ir.StringAttr(op.attributes["call_target_name"]).value):
+    return
+  operand = op.operands[0].type
+  if not (isinstance(operand, ir.RankedTensorType) and operand.has_static_shape):
+    return
+  if 0 not in operand.shape or not all(r.type.has_static_shape for r in op.results):
+    return
+  with ir.InsertionPoint(op), op.location:
+    zeros = [_zeros(r.type) for r in op.results]
+  for old, new in zip(op.results, zeros):
+    old.replace_all_uses_with(new)
+  op.erase()
+
+
+EMPTY_EIG_AS_CONSTANTS = Pattern(
+  "empty_eig_as_constants", ("stablehlo.custom_call",), _empty_eig_as_constants
 )
 
 

@@ -87,6 +87,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
   "tf_xla": (
     module_patterns.INLINE_COMPOSITES,
     module_patterns.DROP_EMPTY_CONCATENATE_OPERANDS,
+    module_patterns.EMPTY_EIG_AS_CONSTANTS,
     module_patterns.HIDE_TRANSPOSES_FROM_CONSTANT_FIRST_OPS,
     module_patterns.REVERSE_ONE_RUN_AT_A_TIME,
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
@@ -99,6 +100,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
   "tflite": (
     module_patterns.INLINE_COMPOSITES,
     module_patterns.DROP_EMPTY_CONCATENATE_OPERANDS,
+    module_patterns.EMPTY_EIG_AS_CONSTANTS,
     module_patterns.HIDE_TRANSPOSES_FROM_CONSTANT_FIRST_OPS,
     module_patterns.REVERSE_ONE_RUN_AT_A_TIME,
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
@@ -106,6 +108,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
   "litert": (
     module_patterns.INLINE_COMPOSITES,
     module_patterns.DROP_EMPTY_CONCATENATE_OPERANDS,
+    module_patterns.EMPTY_EIG_AS_CONSTANTS,
     module_patterns.HIDE_TRANSPOSES_FROM_CONSTANT_FIRST_OPS,
     module_patterns.REVERSE_ONE_RUN_AT_A_TIME,
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
@@ -213,7 +216,15 @@ def rewrite_and_serialize(
   pipeline: str = "tf_xla",
 ) -> bytes:
   """Rewrites the module with `PIPELINES[pipeline]`, checks its custom calls
-  and serializes it at the consumer's StableHLO version."""
+  and serializes it at the consumer's StableHLO version.
+
+  `use_mixed_serialization` keeps Shardy's `sdy` ops as they are (what JAX's
+  own exports do); pass it when the consumer partitions with Shardy
+  (XlaCallModule's use_shardy_partitioner). Without it they are written as
+  `Sharding` custom calls carrying both partitioners' annotations, which a
+  GSPMD consumer reads but TF's Shardy import cannot refine when their
+  shapes are symbolic ("Module has dynamic shapes: 'stablehlo.custom_call'").
+  """
   text = rewrite(
     module_text,
     pipeline,

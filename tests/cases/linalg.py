@@ -194,6 +194,14 @@ CASES += [
     case("eigvals_lapack_order", jnp.linalg.eigvals,
          V(np.array([[0., -3., 3.], [2., 3., -3.], [2., -1., 0.]]), F32),
          refuse=_EIG_LAPACK_ONLY, gaps={**_EIG_ORDER, **_NO_XLA_KERNEL_FOR_EIG}),
+    # A statically empty operand leaves nothing to decompose: no geev custom
+    # call in the module, no Eig op in the graph, so every column converts it
+    # (as JAX's own jax2tf does).
+    case("eig_empty", lambda x: lax.linalg.eig(
+             x, compute_left_eigenvectors=False, compute_right_eigenvectors=False),
+         A(0, 0, dtype=C64)),
+    case("eig_empty_matrices_left_and_right", lax.linalg.eig, A(3, 0, 0)),
+    case("eig_empty_batch_left_and_right", lax.linalg.eig, A(0, 2, 2, dtype=C64)),
     case("schur", lambda x: lax.linalg.schur(x)[0], A(4, 4),
          refuse={**refused("schur", "CPU schur is only a LAPACK (gees) custom call", "native"),
                  **refused("schur", "TensorFlow has no Schur decomposition op", "graph")}),

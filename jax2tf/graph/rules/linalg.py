@@ -429,6 +429,11 @@ def _eig(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors, **par
     **params,
   )
   _require_lapack_dtype(ctx, params, x)
+  (aval,) = ctx.avals_in
+  if ctx.is_static(aval.shape) and 0 in aval.shape:
+    # Nothing to decompose, and every result is empty: no Eig op (none
+    # under jit_compile either), as native serialization's module has no geev.
+    return [tf.zeros(ctx.shape(a.shape), ctx.tf_dtype(a)) for a in ctx.avals_out]
   _refuse_under_jit_compile(
     "eig",
     "Eig",

@@ -71,6 +71,9 @@ else:
       if name in _NEED_TENSORFLOW and not _extras.has_tensorflow():
         return _extras.stand_in(f"jax2tf.{name}")
       value = getattr(importlib.import_module(module), name)
+      if name in _NEED_TENSORFLOW:
+        # What importing JAX's jax2tf does (jax2tf/trackable_pytrees.py).
+        importlib.import_module("jax2tf.trackable_pytrees").register()
       globals()[name] = value  # later lookups skip this function
       return value
     if not name.startswith("__"):
@@ -106,3 +109,9 @@ sys.modules[__name__].__class__ = _Package
 from jax2tf import dropin as _dropin
 
 _dropin.install_if_requested()
+
+# JAX's jax2tf registers TF's trackable containers as pytrees when imported;
+# this package does when it first needs TensorFlow, or now if JAX and
+# TensorFlow are imported already (which costs no import).
+if "tensorflow" in sys.modules and "jax" in sys.modules:
+  importlib.import_module("jax2tf.trackable_pytrees").register()

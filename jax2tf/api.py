@@ -10,7 +10,7 @@ import jax
 import numpy as np
 import tensorflow as tf
 
-from jax2tf import closures, nesting, targets, tf_dims
+from jax2tf import closures, nesting, targets, tf_dims, trackable_pytrees
 from jax2tf.autodiff import gradients
 from jax2tf.dtypes import jax_dtype
 from jax2tf.internals import tf_private
@@ -24,7 +24,12 @@ from jax2tf.options import (
   make_options,
 )
 from jax2tf.shapes import ArgLeaf, PolyShape, spec_for_each_leaf, symbolic_avals
+from jax2tf.shapes.specs import STRUCTURE_ERROR
 from jax2tf.signature_locks import OnceCache
+
+# As importing JAX's jax2tf does: tf.Module's list, tuple and dict wrappers
+# become pytrees (jax2tf/trackable_pytrees.py).
+trackable_pytrees.register()
 
 
 def convert(
@@ -93,6 +98,18 @@ def converted_function(fun_jax: Callable, options: ConvertOptions) -> Callable:
   return converted_fun_tf
 
 
+# The names of the graph ops that give a converted function's argument leaves
+# and results, as JAX's jax2tf names them (code that edits or inspects the
+# graphs looks them up). Where an op is made anyway (a cast, a constant,
+# PreventGradient) it gets the name; otherwise an Identity carries it, in
+# graphs only.
+OUT_OP_NAME = "jax2tf_out"
+
+
+def arg_op_name(index: int) -> str:
+  return f"jax2tf_arg_{index}"
+
+
 def _tf_signature(fun) -> inspect.Signature | None:
   """The signature `tf.function` should see: the JAX function's required
   positional parameters (so TF names its inputs after them), then *args and
@@ -130,20 +147,14 @@ def _may_change_shape(leaf) -> bool:
   return not isinstance(leaf, tf.Variable)
 
 
-@functools.cache
-def _trackable_wrappers() -> dict:
-  """The types tf.Module wraps its list, tuple and dict attributes in (TF's
-  trackable data structures), each mapped to the plain type it wraps."""
-  m = tf.Module()
-  m.as_tuple, m.as_list, m.as_dict = (tf.Module(),), [tf.Module()], {"k": tf.Module()}
-  return {type(m.as_tuple): tuple, type(m.as_list): list, type(m.as_dict): dict}
-
-
 def _plain_containers(x):
-  """`x` with TF's trackable wrappers made the plain lists, tuples and dicts
-  that JAX's pytrees know: parameters kept as variables of a tf.Module come
-  in them (`m.params = tf.nest.map_structure(tf.Variable, params)`)."""
-  kind = _trackable_wrappers().get(type(x), type(x))
+  """`x` with TF's trackable wrappers made plain lists, tuples and dicts:
+  parameters kept as variables of a tf.Module come in them (`m.params =
+  tf.nest.map_structure(tf.Variable, params)`). Though registered as pytrees,
+  the wrappers flatten a dict in insertion order, with no key paths, and
+  unflatten to a wrapper; plain containers give the JAX function what jax.jit
+  would, and argument names with keys."""
+  kind = trackable_pytrees.wrapper_types().get(type(x), type(x))
   if kind is dict:
     return {k: _plain_containers(v) for k, v in x.items()}
   if kind in (list, tuple):
@@ -197,7 +208,10 @@ class _Converted:
       base = str(rest[0].key)
     return base + jax.tree_util.keystr(tuple(rest[1:]))
 
-  def _tf_leaf(self, leaf, name) -> tf.Tensor:
+  def _tf_leaf(self, leaf, name, index: int) -> tf.Tensor:
+    """The TF value of argument leaf `index` (named `name`), in JAX's dtype;
+    in a graph, the op giving it is named `jax2tf_arg_{index}`."""
+    in_graph = not tf.executing_eagerly()
     if isinstance(leaf, (tf.Tensor, tf.Variable)):
       t = tf.convert_to_tensor(leaf)
       if t.dtype == tf.string or t.dtype == tf.resource or t.dtype == tf.variant:
@@ -205,13 +219,19 @@ class _Converted:
           f"argument {name} has TF dtype {t.dtype.name}, which JAX "
           "cannot represent; pass numeric or boolean tensors"
         )
-      if not tf.executing_eagerly() and t.shape.rank is not None and _may_change_shape(leaf):
+      want = jax_dtype(t.dtype)
+      if in_graph and t.shape.rank is not None and _may_change_shape(leaf):
         # A concrete function does not check the shapes it is called with;
         # without this a mismatch surfaces inside XlaCallModule as an
-        # anonymous "invalid refinement for argument 0".
+        # anonymous "invalid refinement for argument 0". Reading the
+        # caller's tensor, whose name TF's message gives ("Shape of tensor
+        # images ..."); it is the named op unless a cast follows.
+        if t.dtype == want:
+          return tf.ensure_shape(t, t.shape, name=arg_op_name(index))
         t = tf.ensure_shape(t, t.shape, name=_op_name(f"check_shape_of_{name}"))
-      want = jax_dtype(t.dtype)
-      return t if t.dtype == want else tf.cast(t, want)
+      if t.dtype != want:
+        return tf.cast(t, want, name=arg_op_name(index))
+      return tf.identity(t, name=arg_op_name(index)) if in_graph else t
     if isinstance(leaf, (tf.TensorSpec,)):
       raise TypeError(
         f"argument {name} is a tf.TensorSpec; call the converted function under "
@@ -232,7 +252,7 @@ class _Converted:
         f"argument {name} has dtype {arr.dtype} (value {leaf!r:.60}); "
         "expected a numeric or boolean array, scalar or tf.Tensor"
       )
-    return tf.constant(arr.astype(jax_dtype(arr.dtype), copy=False))
+    return tf.constant(arr.astype(jax_dtype(arr.dtype), copy=False), name=arg_op_name(index))
 
   def _polymorphic_prefix(self, args, kwargs):
     spec = self.options.polymorphic_shapes
@@ -248,8 +268,11 @@ class _Converted:
       return positional, {k: spec.get(k) for k in kwargs}
     if isinstance(spec, dict):
       unknown = sorted(map(str, set(spec) - set(self.param_names) - set(kwargs)))
-      raise TypeError(
-        f"polymorphic_shapes is a dict, so its keys must be parameter names of "
+      # ValueError, as for any other polymorphic_shapes that does not fit the
+      # arguments (and as JAX's jax2tf, which reads the dict as a prefix of
+      # the positional arguments' tuple and fails on its structure).
+      raise ValueError(
+        f"{STRUCTURE_ERROR}polymorphic_shapes is a dict, so its keys must be parameter names of "
         f"{self.name}; unknown key(s) {unknown}, parameters "
         f"{self.param_names + sorted(kwargs)}. (A dict for a single dict-valued "
         "argument must be wrapped in a list: polymorphic_shapes=[{...}].)"
@@ -262,7 +285,7 @@ class _Converted:
       )
     if len(spec) != len(args):
       raise ValueError(
-        f"polymorphic_shapes has {len(spec)} entries but {self.name} was called "
+        f"{STRUCTURE_ERROR}polymorphic_shapes has {len(spec)} entries but {self.name} was called "
         f"with {len(args)} positional argument(s); give one spec (or None) per "
         "positional argument, or a dict keyed by parameter name"
       )
@@ -289,7 +312,7 @@ class _Converted:
     args, kwargs = _plain_containers((args, kwargs))
     path_leaves, in_tree = jax.tree_util.tree_flatten_with_path((args, kwargs))
     names = [self._leaf_name(p) for p, _ in path_leaves]
-    tensors = [self._tf_leaf(x, n) for (_, x), n in zip(path_leaves, names)]
+    tensors = [self._tf_leaf(x, n, i) for i, ((_, x), n) in enumerate(zip(path_leaves, names))]
     raw_key = (in_tree, tuple((tuple(t.shape.as_list()), t.dtype) for t in tensors))
     entry = self._by_signature.get(raw_key)
     if entry is None:
@@ -431,39 +454,58 @@ class _Lowered:
     )
     return lowered
 
-  def _checked(self, tensors):
+  def _checked(self, tensors) -> tuple[list, list]:
+    """`tensors` checked against the specs, and the checks that the
+    computation must wait for (none if they are built into `tensors`)."""
     if not self._check_shapes:
-      return tensors
+      return tensors, []
     shapes = tuple(tuple(t.shape.as_list()) for t in tensors)
     if shapes in self._checked_shapes:
-      return tensors
+      return tensors, []
     assertions = tf_dims.check_argument_shapes(self.module.in_avals, self.module.in_tree, tensors)
     if not assertions:  # static shapes, checked now
       self._checked_shapes.add(shapes)
-      return tensors
+      return tensors, []
     if self._lower_assertions is not None and tf_private.tracing_for_xla():
       module = self._lazy.get_or_make("assertions", self._lower_assertions)
       # A control edge suffices: tf2xla compiles in an order that respects it.
       assertions = assertions + _NativeBackend.call(module, tensors)
+    if self.backend is _NativeBackend:
+      # The module's ops (XlaCallModule) take the checks as control inputs,
+      # below: no op of its own.
+      return tensors, assertions
     # Graph ops read the arguments one by one: each waits for the checks.
-    # XlaCallModule runs once all its arguments are there: one suffices.
-    gated = len(tensors) if self.backend is _GraphBackend else 1
     with tf.control_dependencies(assertions):
-      return [tf.identity(t) for t in tensors[:gated]] + list(tensors[gated:])
+      return [tf.identity(t) for t in tensors], []
 
   def _call_module(self, tensors):
-    return self.backend.call(self.module, self._checked(tensors))
+    tensors, assertions = self._checked(tensors)
+    with tf.control_dependencies(assertions):
+      return self.backend.call(self.module, tensors)
 
   def call(self, tensors):
+    """The results of the lowered function on the flat `tensors`; in a graph
+    each is an op named `jax2tf_out` (TF numbers the others: `jax2tf_out_1`,
+    ...)."""
     if not self.options.with_gradient:
-      return gradients.prevent_gradient(self._call_module(tensors), self.name)
-    return gradients.call_with_custom_gradient(
+      return gradients.prevent_gradient(self._call_module(tensors), self.name, op_name=OUT_OP_NAME)
+    outs = gradients.call_with_custom_gradient(
       self._call_module,
-      lambda xs: self.vjp().call(xs),
+      self._call_vjp,
       self.module.in_avals,
       self.module.out_avals,
       tensors,
     )
+    if tf.executing_eagerly():
+      return outs
+    return [tf.identity(o, name=OUT_OP_NAME) for o in outs]
+
+  def _call_vjp(self, tensors):
+    # Named as JAX's jax2tf names the ops of its VJP: jax2tf_vjp/jax2tf_arg_0, ...
+    with tf.name_scope("jax2tf_vjp"):
+      if not tf.executing_eagerly():
+        tensors = [tf.identity(t, name=arg_op_name(i)) for i, t in enumerate(tensors)]
+      return self.vjp().call(tensors)
 
   def vjp(self) -> "_Lowered":
     return self._lazy.get_or_make("vjp", self._lower_vjp)
@@ -480,7 +522,12 @@ class _Lowered:
       self.module.in_avals,
       self.module.out_avals,
     )
-    return _Lowered(self.backend, module, vjp_fun, self.options, name)
+    vjp = _Lowered(self.backend, module, vjp_fun, self.options, name)
+    # Its arguments are the primal's, checked by the forward call, and
+    # cotangents of the primal's results, which TF gives in their shapes:
+    # checking again would only add ops to every SavedModel.
+    vjp._check_shapes = False
+    return vjp
 
 
 def _assertion_module_options(conv: "_Converted") -> ConvertOptions:

@@ -27,8 +27,17 @@ def _constants(closed_jaxpr) -> list:
   return found
 
 
+def _nbytes(array) -> int:
+  # Not size * np.dtype(dtype).itemsize: numpy cannot interpret JAX's
+  # extended dtypes (typed PRNG keys, key<fry>); their arrays know their bytes.
+  nbytes = getattr(array, "nbytes", None)
+  if nbytes is not None:
+    return int(nbytes)
+  return int(np.prod(np.shape(array), dtype=np.int64)) * np.dtype(array.dtype).itemsize
+
+
 def _describe(array) -> str:
-  return f"{np.dtype(array.dtype).name}{list(np.shape(array))}"
+  return f"{array.dtype}{list(np.shape(array))}"
 
 
 def _amount(nbytes: int) -> str:
@@ -40,9 +49,7 @@ def check_constant_bytes(fun_jit: Any, args_avals, kwargs_avals, fun_name: str):
   graph holds, naming the largest arrays and the remedy."""
   traced = fun_jit.trace(*args_avals, **kwargs_avals)  # cached: lowering traces again
   constants = [c for c in _constants(traced.jaxpr) if hasattr(c, "dtype")]
-  sizes = [
-    int(np.prod(np.shape(c), dtype=np.int64)) * np.dtype(c.dtype).itemsize for c in constants
-  ]
+  sizes = [_nbytes(c) for c in constants]
   total = sum(sizes)
   if total < GRAPH_BYTES_LIMIT:
     return

@@ -95,8 +95,9 @@ def test_graph_serialization_annotates_like_native(sharding_results):
   assert [s["proto"] for s in graph] == [s["proto"] for s in native]
   assert [(s["tile_dims"], s["replicate_last"]) for s in graph] == [
       ([4, 2], False), ([2, 1, 4], True), ([4, 1, 2], True)]
-  # The first two wrap the arguments, the last the result of the body.
-  assert [s["input"] for s in graph[:2]] == ["check_shape_of_a", "check_shape_of_b"]
+  # The first two wrap the arguments (named as upstream names them: their
+  # shape checks), the last the result of the body.
+  assert [s["input"] for s in graph[:2]] == ["jax2tf_arg_0", "jax2tf_arg_1"]
 
 
 @pytest.mark.subprocess

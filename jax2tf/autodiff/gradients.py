@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
-import numpy as np
 import tensorflow as tf
 
 from jax2tf.autodiff import conv_vjp
@@ -31,13 +30,15 @@ def vjp_of(flat_fun: Callable, in_avals: Sequence, out_avals: Sequence):
   out_is_diff = [is_differentiable(a.dtype) for a in out_avals]
   in_is_diff = [is_differentiable(a.dtype) for a in in_avals]
 
+  def differentiable_outputs(*primals):
+    return [o for o, d in zip(flat_fun(*primals), out_is_diff) if d]
+
   def vjp_fun(*primals_and_cts):
-    primals, given = primals_and_cts[:n_in], iter(primals_and_cts[n_in:])
-    _, pullback = jax.vjp(flat_fun, *primals)
-    cts = [
-      next(given) if d else np.zeros(a.shape, jax.dtypes.float0)
-      for d, a in zip(out_is_diff, out_avals)
-    ]
+    primals, cts = primals_and_cts[:n_in], list(primals_and_cts[n_in:])
+    # The VJP of the differentiable outputs only: the others (integers,
+    # booleans) would need float0 cotangents, which cannot be made for a
+    # symbolic shape, and contribute nothing.
+    _, pullback = jax.vjp(differentiable_outputs, *primals)
     in_cts = pullback(cts)
     return [ct for ct, d in zip(in_cts, in_is_diff) if d]
 
@@ -152,9 +153,10 @@ def call_with_custom_gradient(
   return list(res) if isinstance(res, (list, tuple)) else [res]
 
 
-def prevent_gradient(outs: Sequence[tf.Tensor], fun_name: str) -> list:
+def prevent_gradient(outs: Sequence[tf.Tensor], fun_name: str, op_name: str | None = None) -> list:
+  """`outs` through PreventGradient ops (named `op_name`, uniquified by TF)."""
   message = (
     f"Gradient requested for {fun_name}, which was converted with "
     "with_gradient=False; convert it with with_gradient=True."
   )
-  return [tf.raw_ops.PreventGradient(input=o, message=message) for o in outs]
+  return [tf.raw_ops.PreventGradient(input=o, message=message, name=op_name) for o in outs]

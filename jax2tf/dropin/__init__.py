@@ -115,6 +115,10 @@ def install() -> None:
     if not _replaced_attribute:
       _replaced_attribute.append(attribute)
     jax.experimental.jax2tf = package  # type: ignore[attr-defined]
+  if "tensorflow" in sys.modules:
+    # What importing JAX's module does; without TensorFlow imported it waits
+    # for the first name that needs it (jax2tf/trackable_pytrees.py).
+    importlib.import_module("jax2tf.trackable_pytrees").register()
 
 
 def uninstall() -> None:

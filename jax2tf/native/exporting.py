@@ -201,13 +201,18 @@ def _warn_if_large(fun_name: str, nbytes: int):
 
 
 def float0_free(fun: Callable) -> Callable:
-  """Wraps `fun` so that float0 outputs become int32 zeros of the same shape."""
+  """Wraps `fun` so that float0 outputs become boolean zeros (False) of the
+  same shape.
+
+  TF has no float0; JAX's jax2tf gives such results (the gradient of an
+  integer argument, `jax.grad(f, allow_int=True)`) as booleans, in either
+  serialization, and code that converts them expects that dtype."""
 
   def wrapped(*args, **kwargs):
     res = fun(*args, **kwargs)
     return jax.tree_util.tree_map(
       lambda r: (
-        jax.numpy.zeros(r.shape, np.int32) if getattr(r, "dtype", None) == jax.dtypes.float0 else r
+        jax.numpy.zeros(r.shape, np.bool_) if getattr(r, "dtype", None) == jax.dtypes.float0 else r
       ),
       res,
     )

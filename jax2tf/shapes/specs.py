@@ -54,6 +54,12 @@ class _NoSpec:
 _NO_SPEC = _NoSpec()
 
 
+# How the messages of a polymorphic_shapes that does not fit the arguments'
+# pytree begin: JAX's words for a pytree prefix that does not fit
+# (jax.tree_util), which JAX's jax2tf raises in these cases and its users match.
+STRUCTURE_ERROR = "pytree structure error: "
+
+
 def _is_spec_leaf(x) -> bool:
   return x is None or isinstance(x, (str, PolyShape, _NoSpec))
 
@@ -79,7 +85,7 @@ def spec_for_each_leaf(
     subtrees = spec_def.flatten_up_to(args_tree)  # type: ignore[attr-defined]  # not in jax's stubs
   except (ValueError, TypeError) as e:
     raise ValueError(
-      f"polymorphic_shapes must be a pytree prefix of {describe}: got "
+      f"{STRUCTURE_ERROR}polymorphic_shapes must be a pytree prefix of {describe}: got "
       f"polymorphic_shapes structure {spec_def} for arguments structure "
       f"{jax.tree_util.tree_structure(args_tree)}. Details: {e}"
     ) from None

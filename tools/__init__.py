@@ -1,5 +1,5 @@
 """Developer tools run from the repository root (`python -m tools.<name>`): the
 generators of docs/primitive_coverage.md and docs/errors.md, the differential
-fuzzer, the recorder of deployment columns, the version matrix. None of this
-ships in the wheel.
+fuzzer, the recorder of deployment columns, the version matrix, the runner of
+upstream's own jax2tf tests. None of this ships in the wheel.
 """

@@ -153,7 +153,9 @@ def native_module_of(
       consumer,
       allowed_custom_calls=allowed_targets,
       allow_all_custom_calls="ALL" in allowed_targets,
-      use_mixed_serialization=use_shardy,
+      # Shardy's ops as they are for XlaCallModule's Shardy import; the
+      # TFLite converters read only the custom-call form.
+      use_mixed_serialization=use_shardy and pipeline == "tf_xla",
       pipeline=pipeline,
     )
   except module_rewrite.UnsupportedCustomCallError as e:

@@ -11,7 +11,7 @@ from jax.experimental import layout
 from jax.experimental.xla_metadata import set_xla_metadata
 
 from tests.support import recorded
-from tests.support.case import Cases, case, gaps, rand, refused
+from tests.support.case import Cases, case, rand, refused
 
 
 def _single():
@@ -27,10 +27,7 @@ CASES = Cases([
     case("xla_metadata", lambda x: set_xla_metadata(x * 2, note="kept out of TF") + 1,
          rand((2, 3)), exact=True),
     case("sharding_constraint_poly", lambda x: lax.with_sharding_constraint(x, _single()),
-         rand((4, 3)), exact=True, polymorphic_shapes=["(b, _)"],
-         gaps=gaps("TF's XlaCallModule cannot refine the symbolic shape through the Sharding "
-                   "custom call: 'Module has dynamic shapes'", ["native"],
-                   error="has dynamic shapes")),
+         rand((4, 3)), exact=True, polymorphic_shapes=["(b, _)"]),
 ])
 
 if hasattr(layout, "explicit_layout"):  # jax 0.12 on: relayout to and from a given layout

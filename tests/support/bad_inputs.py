@@ -260,7 +260,7 @@ CATALOGUE: tuple[BadInput, ...] = (
                   "present keys: ['a']"), "first call", BOTH),
   _R("spec_dict_unknown_name", "convert", "a spec dict keyed by a name the function lacks",
      lambda tmp, native: _conv(_ident, native, polymorphic_shapes={"q": "(b, _)"})(X),
-     TypeError, ("unknown key(s) ['q']", "parameters ['a']"), "first call", BOTH),
+     ValueError, ("unknown key(s) ['q']", "parameters ['a']"), "first call", BOTH),
   _R("spec_static_disagrees", "convert", "a spec whose fixed size disagrees with the argument",
      lambda tmp, native: _conv(_ident, native, polymorphic_shapes="(b, 4)")(X),
      ValueError, ("spec '(b, 4)' for argument a with shape (2, 3)", "different size 4"),

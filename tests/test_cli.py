@@ -5,8 +5,6 @@ import importlib
 import json
 import logging
 import os
-import subprocess
-import sys
 
 import jax
 import jax.numpy as jnp
@@ -20,8 +18,8 @@ from jax2tf import cli
 from jax2tf.cli import arguments, inspect_cmd, logs, portable_artifact, releases
 from jax2tf.lite import inspect as lite_inspect
 from jax2tf.native import versions
+from tests.support import children
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 W = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
 
 
@@ -314,18 +312,7 @@ def _python(code, *args, env=None):
 
 def _python_with(*argv, env=None):
   """`python argv` in a fresh process on this checkout: its stdout."""
-  env = dict(os.environ if env is None else env)
-  env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in [os.environ.get("PYTHONPATH")] if p])
-  proc = subprocess.run(
-    [sys.executable, *argv],
-    cwd=ROOT,
-    env=env,
-    capture_output=True,
-    text=True,
-    timeout=300,
-  )
-  assert proc.returncode == 0, proc.stderr[-2000:]
-  return proc.stdout
+  return children.run_python(*argv, env=env)
 
 
 _HELP = """

@@ -6,11 +6,8 @@ tests here assert on the JSON it prints. Observed behaviour is written up in
 docs/effects_and_sharding.md.
 """
 
-import json
 import os
 import re
-import subprocess
-import sys
 
 import jax
 import jax.numpy as jnp
@@ -20,21 +17,17 @@ import tensorflow as tf
 from jax.experimental import io_callback
 
 import jax2tf
+from tests.support import children
 from tests.tf_modes import TF_MODES, in_mode
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture(scope="module")
 def sharding_results():
-  env = dict(os.environ)
-  env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
-  env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in [env.get("PYTHONPATH")] if p])
-  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-  proc = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "sharding_child.py")],
-                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-  assert proc.returncode == 0, proc.stderr[-4000:]
-  return json.loads(proc.stdout.strip().splitlines()[-1])
+  return children.last_json(
+    children.run_python(
+      os.path.join(children.ROOT, "tests", "sharding_child.py"), extra_env=children.EIGHT_CPU_DEVICES
+    )
+  )
 
 
 # -- jax.jit with in/out shardings over an 8-device mesh ---------------------

@@ -15,12 +15,10 @@ which prints one JSON object; the tests assert on it.
 import json
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests.support import children
 
 CONSTRAINT_CASES = [
   (nested_jit, constraint, poly)
@@ -170,20 +168,11 @@ def _child() -> dict:
 
 @pytest.fixture(scope="module")
 def results():
-  env = dict(os.environ)
-  env["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
-  env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in [env.get("PYTHONPATH")] if p])
-  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-  proc = subprocess.run(
-    [sys.executable, os.path.abspath(__file__)],
-    cwd=ROOT,
-    env=env,
-    capture_output=True,
-    text=True,
-    timeout=600,
+  return children.last_json(
+    children.run_python(
+      os.path.abspath(__file__), extra_env=children.EIGHT_CPU_DEVICES, timeout=600
+    )
   )
-  assert proc.returncode == 0, proc.stderr[-4000:]
-  return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.subprocess

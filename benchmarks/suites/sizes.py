@@ -19,7 +19,11 @@ def op_counts(concrete_fn, top: int = 6) -> dict:
   Graph serialization puts control flow and gradients in library functions,
   so the top-level graph alone would undercount it.
   """
-  gdef = concrete_fn.graph.as_graph_def()
+  return graph_def_op_counts(concrete_fn.graph.as_graph_def(), top)
+
+
+def graph_def_op_counts(gdef, top: int = 6) -> dict:
+  """As `op_counts`, for a GraphDef (a SavedModel's, say)."""
   by_type = collections.Counter(n.op for n in gdef.node)
   for f in gdef.library.function:
     by_type.update(n.op for n in f.node_def)

@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 
+from benchmarks.suites import sizes
 from benchmarks.timing import progress
 
 CONVERTERS = ("ours", "upstream")
@@ -94,8 +95,7 @@ def _graph_ops(path: str) -> int:
   sm = saved_model_pb2.SavedModel()
   with open(os.path.join(path, "saved_model.pb"), "rb") as f:
     sm.ParseFromString(f.read())
-  graph = sm.meta_graphs[0].graph_def
-  return len(graph.node) + sum(len(fn.node_def) for fn in graph.library.function)
+  return sizes.graph_def_op_counts(sm.meta_graphs[0].graph_def)["total"]
 
 
 def export_child(converter: str, workload: str, path: str) -> dict:

@@ -8,6 +8,7 @@ dimensions come through `ctx.dim`.
 
 import functools
 import itertools
+import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -17,6 +18,7 @@ import tensorflow as tf
 from jax import lax
 
 from jax2tf.graph import semantics as sem
+from jax2tf.shapes import dim_eval
 
 
 def _nonneg(d) -> bool:
@@ -283,3 +285,119 @@ def average_pool_of(x, divisor):
   if n is None or d is None or np.size(n) != 1 or np.size(d) != 1:
     return None
   return pooled if float(n) == float(np.reshape(d, ())) else None
+
+
+# ------------------------------------------------ folds with any body ---
+
+# Window positions folded in one TF op chain each up to this many; more go
+# through a tf.while_loop (the graph then has one copy of the body).
+_UNROLLED_POSITIONS = 16
+
+
+def body_at(ctx, jaxpr, consts, shape) -> Callable[[list, list], list]:
+  """A reduction body, a jaxpr of scalars (accumulators..., elements...) ->
+  accumulators, applied elementwise to tensors of JAX shape `shape`.
+
+  The body is traced again, vmapped to `shape`, so that each of its rules
+  sees the avals of the tensors it gets (a rule may read its shapes)."""
+  open_jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+  consts = list(getattr(jaxpr, "consts", consts or ()))
+
+  def scalars(*args):
+    return jax.core.eval_jaxpr(open_jaxpr, consts, *args)
+
+  fn = scalars
+  for _ in shape:
+    fn = jax.vmap(fn)
+  specs = [jax.ShapeDtypeStruct(tuple(shape), v.aval.dtype) for v in open_jaxpr.invars]
+  closed = jax.make_jaxpr(fn)(*specs)
+  return lambda accs, elems: ctx.lower_jaxpr(closed, [*accs, *elems])
+
+
+def window_fold(
+  ctx, xs, inits, body, window, strides, padding, base_dilation, window_dilation, shape, out_shape
+):
+  """XLA's reduce_window of operands `xs` (of JAX shape `shape`) with any
+  body (`body(accumulators, elements)`, elementwise on `out_shape`), as
+  XLA's CPU backend computes it (measured against jax.jit): each output
+  element starts from the init values and folds in the elements of its
+  window one at a time, in row-major order of the window positions,
+  skipping padding and base-dilation holes. (XLA leaves the order open; its
+  CPU loop emitter takes another one in windows of several axes padded along
+  a later axis, which only a body neither associative nor commutative sees.)"""
+  padded = [_padded(ctx, x, shape, padding, base_dilation, init)[0] for x, init in zip(xs, inits)]
+  valid = None
+  if any(b != 1 for b in base_dilation) or not all(
+    _is_zero_pad(p) for pair in padding for p in pair
+  ):
+    ones = tf.ones(ctx.shape(shape), tf.int32)
+    valid = _padded(ctx, ones, shape, padding, base_dilation, 0)[0]
+  accs = [tf.broadcast_to(init, ctx.shape(out_shape)) for init in inits]
+  if any(dim_eval.is_zero(d) for d in list(out_shape) + list(window)):
+    return accs  # no output, or windows of no position: the inits
+
+  def step(accs, pieces, valid_piece):
+    new = body(accs, pieces)
+    if valid_piece is None:
+      return list(new)
+    keep = tf.greater(valid_piece, 0)
+    return [tf.where(keep, n, a) for n, a in zip(new, accs)]
+
+  if all(isinstance(w, int) for w in window) and math.prod(window) <= _UNROLLED_POSITIONS:
+    grids = [window_slices(ctx, x, window, strides, window_dilation, out_shape) for x in padded]
+    if valid is not None:
+      grids.append(window_slices(ctx, valid, window, strides, window_dilation, out_shape))
+    for pieces in zip(*grids):
+      pieces = [p for _, p in pieces]
+      accs = step(accs, pieces[: len(xs)], pieces[len(xs)] if valid is not None else None)
+    return accs
+  return _window_fold_loop(
+    ctx, padded, valid, accs, step, window, strides, window_dilation, out_shape
+  )
+
+
+def _is_zero_pad(p) -> bool:
+  return dim_eval.is_constant(p) and int(p) == 0
+
+
+def _padded(ctx, x, shape, padding, base_dilation, value):
+  x, shape = dilate(ctx, x, shape, base_dilation, value)
+  return pad_or_crop(ctx, x, shape, padding, value)
+
+
+def _window_fold_loop(ctx, padded, valid, accs, step, window, strides, window_dilation, out_shape):
+  """The fold of window_fold as a tf.while_loop over the window positions."""
+  sizes = [ctx.dim(w) for w in window]
+  count = functools.reduce(lambda a, b: a * b, sizes, 1)
+  spans = [ctx.dim((n - 1) * s + 1) for n, s in zip(out_shape, strides)]
+
+  def piece(x, begin):
+    # A slice at a computed offset, then strided at offset 0: XLA takes
+    # strides only where the offset is a constant.
+    x = tf.slice(x, tf.stack(begin), sem.stack_dims(spans))
+    if any(s != 1 for s in strides):
+      x = tf.strided_slice(x, [0] * len(spans), sem.stack_dims(spans), list(strides))
+    return ctx.reshape(x, out_shape)
+
+  def loop_body(k, *accs):
+    # Window position k (row-major) as one offset per axis.
+    begin, rest = [], k
+    for size, dilation in reversed(list(zip(sizes, window_dilation))):
+      begin.append(tf.math.floormod(rest, size) * dilation)
+      rest = tf.math.floordiv(rest, size)
+    begin = begin[::-1]
+    pieces = [piece(x, begin) for x in padded]
+    new = step(list(accs), pieces, None if valid is None else piece(valid, begin))
+    return (k + 1, *new)
+
+  out = tf.while_loop(lambda k, *_: k < count, loop_body, (tf.constant(0, tf.int32), *accs))
+  return list(out[1:])
+
+
+def fold_in_init(kind: str, res: tf.Tensor, init, *, signed_zeros: bool) -> tf.Tensor:
+  """`res`, a reduction by the monoid `kind` from its identity, with `init`
+  folded in once: XLA's fold starts from the init value, and a monoid's
+  fold may start from the identity and take the init in last."""
+  op, _, dt = monoid(kind, res.dtype.as_numpy_dtype, signed_zeros=signed_zeros)
+  out = op(tf.cast(init, dt), tf.cast(res, dt))
+  return out if out.dtype == res.dtype else tf.cast(out, res.dtype)

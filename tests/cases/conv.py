@@ -10,7 +10,10 @@ from tests.support.case import (
   F16,
   F64,
   I8,
+  I16,
   I32,
+  I64,
+  U8,
   A,
   Cases,
   case,
@@ -92,8 +95,6 @@ def conv(strides=(1, 1), padding=((0, 0), (0, 0)), lhs_dil=None, rhs_dil=None,
 
 NCHW = ("NCHW", "OIHW", "NCHW")
 CTOL = (1e-4, 1e-4)
-_INT_REFUSED = refused("conv_general_dilated", "integer convolutions need XlaConv",
-                       "graph_no_xla")
 x_nhwc = rand((2, 7, 8, 3))
 w_hwio = rand((3, 2, 3, 4), seed=1)
 
@@ -148,11 +149,10 @@ CASES += [
     case("conv_c64", conv(padding="SAME"),
          rand((1, 5, 5, 2), np.complex64), rand((3, 3, 2, 2), np.complex64, seed=1), tol=CTOL),
     case("conv_i32", conv(padding="SAME"),
-         rand((1, 5, 5, 2), I32, -50, 50), rand((3, 3, 2, 2), I32, -50, 50, seed=1),
-         refuse=_INT_REFUSED),
+         rand((1, 5, 5, 2), I32, -50, 50), rand((3, 3, 2, 2), I32, -50, 50, seed=1)),
     case("conv_i8_pref_i32", conv(preferred=np.int32),
          rand((1, 5, 5, 2), I8, -100, 100), rand((3, 3, 2, 2), I8, -100, 100, seed=1),
-         refuse=_INT_REFUSED, slow=True),
+         slow=True),
     case("poly_conv_batch", conv(padding="SAME"), x_nhwc, w_hwio,
          polymorphic_shapes=["(b, 7, 8, 3)", None], graph_ops=["Conv2D"], tol=CTOL),
     case("poly_conv_spatial_same_strided", conv(strides=(2, 2), padding="SAME"),
@@ -172,6 +172,51 @@ CASES += [
          rand((3, 3, 2, 2), F64, seed=1), tol=(1e-10, 1e-6)),
     case("conv_c128_grouped", conv(groups=2), rand((1, 5, 5, 4), C128),
          rand((3, 3, 2, 2), C128, seed=1), tol=(1e-10, 1e-10), slow=True),
+]
+
+# ---------------------------------------------------------------------------
+# Integer convolutions: without XLA ops, one dot_general of the windows'
+# slices with the kernel; sums wrap modulo 2**n as XLA's do.
+def _ints(shape, dtype=I32, seed=0, lo=-50, hi=50):
+  return rand(shape, dtype, lo, hi, seed=seed)
+
+
+CASES += [
+    case("conv_i32_nchw_strided_dilated",
+         conv(strides=(2, 1), padding=((1, 2), (0, 1)), rhs_dil=(1, 2), dn=NCHW),
+         _ints((2, 3, 9, 8)), _ints((4, 3, 2, 3), seed=1)),
+    case("conv_i32_lhs_dilation", conv(padding=((2, 1), (-1, 2)), lhs_dil=(2, 3)),
+         _ints((1, 4, 5, 2)), _ints((3, 2, 2, 3), seed=1)),
+    case("conv_i32_grouped", conv(groups=2, padding="SAME", dn=("NCHW", "HWIO", "NHWC")),
+         _ints((2, 4, 5, 5)), _ints((3, 3, 2, 6), seed=1)),
+    case("conv_i32_batch_groups", conv(batch_groups=2), _ints((4, 5, 5, 3)),
+         _ints((2, 2, 3, 6), seed=1)),
+    case("conv_i32_wraps", conv(padding="SAME"), _ints((1, 4, 4, 3), lo=-2**31, hi=2**31 - 1),
+         _ints((3, 3, 3, 2), seed=1, lo=-2**31, hi=2**31 - 1)),
+    case("conv_i8_wraps", conv(), _ints((1, 5, 5, 3), I8, lo=-128, hi=127),
+         _ints((2, 2, 3, 2), I8, seed=1, lo=-128, hi=127)),
+    case("conv_u8_pref_i16", conv(preferred=np.int16), _ints((1, 5, 5, 3), U8, lo=0, hi=255),
+         _ints((2, 2, 3, 2), U8, seed=1, lo=0, hi=255), slow=True),
+    case("conv1d_i16_depthwise", lambda x, w: lax.conv_general_dilated(
+        x, w, (1,), "SAME", dimension_numbers=("NCH", "OIH", "NCH"), feature_group_count=3),
+         _ints((2, 3, 9), I16), _ints((6, 1, 3), I16, seed=1), slow=True),
+    case("conv3d_i32", lambda x, w: lax.conv_general_dilated(
+        x, w, (1, 2, 1), "SAME", dimension_numbers=("NDHWC", "DHWIO", "NDHWC")),
+         _ints((1, 3, 4, 3, 2)), _ints((2, 2, 2, 2, 3), seed=1), slow=True),
+    case("conv_i64", conv(padding="SAME"), _ints((1, 4, 4, 2), I64, lo=-2**40, hi=2**40),
+         _ints((3, 3, 2, 2), I64, seed=1, lo=-2**20, hi=2**20), slow=True),
+    case("poly_conv_i32", conv(padding="SAME"), _ints((2, 5, 5, 2)),
+         _ints((3, 3, 2, 2), seed=1), polymorphic_shapes=["(b, h, h, 2)", None]),
+    # A kernel of symbolic size: its positions, written out one slice each,
+    # are only known at run time.
+    case("poly_conv_i32_kernel", conv(), _ints((1, 5, 5, 2)), _ints((3, 3, 2, 2), seed=1),
+         polymorphic_shapes=[None, "(k, k, 2, 2)"],
+         refuse=refused("conv_general_dilated", "TF has no integer Conv kernels for most "
+                        "types and ranks, so without XLA ops an integer convolution sums one "
+                        "slice of the input per kernel position; with a kernel of symbolic "
+                        "size their number is only known at run time (a loop of dynamic "
+                        "slices would do, not written: kernels are weights of constant "
+                        "shape in practice)", "graph_no_xla")),
 ]
 
 # ---------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Cases of the random family (random.py): key arrays, threefry2x32, rng_bit_generator.
 
-Threefry keys must give JAX's bits exactly in every column; the 'rbg'
-implementations go through XLA's RngBitGenerator and are refused with
-enable_xla=False wherever they generate bits.
+Threefry keys must give JAX's bits exactly in every column; so must the
+'rbg' implementations, which go through XLA's RngBitGenerator (written out in
+ordinary ops with enable_xla=False), and lax.rng_bit_generator itself, for
+every algorithm, bit width and state dtype.
 """
 
 import jax
@@ -12,13 +13,9 @@ import numpy as np
 from jax import lax
 
 from tests.support import recorded
-from tests.support.case import U32, Cases, V, case, exact_case, rand, refused
+from tests.support.case import U32, Cases, V, case, exact_case, rand
 
 CASES = Cases()
-
-_NO_XLA_RNG = refused("rng_bit_generator", "XLA's RngBitGenerator has no ordinary TF op",
-                      "graph_no_xla")
-
 
 # ---------------------------------------------------------------------------
 # A seed as the argument, so that nothing is folded at trace time.
@@ -31,18 +28,17 @@ def _rand(impl, sample):
 
 
 for _impl in ("threefry2x32", "rbg", "unsafe_rbg"):
-  _refuse = None if _impl == "threefry2x32" else _NO_XLA_RNG
   CASES.add(f"random_normal_{_impl}", _rand(_impl, lambda k: jax.random.normal(k, (3, 5))),
-            V(42, U32), tol=(1e-5, 1e-6), refuse=_refuse)
+            V(42, U32), tol=(1e-5, 1e-6))
   CASES.add(f"random_uniform_{_impl}", _rand(_impl, lambda k: jax.random.uniform(k, (7,))),
-            V(7, U32), exact=True, slow=_impl != "threefry2x32", refuse=_refuse)
+            V(7, U32), exact=True, slow=_impl != "threefry2x32")
   CASES.add(f"random_bits_{_impl}",
             _rand(_impl, lambda k: jax.random.bits(k, (4, 3), np.uint32)),
-            V(3, U32), slow=_impl == "threefry2x32", refuse=_refuse)
+            V(3, U32), slow=_impl == "threefry2x32")
   # rbg's split is threefry on the key; unsafe_rbg's draws bits.
   CASES.add(f"random_split_{_impl}",
             _rand(_impl, lambda k: jax.random.key_data(jax.random.split(k, 3))),
-            V(11, U32), slow=True, refuse=_refuse if _impl == "unsafe_rbg" else None)
+            V(11, U32), slow=True)
 # Key implementations whose hash JAX lowers as lax operations.
 for _impl in ("philox2x32", "philox4x32", "threefry4x32"):
   CASES.add(f"random_uniform_{_impl}", _rand(_impl, lambda k: jax.random.uniform(k, (7,))),
@@ -62,10 +58,10 @@ CASES.add("random_bits_uint64",
           V(3, U32), x64=True, slow=True)
 CASES.add("rng_bit_generator_philox", lambda k: lax.rng_bit_generator(
     k, (3, 4), dtype=np.uint32, algorithm=lax.RandomAlgorithm.RNG_PHILOX),
-          V(np.array([1, 2, 3, 4], np.uint32), U32), slow=True, refuse=_NO_XLA_RNG)
+          V(np.array([1, 2, 3, 4], np.uint32), U32), slow=True)
 CASES.add("rng_bit_generator_three_fry", lambda k: lax.rng_bit_generator(
     k, (5,), dtype=np.uint32, algorithm=lax.RandomAlgorithm.RNG_THREE_FRY),
-          V(np.array([1, 2, 3, 4], np.uint32), U32), slow=True, refuse=_NO_XLA_RNG)
+          V(np.array([1, 2, 3, 4], np.uint32), U32), slow=True)
 
 
 # ---------------------------------------------------------------------------
@@ -161,37 +157,96 @@ CASES += [
     _exact("split_poly", lambda k, x: jax.random.split(k, x.shape[0]), RAW_KEY, rand((3,)),
            polymorphic_shapes=[None, "(b,)"]),
     # rbg / unsafe_rbg key implementations
-    _exact("rbg_bits", lambda s: jax.random.bits(_typed(s, "rbg"), (5,)), np.int32(3),
-           refuse=_NO_XLA_RNG),
+    _exact("rbg_bits", lambda s: jax.random.bits(_typed(s, "rbg"), (5,)), np.int32(3)),
     _exact("rbg_bits_u8", lambda s: jax.random.bits(_typed(s, "rbg"), (6,), jnp.uint8),
-           np.int32(3), refuse=_NO_XLA_RNG, slow=True),
+           np.int32(3), slow=True),
     _exact("rbg_bits_u16", lambda s: jax.random.bits(_typed(s, "rbg"), (6,), jnp.uint16),
-           np.int32(3), refuse=_NO_XLA_RNG),
+           np.int32(3)),
     case("rbg_normal", lambda s: jax.random.normal(_typed(s, "rbg"), (2, 3)), np.int32(11),
-         tol=(1e-5, 1e-6), refuse=_NO_XLA_RNG),
+         tol=(1e-5, 1e-6)),
     # rbg's seed, split and fold_in are threefry computations: no XLA needed.
     _exact("rbg_split_fold_in",
            lambda s: jax.random.key_data(jax.vmap(lambda k: jax.random.fold_in(k, 5))(
                jax.random.split(_typed(s, "rbg"), 2))), np.int32(4)),
     _exact("unsafe_rbg_bits", lambda s: jax.random.bits(_typed(s, "unsafe_rbg"), (5,)),
-           np.int32(3), refuse=_NO_XLA_RNG),
+           np.int32(3)),
     _exact("unsafe_rbg_split",
            lambda s: jax.random.key_data(jax.random.split(_typed(s, "unsafe_rbg"))),
-           np.int32(3), refuse=_NO_XLA_RNG, slow=True),
-    _exact("rng_bit_generator_u32", lambda k: lax.rng_bit_generator(k, (3, 4)), RBG_KEY,
-           refuse=_NO_XLA_RNG),
+           np.int32(3), slow=True),
+    _exact("rng_bit_generator_u32", lambda k: lax.rng_bit_generator(k, (3, 4)), RBG_KEY),
     _exact("rng_bit_generator_u8", lambda k: lax.rng_bit_generator(k, (7,), dtype=jnp.uint8),
-           RBG_KEY, refuse=_NO_XLA_RNG),
+           RBG_KEY),
     _exact("rng_bit_generator_threefry",
            lambda k: lax.rng_bit_generator(k, (5,),
                                            algorithm=lax.RandomAlgorithm.RNG_THREE_FRY),
-           RBG_KEY, refuse=_NO_XLA_RNG, slow=True),
+           RBG_KEY, slow=True),
     _exact("rng_bit_generator_philox_5",
            lambda k: lax.rng_bit_generator(k, (5,), algorithm=lax.RandomAlgorithm.RNG_PHILOX),
-           RBG_KEY, refuse=_NO_XLA_RNG),
+           RBG_KEY),
     # XLA's stateful RngUniform: JAX fixes no bits, only the range.
     case("rng_uniform", lambda x: lax.rng_uniform(-1.0, 2.0, (50,)) + x * 0, rand((50,)),
          compare=_in_range(-1.0, 2.0)),
+]
+
+
+# ---------------------------------------------------------------------------
+# lax.rng_bit_generator: XLA's generators, written out in ordinary ops without
+# XLA (jax2tf/graph/rng_bits.py), bit for bit with the new state. The keys'
+# counters carry out of their low word, or wrap at 2**64 (philox's 128-bit
+# counter then carries into the key word).
+_CARRY_KEY = np.array([7, 9, 0xFFFFFFFE, 5], u32)
+_WRAP_KEY = np.array([0xDEADBEEF, 9, 0xFFFFFFFD, 0xFFFFFFFF], u32)
+_WRAP_KEY_U64 = np.array([0x00000009DEADBEEF, 2**64 - 3], np.uint64)
+_ALGORITHMS = {"default": lax.RandomAlgorithm.RNG_DEFAULT,
+               "threefry": lax.RandomAlgorithm.RNG_THREE_FRY,
+               "philox": lax.RandomAlgorithm.RNG_PHILOX}
+
+
+def _rbg(shape, dtype, algorithm):
+  return lambda k: lax.rng_bit_generator(k, shape, dtype=dtype, algorithm=_ALGORITHMS[algorithm])
+
+
+def _rbg_like(dtype, algorithm):
+  """Bits of the shape of the second argument (polymorphic shapes)."""
+  return lambda k, x: lax.rng_bit_generator(k, x.shape, dtype=dtype,
+                                            algorithm=_ALGORITHMS[algorithm])
+
+
+for _alg in _ALGORITHMS:
+  for _dt in (np.uint8, np.uint16, np.uint32, np.uint64):
+    _wide = _dt == np.uint64
+    CASES += [_exact(f"rbg_{_alg}_{np.dtype(_dt).name}_3x5", _rbg((3, 5), _dt, _alg), _CARRY_KEY,
+                     x64=_wide, slow=_dt != np.uint32)]
+  CASES += [
+      _exact(f"rbg_{_alg}_scalar", _rbg((), np.uint32, _alg), _WRAP_KEY, slow=True),
+      _exact(f"rbg_{_alg}_empty", _rbg((0, 3), np.uint32, _alg), _CARRY_KEY, slow=True),
+      _exact(f"rbg_{_alg}_wraps", _rbg((2, 7), np.uint32, _alg), _WRAP_KEY),
+      _exact(f"rbg_{_alg}_u64_state", _rbg((3, 3), np.uint32, _alg), _WRAP_KEY_U64, slow=True),
+      _exact(f"rbg_{_alg}_u64_state_u64", _rbg((5,), np.uint64, _alg), _WRAP_KEY_U64,
+             slow=True),
+  ]
+# Threefry draws 32 bits or fewer in pairs along the first axis of even size,
+# else along the longest (the first of equals).
+for _shape in [(6, 3), (3, 1, 4), (5, 5), (7, 1, 3), (1, 9, 9, 2)]:
+  CASES += [_exact(f"rbg_threefry_{'x'.join(map(str, _shape))}",
+                   _rbg(_shape, np.uint32, "threefry"), _CARRY_KEY, slow=_shape != (5, 5))]
+CASES += [
+    _exact("rbg_threefry_u16_odd_pairs", _rbg((3, 7), np.uint16, "threefry"), _CARRY_KEY),
+    _exact("rbg_philox_u8_7", _rbg((7,), np.uint8, "philox"), _WRAP_KEY, slow=True),
+    _exact("rbg_default_poly", _rbg_like(np.uint32, "default"), _CARRY_KEY, rand((5, 3)),
+           polymorphic_shapes=[None, "(b, 3)"]),
+    _exact("rbg_philox_u64_poly", _rbg_like(np.uint64, "philox"), _CARRY_KEY, rand((3,)),
+           polymorphic_shapes=[None, "(b,)"], x64=True, slow=True),
+    _exact("rbg_threefry_poly_even", _rbg_like(np.uint32, "threefry"), _CARRY_KEY,
+           rand((6, 3)), polymorphic_shapes=[None, "(2*b, 3)"], slow=True),
+    # Whether a symbolic axis is even, and so the pairs' axis, is known only
+    # at run time: each element finds its hash and word then.
+    _exact("rbg_threefry_poly_parity_odd", _rbg_like(np.uint8, "threefry"), _CARRY_KEY,
+           rand((5, 4)), polymorphic_shapes=[None, "(b, 4)"]),
+    _exact("rbg_threefry_poly_parity_even", _rbg_like(np.uint32, "threefry"), _CARRY_KEY,
+           rand((6, 4)), polymorphic_shapes=[None, "(b, 4)"], slow=True),
+    _exact("rbg_threefry_poly_longest", _rbg_like(np.uint32, "threefry"), _CARRY_KEY,
+           rand((3, 5)), polymorphic_shapes=[None, "(a, b)"], slow=True),
 ]
 
 

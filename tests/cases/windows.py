@@ -30,7 +30,6 @@ from tests.support.case import (
   exact_case,
   gaps,
   rand,
-  refused,
   u32_order_rows,
 )
 
@@ -44,8 +43,6 @@ _NATIVE_ZEROS = gaps("TF's XLA runtime, which executes the native module, gives 
 
 # ---------------------------------------------------------------------------
 # Random operands.
-_GENERIC_REFUSED = refused("reduce_window", "a window reduction with a custom body needs "
-                           "XlaReduceWindow", "graph_no_xla")
 CASES += [
     case("reduce_window_sum", lambda x: lax.reduce_window(
         x, np.float32(0), lax.add, (2, 3), (1, 2), "VALID"), A(6, 7), tol=(1e-5, 1e-5)),
@@ -56,7 +53,7 @@ CASES += [
         x, np.int32(2**31 - 1), lax.min, (3,), (2,), "SAME"), A(9, dtype=I32, lo=-50, hi=50)),
     case("reduce_window_generic", lambda x: lax.reduce_window(
         x, np.float32(1), lambda a, b: a * b + 0.5, (2,), (1,), "VALID"), A(6, lo=0.5, hi=1.5),
-         tol=(1e-5, 1e-5), refuse=_GENERIC_REFUSED),
+         tol=(1e-5, 1e-5)),
     case("max_pool", lambda x: lax.reduce_window(
         x, -np.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"), A(2, 8, 8, 3), exact=True),
     case("avg_pool", lambda x: lax.reduce_window(
@@ -178,12 +175,9 @@ CASES += [
          tol=(1e-5, 1e-6), slow=True),
     case("reduce_window_add_init",
          rw(lambda dt: jnp.array(1.5, dt), lax.add, (2, 2), (1, 1), ((1, 0), (0, 1))),
-         rand((4, 5)), tol=(1e-5, 1e-6), slow=True,
-         refuse=refused("reduce_window", "how often XLA folds a non-identity init in is "
-                        "unspecified", "graph_no_xla")),
+         rand((4, 5)), tol=(1e-5, 1e-6), slow=True),
     case("reduce_window_custom_body", rw(ZERO, lambda a, b: a + 2 * b, (2,), (1,)), rand((6,)),
-         refuse=refused("reduce_window", "a body that is no single monoid op needs "
-                        "XlaReduceWindow", "graph_no_xla")),
+         tol=(1e-5, 1e-6)),
     _exact("poly_maxpool_batch", rw(NEG_INF, lax.max, (1, 2, 2, 1), (1, 2, 2, 1)), img,
            polymorphic_shapes=["(b, 7, 8, 3)"], graph_ops=["MaxPool"]),
     _exact("poly_pool_spatial_same", rw(NEG_INF, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"),
@@ -193,6 +187,82 @@ CASES += [
     _exact("maxpool_f64", rw(NEG_INF, lax.max, (2, 2), (1, 1), "SAME"),
            with_specials((4, 5), F64)),
 ]
+
+# ---------------------------------------------------------------------------
+# reduce_window with a body that is no monoid, or a monoid's init that is not
+# its identity: XLA's CPU backend starts each window from the init and folds
+# its elements in one at a time, skipping padding and base-dilation holes
+# (measured against jax.jit), in row-major order of the window positions
+# (a body that is neither associative nor commutative shows it) except in
+# windows of several axes padded along a later one without base dilation,
+# where its loop emitter picks another order: those cases count the elements
+# folded in with a body that is associative and commutative but no monoid.
+# Windows of more than 16 positions go through a loop.
+def _ordered(a, b):
+  return a * np.int32(3) + b
+
+
+def _counted(a, b):
+  return a + b + np.int32(1)
+
+
+def _ordered_i8(a, b):
+  return a * np.int8(3) + b
+
+
+def _argmax_body(a, b):
+  take = (b[0] > a[0]) | ((b[0] == a[0]) & (b[1] < a[1]))
+  return lax.select(take, b[0], a[0]), lax.select(take, b[1], a[1])
+
+
+def INT7(dt):
+  return jnp.array(7, dt)
+
+
+def _ints(shape, seed=0, dtype=I32):
+  return rand(shape, dtype, -9, 9, seed=seed)
+
+
+def argmax_pool(window, strides, padding):
+  return lambda x, i: lax.reduce_window(
+    (x, i), (-jnp.inf, jnp.array(-1, np.int32)), _argmax_body, window, strides, padding)
+
+
+CASES += [
+    _exact("window_fold_ordered", rw(INT7, _ordered, (3,), (2,), ((2, 1),)), _ints((9,))),
+    _exact("window_fold_dilations", rw(INT7, _ordered, (2, 3), (1, 2), ((1, 0), (2, 1)), (2, 2),
+                                       (1, 2)), _ints((5, 6))),
+    _exact("window_fold_cropped", rw(INT7, _ordered, (4,), (1,), ((-1, 2),)), _ints((7,)),
+           slow=True),
+    _exact("window_fold_nhwc", rw(INT7, _counted, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"),
+           _ints((2, 7, 8, 3)), slow=True),
+    # 20 and 25 positions: the loop, strided and padded.
+    _exact("window_fold_loop", rw(INT7, _ordered, (20,), (3,), ((5, 5),)), _ints((60,))),
+    _exact("window_fold_loop_padded_2d", rw(INT7, _ordered, (5, 5), (2, 1), ((2, 2), (0, 3)),
+                                            (1, 2)), _ints((6, 7)), slow=True),
+    _exact("window_fold_i8_wraps", rw(lambda dt: jnp.array(1, dt), _ordered_i8, (2, 2), (1, 1)),
+           _ints((4, 5), dtype=I8)),
+    _exact("window_fold_empty_windows", rw(INT7, _ordered, (2,), (1,), ((3, 0),)), _ints((2,)),
+           slow=True),
+    _exact("poly_window_fold", rw(INT7, _counted, (2, 2), (1, 1), "SAME"), _ints((6, 5)),
+           polymorphic_shapes=["(b, 5)"]),
+    # Several operands (no XlaReduceWindow takes them): argmax pooling.
+    _exact("window_fold_argmax_pool", argmax_pool((2, 2), (2, 2), ((0, 1), (1, 0))),
+           with_specials((5, 6)), _ints((5, 6), seed=1)),
+    # A monoid's init that is not its identity enters each window once.
+    _exact("reduce_window_max_init_zero", rw(lambda dt: jnp.array(0.0, dt), lax.max, (2, 2),
+                                             (1, 1), "SAME"), with_specials((5, 6))),
+    _exact("reduce_window_add_init_i32", rw(INT7, lax.add, (3,), (2,), ((2, 2),), (2,)),
+           _ints((7,))),
+    _exact("reduce_window_mul_init_i32", rw(lambda dt: jnp.array(-2, dt), lax.mul, (2, 2),
+                                            (1, 2), ((1, 0), (0, 1))), _ints((4, 5)),
+           slow=True),
+    _exact("reduce_window_min_init_u8", rw(lambda dt: jnp.array(100, dt), lax.min, (3,), (1,)),
+           rand((9,), U8, 0, 255), slow=True),
+    _exact("reduce_window_or_init_bool", rw(lambda dt: jnp.array(True, dt), lax.bitwise_or,
+                                            (2,), (1,), "SAME"), rand((7,), BOOL), slow=True),
+]
+
 
 
 def maxpool_grad(window, strides, padding):
@@ -298,6 +368,9 @@ CASES += [
     case("cumprod_f32", cum(lax.cumprod_p, 1, True), rand((3, 6), low=0.5, high=1.5),
          tol=(1e-5, 1e-6), slow=True),
     case("cumprod_i16_wraps", cum(lax.cumprod_p), rand((12,), I16, -99, 99), slow=True),
+    # XLA (jit_compile) has no complex Cumprod kernel: a scan of products.
+    case("cumprod_c64", cum(lax.cumprod_p, 0), rand((9, 2), np.complex64, -1.2, 1.2),
+         tol=(1e-5, 1e-5)),
     _exact("cumprod_i32_wraps", cum(lax.cumprod_p, 1, True),
            rand((2, 9), I32, -2**31, 2**31 - 1)),
     _exact("cummax_nan", cum(lax.cummax_p, 1), with_specials((3, 9))),

@@ -1,5 +1,10 @@
 """Reductions over axes: sums, products, extrema, logical and bitwise folds, argmax/argmin.
 
+lax.reduce with a body that is a monoid becomes that monoid's TF reduction;
+any other body (and several operands) is XlaVariadicReduceV2 where XLA ops are
+allowed, else a fold of the reduced elements in the order XLA's CPU backend
+takes them (windowing.window_fold).
+
 Cases: tests/cases/reductions.py
 """
 
@@ -9,7 +14,7 @@ import numpy as np
 import tensorflow as tf
 from jax import lax
 
-from jax2tf.graph import int_lanes, ordered_lanes, portable_bits, windowing
+from jax2tf.graph import int_lanes, ordered_lanes, portable_bits, registry, windowing
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import tf_private
@@ -195,14 +200,10 @@ def _argmin(ctx, x, *, axes, index_dtype):
 # ----------------------------------------------------------- generic reduce ---
 
 
-def _reduce_no_xla(ctx, *, jaxpr, dimensions, **_):
-  return len(ctx.avals_in) == 2 and windowing.recognise_body(jaxpr) is not None
-
-
 _REDUCERS = {"sum": tf.reduce_sum, "prod": tf.reduce_prod}
 
 
-@register(lax.reduce_p, without_xla_ops=_reduce_no_xla)
+@register(lax.reduce_p)
 def _reduce(ctx, *args, computation, jaxpr, dimensions):
   del computation  # the same function as `jaxpr`
   n = len(args) // 2
@@ -227,7 +228,63 @@ def _reduce(ctx, *args, computation, jaxpr, dimensions):
       res = tf.cast(_REDUCERS[kind](tf.cast(x, dt), axes), x.dtype)
       op = tf.add if kind == "sum" else tf.multiply
     return [op(res, tf.cast(init, res.dtype))]
-  return _xla_reduce(ctx, operands, inits, jaxpr, axes)
+  generic = ctx.kernel_or("XlaVariadicReduceV2", _xla_reduce, _reduce_fold)
+  return generic(ctx, operands, inits, jaxpr, axes)
+
+
+# XLA's CPU backend reduces one operand along axes longer than this as a tree
+# (its tree-reduction rewriter, measured against jax.jit): windows of at most
+# this many elements per reduced axis (SAME-padded), each folded from the
+# init, then the windows' results the same way, until no reduced axis is
+# longer; variadic reductions fold straight through.
+_XLA_CPU_TREE_WINDOW = 32
+
+
+def _reduce_fold(ctx, operands, inits, jaxpr, axes):
+  """A reduction with any body as XLA's CPU backend folds it: from the init
+  values, one element at a time, in row-major order of the reduced axes."""
+  shape = list(ctx.avals_in[0].shape)
+  xs, ones = list(operands), [1] * len(shape)
+  if any(dim_eval.is_zero(shape[a]) for a in axes):  # nothing to fold in
+    return [tf.broadcast_to(i, ctx.shape(aval.shape)) for i, aval in zip(inits, ctx.avals_out)]
+  if len(xs) == 1:
+    symbolic = [a for a in axes if not dim_eval.is_constant(shape[a])]
+    if symbolic:
+      raise registry.no_xla_error(
+        ctx.primitive,
+        dict(dimensions=tuple(axes), shape=tuple(shape)),
+        f"XLA folds a reduction with a custom body in an order that depends on the length "
+        f"of the reduced axis {symbolic[0]} (a tree of windows of "
+        f"{_XLA_CPU_TREE_WINDOW} from {_XLA_CPU_TREE_WINDOW + 1} elements on), which "
+        "is symbolic here; give the reduced axes constant sizes",
+      )
+    while any(shape[a] > _XLA_CPU_TREE_WINDOW for a in axes):
+      xs, shape = _tree_level(ctx, xs, inits, jaxpr, axes, shape)
+  out_shape = [1 if a in axes else d for a, d in enumerate(shape)]
+  window = [d if a in axes else 1 for a, d in enumerate(shape)]
+  body = windowing.body_at(ctx, jaxpr, None, out_shape)
+  no_padding = [(0, 0)] * len(shape)
+  accs = windowing.window_fold(
+    ctx, xs, list(inits), body, window, ones, no_padding, ones, ones, shape, out_shape
+  )
+  return [ctx.reshape(a, aval.shape) for a, aval in zip(accs, ctx.avals_out)]
+
+
+def _tree_level(ctx, xs, inits, jaxpr, axes, shape):
+  """One level of XLA's tree reduction: windows of up to _XLA_CPU_TREE_WINDOW
+  elements along each reduced axis, SAME-padded, each folded from the init."""
+  window = [min(d, _XLA_CPU_TREE_WINDOW) if a in axes else 1 for a, d in enumerate(shape)]
+  out_shape = [-(-d // w) for d, w in zip(shape, window)]
+  padding = []
+  for d, w, n in zip(shape, window, out_shape):
+    total = max((n - 1) * w + w - d, 0)
+    padding.append((total // 2, total - total // 2))
+  ones = [1] * len(shape)
+  body = windowing.body_at(ctx, jaxpr, None, out_shape)
+  xs = windowing.window_fold(
+    ctx, xs, list(inits), body, window, window, padding, ones, ones, shape, out_shape
+  )
+  return xs, out_shape
 
 
 def _xla_reduce(ctx, operands, inits, jaxpr, axes):

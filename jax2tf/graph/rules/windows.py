@@ -3,7 +3,9 @@
 Pooling becomes MaxPool / AvgPool where those are exact. Everything else is
 a reduction over the window's strided slices of the padded operand (one
 StridedSlice per window position), which has XLA's semantics for any window,
-stride, dilation and padding, with ordinary TF ops only.
+stride, dilation and padding, with ordinary TF ops only: a monoid combines the
+slices, and folds in an init that is not its identity once; any other body
+(several operands too) folds them in one at a time (windowing.window_fold).
 
 Cases: tests/cases/windows.py
 """
@@ -19,11 +21,14 @@ from jax2tf.graph import int_lanes, registry
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.graph.windowing import (
+  body_at,
   dilate,
+  fold_in_init,
   is_identity,
   monoid,
   pad_or_crop,
   recognise_body,
+  window_fold,
   window_reduce,
   window_slices,
 )
@@ -129,13 +134,8 @@ register(
 )(_reduce_window_rule("min"))
 
 
-def _generic_no_xla(ctx, *, jaxpr, consts, **_):
-  return len(ctx.avals_in) == 2 and not consts and recognise_body(jaxpr) is not None
-
-
 @register(
   lax.reduce_window_p,
-  without_xla_ops=_generic_no_xla,
   narrow_ints_in_int32=int_lanes.windows_hold_operand_values,
 )
 def _reduce_window(
@@ -153,21 +153,39 @@ def _reduce_window(
   operands, inits = args[:n], args[n:]
   kind = recognise_body(jaxpr) if n == 1 and not consts else None
   params = (window_dimensions, window_strides, padding, base_dilation, window_dilation)
-  if kind is not None and is_identity(inits[0], kind, ctx.avals_in[0].dtype):
+  if kind is not None:
     res = _try_pool(ctx, operands[0], kind, *params)
     if res is None:
       res = window_reduce(ctx, operands[0], kind, *params)
+    if not is_identity(inits[0], kind, ctx.avals_in[0].dtype):
+      # XLA folds the init in once per window (measured on CPU), and a
+      # monoid may take it last.
+      res = fold_in_init(kind, res, inits[0], signed_zeros=ctx.target.signed_zeros)
     return [res]
-  generic = ctx.kernel_or("XlaReduceWindow", _xla_reduce_window, _refused_without_xla)
+  if n == 1:
+    generic = ctx.kernel_or("XlaReduceWindow", _xla_reduce_window, _reduce_window_fold)
+  else:
+    generic = _reduce_window_fold  # XlaReduceWindow takes one operand
   return generic(ctx, operands, inits, jaxpr, consts, *params)
 
 
-def _refused_without_xla(ctx, operands, inits, jaxpr, consts, window, strides, padding, *_):
-  # XLA leaves open how often a non-identity init enters each window.
-  raise registry.no_xla_error(
-    ctx.primitive,
-    dict(window_dimensions=window, padding=padding),
-    "its init value is not known to be the identity of its reduction",
+def _reduce_window_fold(
+  ctx, operands, inits, jaxpr, consts, window, strides, padding, base_dilation, window_dilation
+):
+  out_shape = ctx.avals_out[0].shape
+  body = body_at(ctx, jaxpr, consts, out_shape)
+  return window_fold(
+    ctx,
+    list(operands),
+    list(inits),
+    body,
+    window,
+    strides,
+    padding,
+    base_dilation,
+    window_dilation,
+    ctx.avals_in[0].shape,
+    out_shape,
   )
 
 
@@ -182,12 +200,6 @@ class _Closed(NamedTuple):
 def _xla_reduce_window(
   ctx, operands, inits, jaxpr, consts, window, strides, padding, base_dilation, window_dilation
 ):
-  if len(operands) != 1:
-    raise registry.unsupported_params_error(
-      ctx.primitive,
-      {"operands": len(operands), "window_dimensions": window},
-      "XlaReduceWindow, the TF op of a reduce_window with a custom body, takes one operand",
-    )
   x, init = operands[0], inits[0]
   spec = tf.TensorSpec((), x.dtype)
 
@@ -480,6 +492,8 @@ def _cumprod(ctx, x, *, axis, reverse):
     return _cumulative_scan(ctx, x, axis, reverse, ctx.bits.multiply, 1)
 
   cumprod = ctx.kernel_or("Cumprod", tf.math.cumprod, scan, dt)
+  if dt.is_complex:
+    cumprod = scan  # XLA has no complex Cumprod kernel (jit_compile=True)
   return tf.cast(cumprod(tf.cast(x, dt), axis=axis, reverse=reverse), x.dtype)
 
 

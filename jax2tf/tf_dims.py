@@ -51,9 +51,7 @@ def check_argument_shapes(in_avals: Sequence, in_tree, args: Sequence[tf.Tensor]
   for name, arg_idx, dim_idx in synthetic:
     known = args[arg_idx].shape[dim_idx]
     if known is None:
-      dims = _RunTimeDims(args)
-      tf_env = {n: dims(a, d) for n, a, d in synthetic}
-      return _assertions(constraints, tf_env)
+      return _assertions(constraints, _DimsByName(synthetic, args))
     static_env[name] = int(known)
   _check_statically(constraints, static_env)
   return []
@@ -73,6 +71,28 @@ class _RunTimeDims:
       shape = tf.shape(self._args[arg_idx], out_type=tf.int32)
       self._unpacked[arg_idx] = tf.unstack(shape, num=self._args[arg_idx].shape.rank)
     return self._unpacked[arg_idx][dim_idx]
+
+
+class _DimsByName(dict):
+  """The arguments' dimensions by JAX's names for them ('args[0].shape[1]'),
+  made into TF ops only when an expression reads them."""
+
+  def __init__(self, synthetic, args: Sequence[tf.Tensor]):
+    super().__init__()
+    self.args = args
+    self.where = {name: (a, d) for name, a, d in synthetic}
+    self._dims = _RunTimeDims(args)
+
+  def __contains__(self, name) -> bool:
+    return name in self.where
+
+  def __missing__(self, name: str) -> tf.Tensor:
+    self[name] = self._dims(*self.where[name])
+    return self[name]
+
+  def made(self) -> set[str]:
+    """The names whose dimensions are TF ops already."""
+    return set(self.keys())
 
 
 def bind_dimension_variables(
@@ -95,6 +115,8 @@ def _formatted(pieces) -> tf.Tensor:
   one StringFormat op, which puts each value where its piece was, unless a
   text holds the op's placeholder "{}"."""
   texts = [p if isinstance(p, str) else str(p) for p in pieces if not isinstance(p, tf.Tensor)]
+  if len(texts) == len(pieces):
+    return tf.constant("".join(texts))
   if any("{}" in t for t in texts):
     return tf.strings.join([p if isinstance(p, str) else tf.strings.as_string(p) for p in pieces])
   template = "".join("{}" if isinstance(p, tf.Tensor) else str(p) for p in pieces)
@@ -123,28 +145,94 @@ def _check_statically(constraints, env):
       raise tf.errors.InvalidArgumentError(None, None, msg)
 
 
-def _assertions(constraints, env) -> list:
+def _dimension_at_least_one(constraint) -> str | None:
+  """The name of the dimension if `constraint` is `dimension >= 1` (JAX's
+  check of a dimension variable read directly from a shape): it fails only
+  where that dimension is 0."""
+  if constraint.comp != jax_private.Comparator.GEQ or not dim_eval.is_constant(constraint.right):
+    return None
+  if int(constraint.right) != 1 or dim_eval.is_constant(constraint.left):
+    return None
+  names = dim_eval.variables(constraint.left)
+  # The expression is the dimension itself (a name prints as itself), not,
+  # say, 'b - 2' from a spec 'b + 2', which fails for more than 0.
+  if len(names) != 1 or str(constraint.left) not in names:
+    return None
+  return str(constraint.left)
+
+
+def _pieces_where_zero(constraint, name: str, dims: _DimsByName) -> list:
+  """The message of a failing `name >= 1`: `name` is 0 there, so the pieces
+  that read only it are text now and cost no op."""
+  pieces = []
+  for p in constraint.error_message_pieces:
+    if isinstance(p, str):
+      pieces.append(p)
+    elif dim_eval.variables(p) <= {name}:
+      pieces.append(str(dim_eval.evaluate(p, {name: 0}, dim_eval.IntArithmetic)))
+    else:
+      pieces.append(dim_eval.evaluate(p, dims, TFDimArithmetic))
+  return pieces
+
+
+def _nonzero(name: str, dims: _DimsByName, read_elsewhere: set[str]) -> tf.Tensor:
+  """Whether dimension `name` is not 0, as a bool TF scalar: from the size of
+  its argument when no other check reads that argument's dimensions and its
+  other dimensions are static and nonzero (two ops: Size and Cast), else from
+  the dimension itself (one Cast)."""
+  arg_idx, dim_idx = dims.where[name]
+  arg = dims.args[arg_idx]
+  others = [s for i, s in enumerate(arg.shape) if i != dim_idx]
+  siblings = {n for n, (a, _) in dims.where.items() if a == arg_idx}
+  shape_read = siblings & (read_elsewhere | dims.made())
+  if all(s is not None and s > 0 for s in others) and not shape_read:
+    return tf.cast(tf.size(arg, out_type=tf.int64), tf.bool)
+  return tf.cast(dims[name], tf.bool)
+
+
+def _assertions(constraints, dims: _DimsByName) -> list:
   """One Assert per constraint, chained by control edges so that of several
   failing checks the first in JAX's order raises (TF runs independent ops in
-  any order)."""
+  any order).
+
+  The common `b >= 1` of a dimension read from a shape costs the fewest ops
+  (every SavedModel of a function with a dynamic batch carries it): a Cast of
+  the dimension (or of the argument's size) instead of a comparison with a
+  constant, and its message as text where it fails."""
+  at_least_one = {id(c): _dimension_at_least_one(c) for c in constraints.constraints}
+  read_elsewhere: set[str] = set()
+  for c in constraints.constraints:
+    name = at_least_one[id(c)]
+    exprs = [p for p in c.error_message_pieces if not isinstance(p, str)]
+    if name is None:
+      exprs += [c.left, c.right]
+    for e in exprs:
+      read_elsewhere |= dim_eval.variables(e) - ({name} if name else set())
   ops: list = []
   for c in constraints.constraints:
-    left = dim_eval.evaluate(c.left, env, TFDimArithmetic)
-    right = dim_eval.evaluate(c.right, env, TFDimArithmetic)
-    ok = (
-      tf.equal(left, right)
-      if c.comp == jax_private.Comparator.EQ
-      else tf.greater_equal(left, right)
-    )
-    message = _formatted(_message(c, env, TFDimArithmetic))
+    name = at_least_one[id(c)]
+    if name is not None:
+      ok = _nonzero(name, dims, read_elsewhere)
+      pieces = _pieces_where_zero(c, name, dims)
+    else:
+      left = dim_eval.evaluate(c.left, dims, TFDimArithmetic)
+      right = dim_eval.evaluate(c.right, dims, TFDimArithmetic)
+      ok = (
+        tf.equal(left, right)
+        if c.comp == jax_private.Comparator.EQ
+        else tf.greater_equal(left, right)
+      )
+      pieces = _message(c, dims, TFDimArithmetic)
+    message = _formatted(pieces)
     with tf.control_dependencies(ops[-1:]):
       if not tf_private.tracing_for_xla():
         # Assert prints its data escaped (\'d\' for JAX's 'd'); StringToNumber
         # quotes the string it cannot read as it is. Fed the message where the
         # check fails ("0" where it holds), it raises JAX's words first. The
-        # Assert stays: it keeps this stateless op from being pruned, and XLA,
-        # TF's TFLite converter and to_tfjs know it. Under XLA, which drops
-        # Asserts with their data, the string ops could not compile.
+        # Assert stays: it keeps this stateless op from being pruned (a
+        # control edge alone does not), and XLA, TF's TFLite converter and
+        # to_tfjs know it. Under XLA, which drops Asserts with their data,
+        # the string ops could not compile.
         message = tf.strings.to_number(tf.where(ok, "0", message), out_type=tf.int32)
       ops.append(tf.debugging.Assert(ok, [message]))
   return ops

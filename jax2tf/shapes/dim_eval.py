@@ -80,6 +80,21 @@ def evaluate(d, env: Mapping[str, Any], arith: DimArithmetic):
   return arith.constant(0) if total is None else total
 
 
+def variables(d) -> set[str]:
+  """The names of the dimension variables that `d` reads."""
+  if is_constant(d):
+    return set()
+  names: set[str] = set()
+  for term, _ in d._sorted_terms:
+    for factor, _ in term._factors:
+      if factor.var is not None:
+        names.add(factor.var)
+      else:
+        for o in factor.operands:
+          names |= variables(o)
+  return names
+
+
 def _factor(factor, env, arith):
   if factor.var is not None:
     if factor.var not in env:

@@ -31,17 +31,22 @@ def _const_string(node) -> str | None:
 _FORMATTERS = ("StringFormat", "StringJoin")
 
 
-def _upstream_join(name: str, by_name, depth: int = 3):
-  """The first StringFormat or StringJoin feeding the Assert's data: the
-  message itself, or read by StringToNumber through a Select where the check
-  fails (tf_dims)."""
+def _is_message(node) -> bool:
+  return node.op in _FORMATTERS or _const_string(node) not in (None, "0")
+
+
+def _message_source(name: str, by_name, depth: int = 3):
+  """What makes the Assert's message: the first StringFormat or StringJoin
+  feeding its data, or the message as a string constant where every value in
+  it is known when the check fails (`b >= 1` fails only for `b = 0`), read by
+  StringToNumber through a Select where the check fails (tf_dims)."""
   frontier = [name]
   for _ in range(depth):
     nodes = [by_name.get(n.lstrip("^").split(":")[0]) for n in frontier]
     nodes = [n for n in nodes if n is not None]
-    joined = next((n for n in nodes if n.op in _FORMATTERS), None)
-    if joined is not None:
-      return joined
+    source = next((n for n in nodes if _is_message(n)), None)
+    if source is not None:
+      return source
     frontier = [i for n in nodes for i in n.input if not i.startswith("^")]
   return None
 
@@ -50,13 +55,15 @@ def _message(assert_node, by_name) -> str:
   """The check's message, with each dimension's value as '?'."""
   if len(assert_node.input) < 2:
     return ""
-  joined = _upstream_join(assert_node.input[1], by_name)
-  if joined is None:
+  source = _message_source(assert_node.input[1], by_name)
+  if source is None:
     return ""
-  if joined.op == "StringFormat":
-    return joined.attr["template"].s.decode().replace("{}", _HOLE)
+  if source.op == "Const":
+    return _const_string(source) or ""
+  if source.op == "StringFormat":
+    return source.attr["template"].s.decode().replace("{}", _HOLE)
   pieces = []
-  for name in joined.input:
+  for name in source.input:
     text = _const_string(by_name[name.split(":")[0]])
     pieces.append(_HOLE if text is None else text)
   return "".join(pieces)

@@ -288,3 +288,16 @@ def test_tfjs_errors_come_back_with_nodes_message(tmp_path, elementwise_model):
   x = np.ones((3, 4), np.float32)
   with pytest.raises(tfjs.TFJSRuntimeError, match="NoSuchOp"):
     tfjs.run(saved.path, x, x)
+
+
+def test_a_zero_batch_of_a_single_argument_fails_in_tfjs_with_jax_s_message():
+  # The check of `b >= 1` for one argument reads its size (int64 in TF), which
+  # TF.js must run too.
+  x = _floats((3, 2), 21)
+  model = jax2tf.to_tfjs(jnp.sin, x, polymorphic_shapes=["(b, 2)"])
+  (check,) = model.model_json["userDefinedMetadata"]["jax2tf"]["shape_checks"]
+  assert "Expected value >= 1 for dimension variable 'b'" in check["message"], check
+  good = [(_floats((b, 2), b),) for b in (1, 4)]
+  _assert_matches_jax(jnp.sin, good, tfjs.run_many(model, good))
+  with pytest.raises(tfjs.TFJSRuntimeError, match="Expected value >= 1 for dimension variable 'b'"):
+    tfjs.run(model, _floats((0, 2), 0))

@@ -7,7 +7,7 @@ from benchmarks.suites import tflite as tflite_suite
 from benchmarks.workloads import compute_bound
 
 COMPUTE_BOUND = {"native+jit": 1.05, "native": 1.05, "graph+jit": 1.05, "graph": 1.5}
-OVERHEAD_ABOVE_BARE_S = 50e-6
+OVERHEAD_ABOVE_BARE_S = 20e-6
 EAGER_OVER_BARE = 2.0
 CONVERSION_OVER_JAX = 2.0
 TFLITE_OVER_KERAS = 1.1

@@ -78,3 +78,14 @@ def test_generic_reduce_with_bitwise_or_body_on_integers(enable_xla):
   x = np.array([1, 2, 8], np.int32)
   f_tf = jax2tf.convert(f, native_serialization=False, enable_xla=enable_xla)
   np.testing.assert_array_equal(np.asarray(f_tf(x)), np.asarray(jax.jit(f)(x)))
+
+
+@pytest.mark.parametrize("enable_xla", [True, False])
+def test_conj_bound_with_jax_s_older_parameter_name(enable_xla):
+  # JAX's lowering accepts conj's operand dtype as `_input_dtype` too.
+  def f(x):
+    return lax.conj_p.bind(x, _input_dtype=x.dtype)
+
+  for x in (np.array([1 + 2j, 3 - 1j], np.complex64), np.array([1.5, -2.0], np.float32)):
+    f_tf = jax2tf.convert(f, native_serialization=False, enable_xla=enable_xla)
+    np.testing.assert_array_equal(np.asarray(f_tf(x)), np.asarray(jax.jit(f)(x)))

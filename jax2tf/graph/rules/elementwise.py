@@ -781,10 +781,11 @@ def _imag(ctx, x):
 
 
 @register(lax.conj_p)
-def _conj(ctx, x, *, input_dtype=None):
-  # input_dtype: the operand's dtype, also available from x (and absent
-  # where conj_p is bound directly, as JAX accepts).
-  del input_dtype
+def _conj(ctx, x, *, input_dtype=None, _input_dtype=None):
+  # The operand's dtype, also available from x, comes as `input_dtype`, as
+  # `_input_dtype` (JAX's older name, which its lowering still accepts) or not
+  # at all where conj_p is bound directly.
+  del input_dtype, _input_dtype
   if not sem.is_complex(x.dtype):
     return convert_to(x, ctx.tf_dtype())  # conj of a real array is complex in JAX
   return tf.math.conj(x)

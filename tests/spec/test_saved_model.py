@@ -296,7 +296,8 @@ def test_unsafe_rbg_gives_a_smaller_saved_model(tmp_path, serialization):
   # The spec's remedy for large saved_model.pb files. Graph serialization
   # spells out threefry's dozens of ops per PRNG operation; native modules
   # keep threefry as one outlined function, so there the saving is its body.
-  # (unsafe_rbg needs XLA's RngBitGenerator: not for enable_xla=False.)
+  # (Without XLA ops, unsafe_rbg's generator is spelled out too: its saving
+  # holds where XLA's RngBitGenerator is allowed.)
   sizes = {}
   for impl in ("threefry2x32", "unsafe_rbg"):
     my_model = tf.Module()

@@ -156,6 +156,8 @@ class BitOps:
     if self.in_halves(x):
       return int32_bits.multiply_high(x, y, signed=signed)
     wide = tf.int64 if signed else tf.uint64
+    if self.target.lacks_kernel("Mul", wide) or self.target.lacks_kernel("FloorDiv", wide):
+      return portable_bits.multiply_high(x, y, signed=signed)
     product = tf.cast(x, wide) * tf.cast(y, wide)
     # A floor division by 2**width is the arithmetic shift (exact for |p| < 2**63).
     width = sem.bit_width(x.dtype)

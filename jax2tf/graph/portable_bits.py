@@ -142,3 +142,40 @@ def count_leading_zeros(x: tf.Tensor) -> tf.Tensor:
 def rotate_left(x: tf.Tensor, r: int) -> tf.Tensor:
   """Rotation of uint32 values by a constant 0 < r < 32: the two parts share no bit."""
   return x * _u32(1 << r) + tf.bitwise.right_shift(x, _u32(32 - r))
+
+
+def _low_half(u: tf.Tensor) -> tf.Tensor:
+  """The low 16 bits of uint32 `u`: a xor clears the high ones."""
+  return tf.bitwise.bitwise_xor(u, tf.bitwise.right_shift(u, _u32(16)) * _u32(1 << 16))
+
+
+def multiply_high(x: tf.Tensor, y: tf.Tensor, *, signed: bool) -> tf.Tensor:
+  """The high half of the double-width product of integers of 8 to 32 bits,
+  in uint32 arithmetic: for targets without a 64-bit product or division.
+
+  The operands' bits are split into 16-bit halves, whose four products are
+  exact in uint32; the high word collects the high product, the high halves
+  of the two cross products and the carry out of the low word. A signed
+  product then takes back what reading a negative operand as unsigned adds
+  (2**32 times the other operand), modulo 2**32."""
+  width = sem.bit_width(x.dtype)
+  a, b = to_u32(x), to_u32(y)
+  if width < 32:
+    # Both fit in 16 bits (sign-extended ones wrap back): one product is exact.
+    if signed:
+      product = tf.math.floordiv(tf.cast(a, tf.int32) * tf.cast(b, tf.int32), 1 << width)
+      return tf.cast(product, x.dtype)
+    return from_u32(tf.bitwise.right_shift(a * b, _u32(width)), x.dtype)
+  shift = _u32(16)
+  a_high, b_high = tf.bitwise.right_shift(a, shift), tf.bitwise.right_shift(b, shift)
+  a_low, b_low = _low_half(a), _low_half(b)
+  cross_1, cross_2 = a_high * b_low, a_low * b_high
+  low_word_high = tf.bitwise.right_shift(a_low * b_low, shift)
+  carry = tf.bitwise.right_shift(low_word_high + _low_half(cross_1) + _low_half(cross_2), shift)
+  high = (a_high * b_high + tf.bitwise.right_shift(cross_1, shift)
+          + tf.bitwise.right_shift(cross_2, shift) + carry)  # fmt: skip
+  if signed:
+    sign = _u32(31)
+    taken = b * tf.bitwise.right_shift(a, sign) + a * tf.bitwise.right_shift(b, sign)
+    high = high + taken * _u32(_U32_MAX)  # minus `taken`, modulo 2**32
+  return from_u32(high, x.dtype)

@@ -218,9 +218,13 @@ TFLITE = dataclasses.replace(
   title="TFLite (LiteRT), through TF's converter",
   missing_kernels=_TFLITE_MISSING,
   missing_kernels_f64=_PORTABLE_MISSING_F64 | {"Cumprod"},
-  # FULLY_CONNECTED and BATCH_MATMUL take integers only quantized.
+  # FULLY_CONNECTED and BATCH_MATMUL take integers only quantized; MUL has
+  # no uint64 kernel and FLOOR_DIV no 64-bit one.
   missing_kernels_by_dtype=kernels_by_dtype(
-    **_PORTABLE_MISSING_BY_DTYPE, MatMul=frozenset({"int32"})
+    **_PORTABLE_MISSING_BY_DTYPE,
+    MatMul=frozenset({"int32"}),
+    Mul=frozenset({"uint64"}),
+    FloorDiv=frozenset({"int64", "uint64"}),
   ),
   legalizations=("float16_in_float32", "narrow_ints_in_int32", "uint32_as_order_keys"),
   runs_on_tf_xla=False,

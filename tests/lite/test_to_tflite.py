@@ -430,3 +430,33 @@ def test_a_polymorphic_batch_leaves_no_tensor_unsized():
     x, keep = inputs(batch)
     (got,) = lite.run(model, x, keep)
     np.testing.assert_allclose(got, np.asarray(jax.jit(f)(x, keep)), rtol=1e-5, atol=1e-6)
+
+
+def _edges_u32(seed):
+  edge = np.array([0, 1, 2, 0xFFFF, 0x10000, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFF0000],
+                  np.uint32)
+  rest = np.random.default_rng(seed).integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32)
+  return np.concatenate([edge, rest])
+
+
+@pytest.mark.parametrize("dtype", [np.uint32, np.int32, np.uint8, np.int16])
+def test_mulhi_runs_on_litert_without_64_bit_products(dtype):
+  # LiteRT has no uint64 MUL nor 64-bit FLOOR_DIV: the high half comes from
+  # 16-bit halves in uint32.
+  x, y = _edges_u32(0), _edges_u32(1)[::-1].copy()
+  if dtype == np.int32:
+    x, y = x.view(np.int32), y.view(np.int32)
+  else:
+    x, y = x.astype(dtype), y.astype(dtype)
+  model = jax2tf.to_tflite(lax.mulhi, x, y, route="graph")
+  np.testing.assert_array_equal(lite.run(model, x, y)[0], np.asarray(jax.jit(lax.mulhi)(x, y)))
+
+
+def test_philox_keys_run_on_litert():
+  def sample(seed):
+    key = jax.random.key(seed, impl="philox4x32")
+    return jax.random.bits(jax.random.split(key)[1], (7,))
+
+  model = jax2tf.to_tflite(sample, np.uint32(7), route="graph")
+  for seed in (np.uint32(0), np.uint32(0xFFFFFFFF)):
+    np.testing.assert_array_equal(lite.run(model, seed)[0], np.asarray(jax.jit(sample)(seed)))

@@ -12,7 +12,7 @@ VENV_LITERT ?= .venv-litert
 PY312 ?= $(shell ls -d $$(pyenv root 2>/dev/null)/versions/3.12.*/bin/python3.12 2>/dev/null | tail -n 1)
 VENV312 ?= .venv312
 
-.PHONY: chromium compat upstream-suite demo docs test test-all test-py312 test-all-py312 test-litert bench bench-quick fuzz install lint format clean
+.PHONY: chromium compat upstream-suite jax-harness demo docs test test-all test-py312 test-all-py312 test-litert bench bench-quick fuzz install lint format clean
 
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -153,12 +153,18 @@ UPSTREAM_SUITE_ARGS ?=
 upstream-suite: $(VENV)/.installed
 	$(PY) -m tools.upstream_suite $(UPSTREAM_SUITE_ARGS)
 
+# JAX's own primitive harnesses without XLA ops, in the three TF modes
+# (tools/jax_harness: about an hour on two cores); writes docs/jax_harness.json.
+jax-harness: $(VENV)/.installed
+	$(PY) -m tools.jax_harness $(JAX_HARNESS_ARGS)
+
 # Lint (ruff), formatting check (ruff format), types (mypy) and the layers of
 # the package (lint-imports), as configured in pyproject.toml; `make format`
 # rewrites what the check would flag. Formatted: the package, the examples, and
 # the test machinery that is code (the case tables are aligned by hand).
 FORMATTED ?= jax2tf examples tests/support tests/tf_modes.py tools/__init__.py tools/fuzz \
-  tools/coverage_doc.py tools/errors_doc.py tools/record_column.py tools/upstream_suite
+  tools/coverage_doc.py tools/errors_doc.py tools/record_column.py tools/upstream_suite \
+  tools/jax_harness
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .

@@ -141,10 +141,9 @@ _TFLITE_NATIVE_MISS = ("from JAX's StableHLO the converter writes means as SUM a
 # From the op histograms of the MLP, the CNN and the LM, litert route, dynamic
 # batch (MLP 47 operators, CNN 65, LM 456; Keras 3, 10, 163), and the operators
 # whose results LiteRT cannot size ahead at batch 8 (24, 40, 296).
-_TFLITE_LITERT_MISS = ("litert-converter keeps a polymorphic batch as shape arithmetic run at each "
-                       "call (SHAPE, UNSORTED_SEGMENT_PROD, CONCATENATION into RESHAPE and "
-                       "BROADCAST_TO): dynamic tensors, re-prepared at every call and kept off "
-                       "XNNPack; pools stay STABLEHLO_REDUCE_WINDOW")
+_TFLITE_LITERT_MISS = ("the litert route's softmax keeps the NaN test of its max reduction (an "
+                       "IF), so the native route's SOFTMAX, LOG_SOFTMAX and GELU fusions are not "
+                       "made there")
 
 # The LM's constants are Keras's size (106 KiB against 108 KiB): the rest is operators.
 _TFLITE_LITERT_SIZE_MISS = ("operators and their tensors, not weights: the LM has 456 operators "

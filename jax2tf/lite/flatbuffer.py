@@ -139,7 +139,8 @@ class Graph:
     return np.frombuffer(raw, dtype=NUMPY_TYPES[t.type]).reshape(t.shape)
 
   def add_constant(self, value: np.ndarray, name: bytes | None) -> int:
-    value = np.ascontiguousarray(value)
+    # ascontiguousarray makes a scalar an array of one element.
+    value = np.ascontiguousarray(value).reshape(np.shape(value))
     kind = {np.dtype(v): k for k, v in NUMPY_TYPES.items()}[value.dtype]
     self.model.buffers.append(_AlignedBuffer())
     self.model.buffers[-1].data = np.frombuffer(value.tobytes(), dtype=np.uint8)
@@ -222,7 +223,7 @@ def rewritable(model) -> bool:
   return not any(t.externalBuffer for s in model.subgraphs or [] for t in s.tensors or [])
 
 
-def _subgraph_fields(op):
+def subgraph_fields(op):
   # Every options field naming a subgraph: body/cond/then/else/init/
   # comparator/decomposition/updateComputation...SubgraphIndex, branch
   # SubgraphIndices, CallOptions.subgraph.
@@ -248,7 +249,7 @@ def stablehlo_regions(model) -> set[int]:
     int(n)
     for s in model.subgraphs or []
     for op in s.operators or []
-    for options, _, value in _subgraph_fields(op)
+    for options, _, value in subgraph_fields(op)
     if isinstance(options, _KERNEL_REGION_OPTIONS)
     for n in np.atleast_1d(value)
   }
@@ -261,7 +262,7 @@ def _drop_unreachable_subgraphs(model) -> None:
   todo = list(reached)
   while todo:
     for op in model.subgraphs[todo.pop()].operators or []:
-      for _, _, value in _subgraph_fields(op):
+      for _, _, value in subgraph_fields(op):
         for n in np.atleast_1d(value):
           if int(n) not in reached:
             reached.add(int(n))
@@ -272,7 +273,7 @@ def _drop_unreachable_subgraphs(model) -> None:
   model.subgraphs = [model.subgraphs[n] for n in sorted(reached)]
   for s in model.subgraphs:
     for op in s.operators or []:
-      for options, name, value in list(_subgraph_fields(op)):
+      for options, name, value in list(subgraph_fields(op)):
         if np.ndim(value):
           setattr(options, name, [renumber[int(n)] for n in value])
         else:

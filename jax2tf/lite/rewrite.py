@@ -1,7 +1,8 @@
 """Rewrites of a converted flatbuffer that let LiteRT plan and fuse it.
 
-TF's converter legalizes a StableHLO module with a polymorphic batch into
-shape arithmetic computed at run time (`SHAPE` -> ... -> `RESHAPE` /
+TF's converter, and the standalone litert-converter alike, legalize a
+StableHLO module with a polymorphic batch into shape arithmetic computed at
+run time (`SHAPE` -> ... -> `RESHAPE` /
 `BROADCAST_TO`). LiteRT marks each such result a dynamic tensor and, from the
 first one on, re-prepares every operator at each call and keeps it off
 XNNPack; the same dynamic shapes stop the converter's own fusions (bias and
@@ -17,14 +18,17 @@ beyond the rounding of folded weights, biases and pools:
   broadcasting of them gives its result shape (SELECT of one shape becomes
   SELECT_V2, which broadcasts);
 - a comparison of broadcast constants (a mask from iotas) is folded, with the
-  casts and expand_dims after it, into a constant its users broadcast;
+  casts and expand_dims after it, into a constant its users broadcast; a
+  select whose condition is such a constant is the operand it picks;
 - constants added, subtracted or multiplied per channel after a matmul or
   convolution (its bias, an inference batch norm) go into its weights and
   bias where that cannot turn a finite result infinite or lose a NaN;
-  `max(x, 0)` after one becomes its fused ReLU;
+  `max(x, 0)` after one becomes its fused ReLU (on the litert route, JAX's
+  NaN-keeping `select(x != x, x, max(x, 0))` becomes RELU, fused where it
+  can be, and ABS);
 - a windowed sum without padding divided by the window's size becomes an
-  average pool; softmax, log-softmax and tanh-GELU become SOFTMAX,
-  LOG_SOFTMAX and GELU (activations.py);
+  average pool; on the native route, softmax, log-softmax and tanh-GELU
+  become SOFTMAX, LOG_SOFTMAX and GELU (activations.py);
 - operators whose results nothing reads, subgraphs nothing calls, tensors
   nothing uses and buffers no tensor holds are removed.
 
@@ -417,6 +421,142 @@ def _fuse_relu(g: Graph) -> None:
   g.remove(doomed)
 
 
+def _select_constant_conditions(g: Graph) -> None:
+  """A select whose condition is a constant, all true or all false, is the
+  operand it picks, where that has the select's type and shape (the NaN test
+  of a constant operand of max or min, after its mask was folded)."""
+  producers = g.producers()
+  readers = g.readers()
+  doomed = []
+  for op in g.ops:
+    if g.code(op) not in (Op.SELECT, Op.SELECT_V2) or len(op.inputs) != 3:
+      continue
+    condition = g.constant(op.inputs[0])
+    if condition is None or condition.size == 0 or (condition.any() and not condition.all()):
+      continue
+    picked, result = op.inputs[1 if condition.all() else 2], op.outputs[0]
+    shape = g.signature(result)
+    if g.signature(picked) != shape or shape.count(-1) > 1:
+      continue
+    if g.tensor(picked).type != g.tensor(result).type:
+      continue
+    if not g.is_output(result):
+      g.replace_uses(result, picked)
+    else:
+      # The model returns the select's result: the op computing the picked
+      # operand writes it instead, where nothing else reads that operand.
+      source = producers.get(picked)
+      if source is None or g.is_output(picked) or g.only_reader(readers, picked) is not op:
+        continue
+      source.outputs = [result if t == picked else t for t in source.outputs]
+      g.changed = True
+    doomed.append(op)
+  g.remove(doomed)
+
+
+def _constant_branch_operands(g: Graph) -> None:
+  """A constant that an IF passes to a branch (of that IF alone) is a
+  constant in the branch: LiteRT sizes a branch's results when the IF is
+  prepared only where what their shapes depend on (a reduction's axes) is
+  constant there, else the IF's results are dynamic tensors (the litert
+  pipeline's NaN test after a max or min reduction is such an IF)."""
+  callers: dict = {}
+  for subgraph in g.model.subgraphs:
+    for op in subgraph.operators or []:
+      for _, _, value in flatbuffer.subgraph_fields(op):
+        for n in np.atleast_1d(value):
+          callers[int(n)] = callers.get(int(n), 0) + 1
+  for op in g.ops:
+    if g.code(op) != Op.IF or not isinstance(op.builtinOptions, schema.IfOptionsT):
+      continue
+    options = op.builtinOptions
+    for index in (options.thenSubgraphIndex, options.elseSubgraphIndex):
+      if callers.get(index) != 1:
+        continue
+      branch = Graph(g.model, index)
+      readers = branch.readers()
+      for inner, operand in zip(branch.subgraph.inputs, op.inputs[1:]):
+        value = g.constant(operand)
+        if value is None or inner not in readers:
+          continue
+        branch.replace_uses(inner, branch.add_constant(value, g.tensor(operand).name))
+        g.changed = True
+
+
+def _is_positive_zero(value) -> bool:
+  return (
+    value is not None
+    and value.dtype == np.float32
+    and value.size == 1
+    and not value.any()
+    and not np.signbit(value).any()
+  )
+
+
+def _nan_propagating_relus(g: Graph) -> None:
+  """JAX's relu as the litert pipeline writes it, `select(x != x, x, max(x,
+  0.0))` (LiteRT's MAXIMUM drops a NaN), is a RELU, which keeps NaN and
+  infinities, then an ABS: XLA's relu(-0.0) is +0.0, RELU keeps -0.0
+  (signed_zeros.py drops the ABS where no reader can tell). The RELU is
+  fused into the matmul, convolution or addition that computes x where x
+  has no other reader: their kernels clamp the result to the finite floats
+  with or without a fused activation (LiteRT's own kernels; XNNPack's keep
+  infinities either way), so fusing changes no result."""
+  producers = g.producers()
+  readers = g.readers()
+  for select in list(g.ops):
+    if g.code(select) != Op.SELECT_V2 or g.region:
+      continue
+    mask, x, rectified = select.inputs
+    test, maximum = producers.get(mask), producers.get(rectified)
+    if test is None or maximum is None or g.tensor(x).type != TensorType.FLOAT32:
+      continue
+    if g.code(test) != Op.NOT_EQUAL or test.inputs != [x, x]:
+      continue
+    if g.code(maximum) != Op.MAXIMUM or x not in maximum.inputs or len(maximum.inputs) != 2:
+      continue
+    zero = maximum.inputs[1] if maximum.inputs[0] == x else maximum.inputs[0]
+    if not _is_positive_zero(g.constant(zero)):
+      continue
+    shape = g.signature(select.outputs[0])
+    if g.signature(x) != shape or g.signature(rectified) != shape:
+      continue
+    source = producers.get(x)
+    alone = g.only_reader(readers, mask) is select and g.only_reader(readers, rectified) is select
+    if (
+      alone
+      and source is not None
+      and g.code(source) in _FUSES_ACTIVATION
+      and fused_activation(source) == Activation.NONE
+      and not g.is_output(x)
+      and {id(r) for r in readers[x]} == {id(test), id(maximum), id(select)}
+    ):
+      source.builtinOptions.fusedActivationFunction = Activation.RELU
+      rectified = x
+      g.remove([maximum])
+    elif alone:
+      maximum.opcodeIndex = g.opcode_index(Op.RELU)
+      maximum.inputs = [x]
+      maximum.builtinOptionsType, maximum.builtinOptions = 0, None
+    else:
+      # The mask or the maximum has other readers (the converter shares
+      # them between equal selects): a RELU of its own; what nothing reads
+      # any more is removed later.
+      relu = schema.OperatorT()
+      relu.opcodeIndex, relu.inputs = g.opcode_index(Op.RELU), [x]
+      relu.outputs = [g.add_tensor_like(rectified)]
+      rectified = relu.outputs[0]
+      g.ops.insert(g.ops.index(select), relu)
+    select.opcodeIndex = g.opcode_index(Op.ABS)
+    select.inputs = [rectified]
+    select.builtinOptionsType, select.builtinOptions = 0, None
+    if alone:
+      g.remove([test])
+    g.changed = True
+    producers = g.producers()
+    readers = g.readers()
+
+
 def _is_sum_body(model, index: int) -> bool:
   body = Graph(model, index)
   return len(body.ops) == 1 and body.code(body.ops[0]) == Op.ADD
@@ -487,19 +627,29 @@ def _remove_unread(g: Graph) -> None:
     g.remove(doomed)
 
 
-_PASSES = (
+# What lets LiteRT plan a polymorphic model and fuse it, on both routes that
+# read a StableHLO module; between the two halves, the litert route drops
+# the selects its pipeline leaves on folded constants.
+_SHAPES_AS_CONSTANTS = (
   _constant_reshape_targets,
   _drop_identities,
   _broadcasting_selects,
   _leave_broadcasts_to_users,
   _fold_constant_broadcasts,
   _leave_broadcasts_to_users,
+)
+_FUSIONS = (
   _remove_unread,
   _drop_identities,
   _average_pools,
   _fully_connected_keep_dims,
   _drop_identities,
   _fold_affine,
+)
+
+_PASSES = (
+  *_SHAPES_AS_CONSTANTS,
+  *_FUSIONS,
   _fuse_relu,
   activations.fuse_softmax,
   activations.fuse_log_softmax,
@@ -520,10 +670,21 @@ _GRAPH_PASSES = (
   signed_zeros.drop_abs_before_biased_ops,
   _remove_unread,
 )
-# The standalone litert-converter's flatbuffers keep JAX's infinities (it is
-# configured to) and are not planned around TF's converter's shape
-# arithmetic: the special inputs' fixes only.
+# The standalone litert-converter writes a polymorphic batch as the same
+# shape arithmetic (with UNSORTED_SEGMENT_PROD for the products of
+# dimensions), keeps JAX's infinities (it is configured to) and, from the
+# litert pipeline, NaN through max and min: the native route's passes, with
+# that NaN-keeping relu as RELU and ABS instead of `max(x, 0)` as a fused
+# ReLU (which LiteRT's MAXIMUM would have run without the NaN), and the
+# ABS dropped where a bias of +0.0 reads it too.
 _LITERT_PASSES = (
+  _constant_branch_operands,
+  *_SHAPES_AS_CONSTANTS,
+  _select_constant_conditions,
+  *_FUSIONS,
+  _nan_propagating_relus,
+  signed_zeros.abs_after_pools,
+  signed_zeros.drop_abs_before_zero_hiding_ops,
   special_inputs.sin_keeps_zero_sign,
   special_inputs.exp_keeps_nan,
   _remove_unread,

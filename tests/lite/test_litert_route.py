@@ -124,6 +124,88 @@ def test_cnn_with_a_polymorphic_batch_matches_jax_at_two_batch_sizes():
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+def _dynamic_tensors(model, batch):
+  """The tensors that LiteRT's own kernels size at each call rather than
+  when the tensors are allocated, once the polymorphic inputs are resized
+  to `batch`: those whose shapes the call changes."""
+  from ai_edge_litert import interpreter  # pylint: disable=import-outside-toplevel
+
+  litert = interpreter.Interpreter(
+    model_content=bytes(model),
+    experimental_op_resolver_type=interpreter.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+  )
+  inputs = litert.get_input_details()
+  for detail in inputs:
+    signature = list(detail["shape_signature"])
+    if -1 in signature:
+      litert.resize_tensor_input(detail["index"], [batch if d == -1 else d for d in signature])
+  litert.allocate_tensors()
+  planned = {t["index"]: list(t["shape"]) for t in litert.get_tensor_details()}
+  for detail in litert.get_input_details():
+    litert.set_tensor(detail["index"], np.zeros(detail["shape"], detail["dtype"]))
+  litert.invoke()
+  return [
+    (t["name"], planned[t["index"]], list(t["shape"]))
+    for t in litert.get_tensor_details()
+    # (Kernels may add tensors of their own, temporaries, while they run.)
+    if t["index"] in planned and list(t["shape"]) != planned[t["index"]]
+  ]
+
+
+_SHAPE_ARITHMETIC = ("SHAPE", "UNSORTED_SEGMENT_PROD", "BROADCAST_TO", "GATHER", "CONCATENATION")
+
+
+def test_polymorphic_mlp_and_cnn_size_every_tensor_when_the_batch_is_set():
+  # litert-converter writes a polymorphic batch as shape arithmetic, run at
+  # every call into RESHAPE and BROADCAST_TO: their results are dynamic
+  # tensors, which LiteRT prepares at each call and keeps off XNNPack.
+  images = _rng(3).normal(size=(2, 16, 16, 1)).astype(np.float32)
+  models = {
+    "mlp": _mlp_model("litert"),
+    "cnn": jax2tf.to_tflite(
+      cnn, images, params=_cnn_params(), polymorphic_shapes=["(b, 16, 16, 1)"], route="litert"
+    ),
+  }
+  for name, model in models.items():
+    ops = lite_inspect.op_counts(model)
+    assert not set(_SHAPE_ARITHMETIC) & set(ops), (name, ops)
+    for batch in (1, 7):
+      assert _dynamic_tensors(model, batch) == [], (name, batch)
+  # relu(x @ w + b), NaN and all, is one FULLY_CONNECTED with a fused ReLU.
+  assert lite_inspect.op_counts(models["mlp"]) == {"FULLY_CONNECTED": 2, "MUL": 1}
+
+
+def _relus(x):
+  w1 = np.array([[1, -2, 0], [2, 1, -1], [0, 3, 1], [-1, 0, 2]], np.float32)
+  w2 = np.array([[1, -1], [2, 0], [-1, 1]], np.float32)
+  h = jax.nn.relu(x @ w1 + np.array([0.5, 0.0, -1.0], np.float32))
+  return jax.nn.relu(h @ w2 + np.array([0.0, 2.0], np.float32)), jax.nn.relu(x), jnp.maximum(0.0, x)
+
+
+def test_relu_keeps_nan_infinities_and_positive_zero_as_jax():
+  # LiteRT's MAXIMUM drops a NaN and keeps -0.0; JAX's relu keeps NaN and
+  # gives +0.0 for -0.0. The flatbuffer passes make it RELU (fused where it
+  # can be) and, where a reader could tell the zeros apart, ABS.
+  x = np.array(
+    [
+      [1, 2, -3, 4],
+      [-0.0, -0.0, -0.0, -0.0],
+      [_NAN, 1, 0, 0],
+      [np.inf, 0, 1, 0],
+      [-np.inf, 0, 0, 1],
+      [0, -0.0, 2, -1],
+    ],
+    np.float32,
+  )
+  model = jax2tf.to_tflite(_relus, x, polymorphic_shapes=["(b, 4)"], route="litert")
+  ops = lite_inspect.op_counts(model)
+  assert not {"MAXIMUM", "NOT_EQUAL", "SELECT", "SELECT_V2"} & set(ops), ops
+  want = jax.jit(_relus)(x)
+  for batch in (6, 3):
+    for w, g in zip(want, lite.run(model, x[:batch])):
+      compare.assert_same(np.asarray(w)[:batch], g, exact=True)
+
+
 _NAN = np.nan
 _X = np.array([_NAN, 1.0, 2.0, -1.0, 3.0, -2.0, 0.5, _NAN], np.float32)
 _Y = np.array([1.0, _NAN, -3.0, 4.0, _NAN, 0.0, 0.25, _NAN], np.float32)

@@ -193,6 +193,22 @@ def upstream_table(res):
   return header, rows
 
 
+def native_speed_table(res):
+  u = res["native_speed"]
+  header = ["workload", "tf.function"]
+  for what in ("per call", "CPU per call", "first call"):
+    header += [f"{what} (ours)", f"{what} (upstream)", "ratio"]
+  rows = []
+  for workload, modes in u["results"].items():
+    dims = ", ".join(f"{k} {v}" for k, v in u["sizes"][workload].items())
+    for mode, r in modes.items():
+      row = [f"{workload} ({dims})", "jit_compile=True" if mode == "jit" else "plain"]
+      for key in ("call_s", "cpu_per_call_s", "first_call_s"):
+        row += [t(r["ours"][key]), t(r["upstream"][key]), f"{r['ratio'][key]:.2f}x"]
+      rows.append(row)
+  return header, rows
+
+
 def target_rows(res):
   rows = []
   for group, checks in targets.evaluate(res).items():
@@ -276,6 +292,20 @@ def sections(res):
                 "`jax2tf.install()`); the others are models of the set, parameters as "
                 "variables. First call includes TF's XLA compiling the module.",
                 upstream_table(res), None))
+  if res.get("native_speed"):
+    u = res["native_speed"]
+    out.append(("The native module against JAX's own jax2tf",
+                "The same model converted with native serialization by this package "
+                "and by `jax.experimental.jax2tf` (static shapes, parameters as "
+                "variables), each measurement in its own process "
+                "(`benchmarks/suites/native_speed.py`): the median time per call "
+                "after a warm-up (wall clock, and CPU time of all the process's "
+                "threads, the steadier of the two on a shared machine), and the "
+                "first call, which includes TF's XLA compiling the module; medians of "
+                f"{u['reps']} alternating repetitions. This package's module "
+                "computes JAX's NaN through max/min and their reductions, which "
+                "JAX's own drops under TF's XLA on CPU.",
+                native_speed_table(res), None))
   if "call_tf" in res:
     c = res["call_tf"]
     out.append(("call_tf overheads",

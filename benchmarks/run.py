@@ -5,7 +5,9 @@
 Suites (benchmarks/suites/): runtime of every path and the fixed cost of a
 call, optimized-HLO evidence for the compute-bound models, conversion cost
 and sizes, peak memory of conversion, threefry against rbg, call_tf
-overheads, LiteRT against Keras -> TFLite, TF.js in Node. The numbers are reported, never asserted.
+overheads, LiteRT against Keras -> TFLite, TF.js in Node, SavedModels against
+JAX's own jax2tf (upstream) and the native module's time per call against it
+(native_speed). The numbers are reported, never asserted.
 
 A full run over everything writes benchmarks/results/latest.json,
 docs/benchmarks.md and docs/benchmarks/*.png. A quick run (CI's smoke test)
@@ -33,6 +35,7 @@ from benchmarks.suites import (  # noqa: E402
   conversion,
   hlo,
   memory,
+  native_speed,
   prng,
   runtime,
   tfjs,
@@ -53,6 +56,7 @@ SUITES = (
   "tflite",
   "tfjs",
   "upstream",
+  "native_speed",
 )
 
 
@@ -97,6 +101,8 @@ def run(suites, chosen, quick: bool, cfg) -> dict:
     res["tfjs"] = tfjs.measure({w.name for w in chosen}, cfg)
   if "upstream" in suites:
     res["upstream"] = upstream.run(quick)
+  if "native_speed" in suites:
+    res["native_speed"] = native_speed.run(quick)
   return res
 
 

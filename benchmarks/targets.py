@@ -13,6 +13,7 @@ CONVERSION_OVER_JAX = 2.0
 TFLITE_OVER_KERAS = 1.1
 # A SavedModel against the one JAX's own jax2tf writes for the same function.
 OPS_OVER_UPSTREAM = 1.1
+NATIVE_OVER_UPSTREAM = 1.02
 TIME_OVER_UPSTREAM = 1.0
 BARE = "tf.function(tf.math.sin)"
 
@@ -191,9 +192,27 @@ def _upstream(res) -> list:
   return out
 
 
+def _native_speed(res) -> list:
+  # CPU time per call: on a shared machine the steadier of the two.
+  out = []
+  for workload, modes in res.get("native_speed", {}).get("results", {}).items():
+    for mode, row in modes.items():
+      ratio = row["ratio"]["cpu_per_call_s"]
+      c = Check(f"CPU per call within {NATIVE_OVER_UPSTREAM}x of upstream's module",
+                f"{workload}, {'jit_compile' if mode == 'jit' else 'plain'}",
+                f"{ratio:.2f}x", ratio <= NATIVE_OVER_UPSTREAM)
+      if not c.passed:
+        c.by = f"+{(ratio / NATIVE_OVER_UPSTREAM - 1) * 100:.0f}%"
+        c.why = ("the NaN of max/min and their reductions: a select into each reduction's "
+                 "input and a check of its results, which upstream's module leaves out")
+      out.append(c)
+  return out
+
+
 def evaluate(res) -> dict:
   return {"compute-bound runtime": _compute_bound(res),
           "call overhead": _overhead(res),
           "conversion time": _conversion(res),
           "TFLite against Keras": _tflite(res),
-          "SavedModel against upstream": _upstream(res)}
+          "SavedModel against upstream": _upstream(res),
+          "native module against upstream": _native_speed(res)}

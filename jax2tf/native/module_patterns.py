@@ -393,6 +393,75 @@ def _compare(x, y, direction: str):
   ).result
 
 
+# Ops that XLA fuses into the loop of their consumer: elementwise ones,
+# broadcasts, reshapes and transposes. A value they compute is not written
+# to memory unless something needs it there.
+_FUSIBLE = frozenset(
+  "stablehlo." + name
+  for name in (
+    "abs add and atan2 bitcast_convert broadcast_in_dim cbrt ceil clamp compare "
+    "constant convert cosine divide dynamic_broadcast_in_dim exponential "
+    "exponential_minus_one floor iota is_finite log log_plus_one logistic maximum "
+    "minimum multiply negate not or power remainder reshape round_nearest_afz "
+    "round_nearest_even rsqrt select sign sine sqrt subtract tan tanh transpose xor"
+  ).split()
+)
+_MOST_RECOMPUTED = 256
+
+
+def _is_fusible(op) -> bool:
+  """Whether XLA fuses `op` into its consumer's loop: a fusible op, or a
+  call (JAX's `jnp.where` is one) of a function made of them, which XLA
+  inlines."""
+  if op.name in _FUSIBLE:
+    return not len(op.regions)
+  if op.name != "func.call":
+    return False
+  module = op.parent
+  while module is not None and module.name != "builtin.module":
+    module = module.parent
+  if module is None:
+    return False
+  callee = ir.SymbolTable(module)[ir.FlatSymbolRefAttr(op.attributes["callee"]).value]
+  body = list(callee.regions[0].blocks[0].operations)
+  return all(o.name == "func.return" or _is_fusible(o) for o in body)
+
+
+def _recomputed(value):
+  """`value`, computed again at the insertion point from the values that
+  XLA writes to memory anyway (results of dots, convolutions, reductions,
+  arguments): its fusible producers are cloned there. An operand of a
+  conditional that is itself the result of a fusion would be written out
+  before the conditional on every call, where a branch that recomputes it
+  reads only what is already in memory. Past `_MOST_RECOMPUTED` producers,
+  `value` itself."""
+  chain: list = []
+  seen: set = set()
+
+  def visit(v) -> bool:
+    if not isinstance(v, ir.OpResult):
+      return True
+    owner = v.owner
+    if owner in seen or not _is_fusible(owner):
+      return True
+    seen.add(owner)
+    if not all(visit(o) for o in owner.operands):
+      return False
+    chain.append(owner)
+    return len(chain) <= _MOST_RECOMPUTED
+
+  if not visit(value) or not chain:
+    return value
+  clones: dict = {}
+  for owner in chain:
+    clone = owner.clone()
+    for i, o in enumerate(owner.operands):
+      if isinstance(o, ir.OpResult) and o.owner in clones:
+        clone.operands[i] = clones[o.owner].results[o.result_number]
+    clones[owner] = clone
+  return clones[value.owner].results[value.result_number]
+
+
 def _nan_outside_min_max_reduction(op):
   # NaN stands in the reduction as the largest finite float (its negation
   # for a minimum), so the reduction itself is unchanged and still a pool
@@ -430,7 +499,10 @@ def _nan_outside_min_max_reduction(op):
     reached = _any(_compare(result, values.filled_like(result, wins), beyond))
     branch = hlo.IfOp([result.type], reached)
     with ir.InsertionPoint(branch.true_branch.blocks.append()):
-      flags = hlo.ConvertOp(x.type, x_is_nan).result
+      # The flags are made here, where the branch runs, not from the test
+      # above: XLA hands a conditional its operands in memory, and a mask
+      # made outside would be written out on every call.
+      flags = hlo.ConvertOp(x.type, values.is_nan(_recomputed(x))).result
       if not is_max:
         flags = hlo.NegOp(flags).result
       if values.is_nan_free_constant(init):

@@ -6,6 +6,7 @@ primitive compiles alone.
 """
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -140,6 +141,58 @@ def test_every_float_reduction_body_stays_one_max_or_min(name):
     assert all(
       b in ([combine, "stablehlo.return"], ["stablehlo.or", "stablehlo.return"]) for b in bodies
     )
+
+
+# Reductions of values that XLA computes inside its consumer's loop: a
+# ReLU before a pool, and `jnp.where`'s masking before a softmax's max,
+# which JAX emits as a call of a private function.
+_OF_FUSED_VALUES = {
+  "max_pool_of_relu": lambda x: lax.reduce_window(
+    jax.nn.relu(2 * x + 1), -np.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME"
+  ),
+  "masked_max": lambda x: jnp.where(jnp.arange(3) > 0, x, -np.inf).max(axis=-1),
+  "min_of_negated": lambda x: (-x).min(axis=(0, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_OF_FUSED_VALUES))
+def test_the_nan_branch_reads_only_values_xla_has_in_memory(name):
+  # XLA hands a conditional its operands in memory: a NaN mask or a ReLU's
+  # result read from outside the branch would be written out on every call
+  # (a pass over the whole tensor), so the branch recomputes them from the
+  # values before them (here the argument).
+  from jax.extend.mlir import ir
+
+  from jax2tf.native import module_patterns
+  from jax2tf.native.stablehlo_values import ops_named, walk
+
+  context, module = _rewritten(_OF_FUSED_VALUES[name], _F32)
+  with context:
+    (branch,) = ops_named(module, ("stablehlo.if",))
+    inside: set = set()
+    for region in branch.regions:
+      for op in region.blocks[0].operations:
+        walk(op, inside.add)
+    read_from_outside = [
+      v.owner.name
+      for op in inside
+      for v in op.operands
+      if isinstance(v, ir.OpResult) and v.owner not in inside
+    ]
+    fusible = [n for n in read_from_outside if n in module_patterns._FUSIBLE or n == "func.call"]
+    assert not fusible, read_from_outside
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+@pytest.mark.parametrize("name", sorted(_OF_FUSED_VALUES))
+def test_reductions_of_fused_values_keep_jax_nan(name, jit_compile):
+  x = np.random.default_rng(2).normal(size=_F32.shape).astype(np.float32)
+  flat = x.reshape(-1)
+  flat[[3, 40, 41, 100]] = np.nan
+  flat[[90, 150]] = [np.inf, -np.inf]
+  fun = _OF_FUSED_VALUES[name]
+  got = tf.function(jax2tf.convert(fun), autograph=False, jit_compile=jit_compile)(x)
+  compare.assert_same(np.asarray(jax.jit(fun)(x)), got.numpy(), exact=True)
 
 
 def test_every_target_that_reads_a_native_module_names_a_pipeline():

@@ -12,7 +12,7 @@ VENV_LITERT ?= .venv-litert
 PY312 ?= $(shell ls -d $$(pyenv root 2>/dev/null)/versions/3.12.*/bin/python3.12 2>/dev/null | tail -n 1)
 VENV312 ?= .venv312
 
-.PHONY: chromium compat upstream-suite jax-harness demo docs test test-all test-py312 test-all-py312 test-litert bench bench-quick fuzz install lint format clean
+.PHONY: chromium compat upstream-suite jax-harness demo docs test test-all test-py312 test-all-py312 test-litert bench bench-quick bench-scale fuzz install lint format clean
 
 $(VENV)/.installed: pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -121,6 +121,13 @@ bench: $(VENV)/.installed node_modules/.installed
 
 bench-quick: $(VENV)/.installed node_modules/.installed
 	$(PY) -m benchmarks.run --quick
+
+# A decoder-only Transformer up to 3.5 GB of parameters, exported each way and
+# served without JAX (docs/benchmarks/scale.md); needs about 5 GB of memory
+# and 4 GB of disk. SCALE_ARGS=--quick: tiny models, under benchmarks/results/.
+SCALE_ARGS ?=
+bench-scale: $(VENV)/.installed
+	$(PY) -m benchmarks.suites.scale $(SCALE_ARGS)
 
 # Differential fuzzing against jax.jit (docs/fuzzing.md): random lax programs in
 # every column; unexplained mismatches are written as cases under fuzz_out/.

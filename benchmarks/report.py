@@ -369,6 +369,16 @@ METHOD = """\
   page. Timings are reported, never asserted."""
 
 
+# Measured apart (`make bench-scale`: minutes and gigabytes of its own).
+SCALE = """\
+A decoder-only Transformer up to 3.3 GB of float32 parameters, exported with
+each serialization and served back in a process without JAX: conversion
+time, peak resident memory and SavedModel size against the parameter bytes,
+on [its own page](benchmarks/scale.md) (`make bench-scale`).
+
+![Export time and peak memory against parameter bytes](benchmarks/scale.png)"""
+
+
 def markdown(res, json_path: str, figures: dict) -> str:
   env, cfg = res["environment"], res["settings"]
   parts = [
@@ -392,5 +402,6 @@ def markdown(res, json_path: str, figures: dict) -> str:
       parts += [f"![{title}]({figures[fig]})", ""]
     if table is not None:
       parts += [_md_table(*table), ""]
+  parts += ["## Scale", "", SCALE, ""]
   parts += ["## Method", "", METHOD.format(**cfg), ""]
   return "\n".join(parts)

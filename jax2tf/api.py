@@ -312,6 +312,15 @@ class _Converted:
     args, kwargs = _plain_containers((args, kwargs))
     path_leaves, in_tree = jax.tree_util.tree_flatten_with_path((args, kwargs))
     names = [self._leaf_name(p) for p, _ in path_leaves]
+    if not tf.executing_eagerly():  # arrays would become constants of the graph
+      closures.check_argument_bytes(
+        [
+          (n, x)
+          for (_, x), n in zip(path_leaves, names)
+          if not isinstance(x, (tf.Tensor, tf.Variable))
+        ],
+        self.name,
+      )
     tensors = [self._tf_leaf(x, n, i) for i, ((_, x), n) in enumerate(zip(path_leaves, names))]
     raw_key = (in_tree, tuple((tuple(t.shape.as_list()), t.dtype) for t in tensors))
     entry = self._by_signature.get(raw_key)

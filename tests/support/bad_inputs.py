@@ -406,6 +406,12 @@ CATALOGUE: tuple[BadInput, ...] = (
      lambda tmp, native: _conv(lambda a: a + jnp.sum(_large_closure()), native)(X),
      ValueError, ("closes over", "of arrays (largest: float32[", "a TensorFlow graph or "
                   "SavedModel can hold", "Pass large arrays"), "first call", BOTH),
+  _R("large_constant_arguments", "convert",
+     "arrays of more than 2 GiB passed as arguments in a tf.function (not tf.Variables)",
+     lambda tmp, native: _large_array_arguments(native),
+     ValueError, ("is called in a TensorFlow graph with 2.25 GiB of arrays as arguments",
+                  "p[0] float32[", "a TensorFlow graph or SavedModel can hold",
+                  "Give tf.Variables"), "first call", BOTH),
   # ---- to_tflite ----
   _R("tflite_route", "to_tflite", "an unknown route",
      lambda tmp, native: jax2tf.to_tflite(_ident, SPEC, route="fast"),
@@ -529,6 +535,15 @@ def _large_closure():
 
 def _large_params():
   return np.broadcast_to(np.float32(1.5), (2**29 + 2**26,))
+
+
+def _large_array_arguments(native):
+  # Two broadcast views, 1.12 GiB each to the size check, given as numpy arrays
+  # (not tf.Variables) while a tf.function traces.
+  halves = [np.broadcast_to(np.float32(1.5), (2**28 + 2**25,))] * 2
+  f = _conv(lambda p, a: a + jnp.sum(p[0]) + jnp.sum(p[1]), native)
+  return tf.function(lambda a: f(halves, a), autograph=False).get_concrete_function(
+    tf.TensorSpec([2, 3], tf.float32))
 
 
 def entries_and_serializations():

@@ -161,7 +161,7 @@ upstream-suite: $(VENV)/.installed
 	$(PY) -m tools.upstream_suite $(UPSTREAM_SUITE_ARGS)
 
 # JAX's own primitive harnesses without XLA ops, in the three TF modes
-# (tools/jax_harness: about an hour on two cores); writes docs/jax_harness.json.
+# (tools/jax_harness: about half an hour on two cores); writes docs/jax_harness.json.
 jax-harness: $(VENV)/.installed
 	$(PY) -m tools.jax_harness $(JAX_HARNESS_ARGS)
 

@@ -77,6 +77,22 @@ def _const(graph_def, name: str, value: np.ndarray):
   return node
 
 
+def _condition(name: str, by_name) -> tuple[str, int]:
+  """What the check reads and its dtype: the count (a size or a dimension,
+  never negative) that tf_dims casts to bool, where it does so, else the
+  bool condition. TF.js's wasm backend casts an integer to bool by keeping
+  its low byte (a size of 256 reads false), so the count itself is read."""
+  producer = by_name.get(name.split(":")[0])
+  if (
+    producer is not None
+    and producer.op == "Cast"
+    and producer.attr["DstT"].type == tf.bool.as_datatype_enum
+    and tf.as_dtype(producer.attr["SrcT"].type).is_integer
+  ):
+    return producer.input[0], producer.attr["SrcT"].type
+  return name, tf.bool.as_datatype_enum
+
+
 def make_runnable(graph_def) -> list[dict]:
   """Rewrites every Assert of `graph_def` as a failing Reshape (above), in
   place; returns [{"node", "message"}] per check. The message inputs are left
@@ -85,19 +101,25 @@ def make_runnable(graph_def) -> list[dict]:
   checks = []
   for node in [n for n in graph_def.node if n.op == "Assert"]:
     checks.append({"node": node.name, "message": _message(node, by_name)})
-    condition = node.input[0]
+    condition, condition_type = _condition(node.input[0], by_name)
     controls = [i for i in node.input if i.startswith("^")]
     base = node.name
     cast = graph_def.node.add()
     cast.name, cast.op = f"{base}/as_int", "Cast"
     cast.input.append(condition)
-    cast.attr["SrcT"].type = tf.bool.as_datatype_enum
+    cast.attr["SrcT"].type = condition_type
     cast.attr["DstT"].type = tf.int32.as_datatype_enum
     cast.attr["Truncate"].b = False
+    # A count read as the condition holds where it is 1 or more.
+    _const(graph_def, f"{base}/one", np.array(1, np.int32))
+    at_most_one = graph_def.node.add()
+    at_most_one.name, at_most_one.op = f"{base}/at_most_one", "Minimum"
+    at_most_one.input.extend([cast.name, f"{base}/one"])
+    at_most_one.attr["T"].type = tf.int32.as_datatype_enum
     _const(graph_def, f"{base}/rank_1", np.array([1], np.int32))
     shape = graph_def.node.add()
     shape.name, shape.op = f"{base}/shape", "Reshape"
-    shape.input.extend([cast.name, f"{base}/rank_1"])
+    shape.input.extend([at_most_one.name, f"{base}/rank_1"])
     shape.attr["T"].type = tf.int32.as_datatype_enum
     shape.attr["Tshape"].type = tf.int32.as_datatype_enum
     _const(graph_def, f"{base}/one_element", np.zeros([1], np.float32))

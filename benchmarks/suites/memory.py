@@ -16,10 +16,10 @@ import gc
 import json
 import os
 import resource
-import subprocess
 import sys
 import tempfile
 
+from benchmarks import children
 from benchmarks.timing import progress
 
 MODEL = "resnet50"
@@ -73,15 +73,11 @@ def measure(model: str = MODEL) -> dict:
   out = {"model": model}
   for what in WHAT:
     progress(f"memory: {model}: {what} in a child process")
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.suites.memory", what, model],
-                          capture_output=True, text=True,
-                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(
-                              os.path.abspath(__file__)))))
-    if proc.returncode:
-      tail = (proc.stderr.strip().splitlines() or ["?"])[-1]
-      out[what] = {"error": f"child exited {proc.returncode}: {tail[:160]}"}
-    else:
-      out[what] = json.loads(proc.stdout.strip().splitlines()[-1])
+    try:
+      out[what] = children.run("benchmarks.suites.memory", what, model)
+    except children.ChildFailed as e:
+      tail = (e.stderr.strip().splitlines() or ["?"])[-1]
+      out[what] = {"error": f"child exited {e.returncode}: {tail[:160]}"}
   return out
 
 

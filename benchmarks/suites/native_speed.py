@@ -22,10 +22,10 @@ the median per-call time of the calls after a warm-up.
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
+from benchmarks import children
 from benchmarks.suites.upstream import CONVERTERS, _select
 from benchmarks.timing import progress
 
@@ -92,28 +92,19 @@ def child(
   }
 
 
-def _child(*args: str) -> dict:
-  cmd = [sys.executable, "-m", "benchmarks.suites.native_speed", "child", *args]
-  done = subprocess.run(cmd, capture_output=True, text=True)
-  if done.returncode != 0:
-    raise RuntimeError(f"{' '.join(args)} failed:\n{done.stderr[-3000:]}")
-  return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def measure(workloads: dict, reps: int, samples: int, sample_s: float) -> dict:
   """{workload: {mode: {converter: medians, "ratio": ours/upstream}}}."""
   out: dict = {}
   for w, dims in workloads.items():
     out[w] = {}
     for mode in MODES:
-      got: dict = {c: [] for c in CONVERTERS}
-      for rep in range(reps):
-        for c in CONVERTERS if rep % 2 == 0 else CONVERTERS[::-1]:
-          progress(f"native_speed: {w} {mode} by {c} ({rep + 1}/{reps})")
-          got[c].append(_child(c, w, mode, json.dumps(dims), str(samples), str(sample_s)))
-      row: dict = {
-        c: {k: statistics.median(s[k] for s in got[c]) for k in got[c][0]} for c in CONVERTERS
-      }
+
+      def one(c, rep, w=w, dims=dims, mode=mode):
+        progress(f"native_speed: {w} {mode} by {c} ({rep + 1}/{reps})")
+        return children.run("benchmarks.suites.native_speed", "child", c, w, mode,
+                            json.dumps(dims), str(samples), str(sample_s))
+
+      row: dict = children.alternating(CONVERTERS, reps, one)
       row["ratio"] = {k: row["ours"][k] / row["upstream"][k] for k in row["ours"]}
       out[w][mode] = row
   return out

@@ -31,14 +31,15 @@ import math
 import os
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 
+from benchmarks import children
+
 # Nothing here imports JAX at module level: the load child must run without it.
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = children.ROOT
 SERIALIZATIONS = ("native", "graph")
 SEED = 0
 TOKENS_SHAPE = (1, 8)  # the tokens run after loading
@@ -346,11 +347,7 @@ def reference_child(size_name: str, tokens_path: str, out_path: str) -> dict:
 
 
 def _child(*args: str) -> dict:
-  cmd = [sys.executable, "-m", "benchmarks.suites.scale", *args]
-  done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-  if done.returncode != 0:
-    raise RuntimeError(f"{' '.join(args)} exited {done.returncode}:\n{done.stderr[-3000:]}")
-  return json.loads(done.stdout.strip().splitlines()[-1])
+  return children.run("benchmarks.suites.scale", *args)
 
 
 def _dir_bytes(path: str) -> int:

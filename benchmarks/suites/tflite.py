@@ -14,13 +14,11 @@ from JAX, TF and the converters.
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
 
 import numpy as np
 
-from benchmarks import keras_reference, litert_timer, models, timing
+from benchmarks import children, keras_reference, litert_timer, models, timing
 
 MODELS = ("mlp", "cnn", "resnet50", "transformer_lm")
 ROUTES = ("graph", "native", "litert")
@@ -50,17 +48,7 @@ def _timed_apart(flatbuffers: dict, x, threads: int, cfg: timing.Settings, folde
       },
       f,
     )
-  root = os.path.dirname(os.path.dirname(os.path.abspath(litert_timer.__file__)))
-  done = subprocess.run(
-    [sys.executable, "-m", "benchmarks.litert_timer", request],
-    cwd=root,
-    capture_output=True,
-    text=True,
-    check=False,
-  )
-  if done.returncode != 0:
-    raise RuntimeError(f"the LiteRT timing process failed:\n{done.stderr[-3000:]}")
-  return json.loads(done.stdout.strip().splitlines()[-1])
+  return children.run("benchmarks.litert_timer", request)
 
 
 def measure_model(name: str, cfg: timing.Settings) -> list:

@@ -20,12 +20,11 @@ polymorphic.
 
 import json
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
+from benchmarks import children
 from benchmarks.suites import sizes
 from benchmarks.timing import progress
 
@@ -152,29 +151,24 @@ def load_child(path: str) -> dict:
 
 
 def _child(*args: str) -> dict:
-  cmd = [sys.executable, "-m", "benchmarks.suites.upstream", *args]
-  done = subprocess.run(cmd, capture_output=True, text=True)
-  if done.returncode != 0:
-    raise RuntimeError(f"{' '.join(args)} failed:\n{done.stderr[-3000:]}")
-  return json.loads(done.stdout.strip().splitlines()[-1])
+  return children.run("benchmarks.suites.upstream", *args)
+
+
+def _export_and_load(workload: str, converter: str, rep: int, reps: int) -> dict:
+  with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "sm")
+    progress(f"upstream: {workload} exported by {converter} ({rep + 1}/{reps})")
+    r = _child("export", converter, workload, path)
+    r.update(_child("load", path))
+  return r
 
 
 def measure(workloads, reps: int) -> dict:
-  """{workload: {converter: medians and samples}} with ratios ours/upstream."""
+  """{workload: {converter: medians}} with ratios ours/upstream."""
   out = {}
   for w in workloads:
-    samples: dict = {c: [] for c in CONVERTERS}
-    for rep in range(reps):
-      for c in CONVERTERS if rep % 2 == 0 else CONVERTERS[::-1]:
-        with tempfile.TemporaryDirectory() as tmp:
-          path = os.path.join(tmp, "sm")
-          progress(f"upstream: {w} exported by {c} ({rep + 1}/{reps})")
-          r = _child("export", c, w, path)
-          r.update(_child("load", path))
-          samples[c].append(r)
-    row: dict = {}
-    for c in CONVERTERS:
-      row[c] = {k: statistics.median(s[k] for s in samples[c]) for k in samples[c][0]}
+    row: dict = children.alternating(
+      CONVERTERS, reps, lambda c, rep, w=w: _export_and_load(w, c, rep, reps))
     row["ratio"] = {k: row["ours"][k] / row["upstream"][k] for k in row["ours"]}
     out[w] = row
   return out

@@ -186,13 +186,7 @@ def test_the_nan_branch_reads_only_values_xla_has_in_memory(name):
 @pytest.mark.parametrize("jit_compile", [False, True])
 @pytest.mark.parametrize("name", sorted(_OF_FUSED_VALUES))
 def test_reductions_of_fused_values_keep_jax_nan(name, jit_compile):
-  x = np.random.default_rng(2).normal(size=_F32.shape).astype(np.float32)
-  flat = x.reshape(-1)
-  flat[[3, 40, 41, 100]] = np.nan
-  flat[[90, 150]] = [np.inf, -np.inf]
-  fun = _OF_FUSED_VALUES[name]
-  got = tf.function(jax2tf.convert(fun), autograph=False, jit_compile=jit_compile)(x)
-  compare.assert_same(np.asarray(jax.jit(fun)(x)), got.numpy(), exact=True)
+  _assert_like_jax_on_specials(_OF_FUSED_VALUES[name], jit_compile, seed=2)
 
 
 def test_every_target_that_reads_a_native_module_names_a_pipeline():
@@ -232,11 +226,16 @@ def test_a_nan_in_the_values_or_the_initial_value_reaches_each_result(init, jit_
 @pytest.mark.parametrize("jit_compile", [False, True])
 @pytest.mark.parametrize("name", sorted(_REDUCTIONS))
 def test_reductions_keep_jax_nan_and_zeros_under_tf_xla(name, jit_compile):
-  x = np.random.default_rng(1).normal(size=_F32.shape).astype(np.float32)
+  _assert_like_jax_on_specials(_REDUCTIONS[name], jit_compile, seed=1)
+
+
+def _assert_like_jax_on_specials(fun, jit_compile, *, seed):
+  """`fun` converted computes what jax.jit does, bit for bit, on values with
+  NaN, signed zeros and infinities among them."""
+  x = np.random.default_rng(seed).normal(size=_F32.shape).astype(np.float32)
   flat = x.reshape(-1)
   flat[[3, 40, 41, 100]] = np.nan
   flat[[7, 8, 60, 61]] = [0.0, -0.0, -0.0, 0.0]
   flat[[90, 150]] = [np.inf, -np.inf]
-  fun = _REDUCTIONS[name]
   got = tf.function(jax2tf.convert(fun), autograph=False, jit_compile=jit_compile)(x)
   compare.assert_same(np.asarray(jax.jit(fun)(x)), got.numpy(), exact=True)

@@ -529,6 +529,86 @@ NAN_OUTSIDE_MIN_MAX_REDUCTIONS = Pattern(
 )
 
 
+# The same NaN semantics for XLA's reductions (not windows), in one
+# reduction and no conditional. A float's bits read as a signed integer,
+# with the magnitude bits of negative floats flipped, order as the floats do
+# (-0.0 below +0.0, as JAX's reductions have it); NaN becomes the integer
+# beyond every float's (the largest for a maximum, the smallest for a
+# minimum), so an integer maximum or minimum of these keys reaches NaN
+# exactly where JAX's does, and the key of the result gives the result's
+# bits. XLA fuses the keys into the reduction's loop, which runs on
+# integers as fast as on floats, where the float select of the conditional
+# form slows it and the conditional is compiled again at each new shape.
+# TF's TFLite converter takes these ops (BITCAST, LESS, BITWISE_XOR,
+# SELECT, REDUCE_MAX/MIN of integers) when the reduction starts from the
+# integer type's identity: the reduction's own initial value is combined
+# with its result after it. Pools keep the conditional form above, for the
+# float MAX_POOL_2D that the converter makes of them.
+
+
+def _ordered_keys(bits):
+  """The float bits `bits` (a signed integer tensor) with the magnitude of
+  negative ones flipped: integers in the floats' order. Its own inverse."""
+  element = ir.IntegerType(bits.type.element_type)
+  negative = hlo.CompareOp(
+    bits,
+    values.filled_like(bits, 0),
+    hlo.ComparisonDirectionAttr.get("LT"),
+    compare_type=hlo.ComparisonTypeAttr.get("SIGNED"),
+  ).result
+  flipped = hlo.XorOp(bits, values.filled_like(bits, 2 ** (element.width - 1) - 1)).result
+  return hlo.SelectOp(negative, flipped, bits).result
+
+
+def _as_keys(x, integer, nan_key):
+  """The ordered keys of float tensor `x` as `integer`s, NaN as `nan_key`."""
+  t = ir.RankedTensorType.get(x.type.shape, integer, x.type.encoding)
+  keys = _ordered_keys(hlo.BitcastConvertOp(t, x).result)
+  if values.is_nan_free_constant(x):
+    return keys
+  return hlo.SelectOp(values.is_nan(x), values.filled_like(keys, nan_key), keys).result
+
+
+def _min_max_reduction_on_ordered_keys(op):
+  combine = _min_max_body(op)
+  if combine is None:
+    return
+  x, init = op.operands
+  result = op.results[0]
+  width = values.numpy_dtype(result.type.element_type).itemsize * 8
+  integer = ir.IntegerType.get_signless(width)
+  top, bottom = 2 ** (width - 1) - 1, -(2 ** (width - 1))
+  is_max = combine == "stablehlo.maximum"
+  nan_key, identity = (top, bottom) if is_max else (bottom, top)
+  pick = hlo.MaxOp if is_max else hlo.MinOp
+  with ir.InsertionPoint(op), op.location:
+    keys = _as_keys(x, integer, nan_key)
+    reduced = ir.Operation.create(
+      op.name,
+      results=[ir.RankedTensorType.get(result.type.shape, integer, result.type.encoding)],
+      operands=[keys, values.scalar(integer, identity)],
+      attributes={name: op.attributes[name] for name in op.attributes},
+      regions=1,
+    )
+    scalar = ir.RankedTensorType.get([], integer)
+    block = reduced.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+      hlo.ReturnOp([pick(*block.arguments).result])
+  with ir.InsertionPoint(op), op.location:
+    reduced_keys = reduced.results[0]
+    init_keys = values.broadcast_like(_as_keys(init, integer, nan_key), reduced_keys)
+    bits = _ordered_keys(pick(reduced_keys, init_keys).result)
+    _replace(op, hlo.BitcastConvertOp(result.type, bits).result)
+
+
+MIN_MAX_REDUCTIONS_ON_ORDERED_KEYS = Pattern(
+  "min_max_reductions_on_ordered_keys", ("stablehlo.reduce",), _min_max_reduction_on_ordered_keys
+)
+NAN_OUTSIDE_MIN_MAX_WINDOWS = Pattern(
+  "nan_outside_min_max_windows", ("stablehlo.reduce_window",), _nan_outside_min_max_reduction
+)
+
+
 def _propagate_nan_in_min_max(op):
   result = op.results[0]
   if not values.is_float_tensor(result.type):

@@ -178,13 +178,21 @@ def filled_like(value, fill):
   """A tensor of `value`'s type with every element `fill`: a constant where
   the shape is static, else the scalar broadcast to `value`'s sizes read at
   run time (as JAX writes a polymorphic splat)."""
-  t = value.type
-  static = constant_splat(t, fill)
+  static = constant_splat(value.type, fill)
   if static is not None:
     return static
+  return broadcast_like(scalar(value.type.element_type, fill), value)
+
+
+def broadcast_like(element, value):
+  """The rank-0 tensor `element` broadcast to `value`'s shape (its sizes read
+  at run time where they are not static)."""
+  t = ir.RankedTensorType.get(value.type.shape, element.type.element_type, value.type.encoding)
+  if t.has_static_shape:
+    return hlo.BroadcastInDimOp(t, element, []).result
   one = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32))
   sizes = [
     hlo.ReshapeOp(one, hlo.GetDimensionSizeOp(value, axis).result).result for axis in range(t.rank)
   ]
   shape = hlo.ConcatenateOp(sizes, 0).result
-  return hlo.DynamicBroadcastInDimOp(t, scalar(t.element_type, fill), shape, []).result
+  return hlo.DynamicBroadcastInDimOp(t, element, shape, []).result

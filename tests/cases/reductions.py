@@ -32,19 +32,12 @@ from tests.support.case import (
   dtype_name,
   exact_case,
   fast_representatives,
-  gaps,
   rand,
   refused,
   u32_order_rows,
 )
 
 CASES = Cases()
-
-# Native serialization: the module is JAX's, but TF's own XLA runs it.
-NATIVE_SIGNED_ZERO_EXTREMA = gaps(
-    "TF's XLA runtime, which executes the native module, reduces max over {-0.0, +0.0} to "
-    "-0.0 and min to +0.0 where JAX's gives +0.0 and -0.0", ["native"],
-    error="signs of zero differ")
 
 # ---------------------------------------------------------------------------
 # Random operands.
@@ -161,13 +154,10 @@ CASES += [
     _exact("max_f32", rmax((1,)), x34, graph_ops=["Max"]),
     _exact("max_nan_inf_f32", rmax((1,)), with_specials((4, 6))),
     _exact("min_nan_inf_f32", rmin((0,)), with_specials((4, 6), seed=1), slow=True),
-    _exact("max_signed_zeros", rmax((1,)), signed_zeros((6, 5)),
-           gaps=NATIVE_SIGNED_ZERO_EXTREMA),
-    _exact("min_signed_zeros", rmin((1,)), signed_zeros((6, 5), seed=1),
-           gaps=NATIVE_SIGNED_ZERO_EXTREMA),
+    _exact("max_signed_zeros", rmax((1,)), signed_zeros((6, 5))),
+    _exact("min_signed_zeros", rmin((1,)), signed_zeros((6, 5), seed=1)),
     _exact("max_f16", rmax((0,)), with_specials((5, 4), F16), slow=True),
-    _exact("max_f16_signed_zeros", rmax((0,)), signed_zeros((5, 4), 3, F16),
-           gaps=NATIVE_SIGNED_ZERO_EXTREMA),
+    _exact("max_f16_signed_zeros", rmax((0,)), signed_zeros((5, 4), 3, F16)),
     _exact("min_bf16", in_bf16(rmin((0,))), with_specials((5, 4))),
     _exact("max_i8", rmax((0,)), rand((5, 4), I8, -128, 127), slow=True),
     _exact("min_u8", rmin((0,)), rand((5, 4), U8, 0, 255), slow=True),
@@ -231,8 +221,7 @@ CASES += [
     case("sum_i64_wraps", rsum((0,)), rand((5, 4), I64, -2**62, 2**62)),
     case("sum_u64", rsum((0,)), rand((5, 4), U64, 0, 2**63), slow=True),
     _exact("max_f64_nan", rmax((1,)), with_specials((4, 6), F64), slow=True),
-    _exact("min_f64_signed_zeros", rmin((1,)), signed_zeros((6, 5), 2, F64),
-           gaps=NATIVE_SIGNED_ZERO_EXTREMA),
+    _exact("min_f64_signed_zeros", rmin((1,)), signed_zeros((6, 5), 2, F64)),
     _exact("argmax_i64_index", argmax(1, np.int64), with_specials((4, 6), F64)),
     _exact("xor_u64", red(lax.reduce_xor_p, (0,)), rand((5, 4), U64, 0, 2**63), slow=True),
     case("prod_c128", rprod((0,)), rand((3, 4), C128), tol=(1e-12, 1e-6), slow=True),

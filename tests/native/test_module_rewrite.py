@@ -123,24 +123,51 @@ _REDUCTIONS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(_REDUCTIONS))
-def test_every_float_reduction_body_stays_one_max_or_min(name):
-  # TF's TFLite converter legalizes only such bodies (the usual recipe
-  # hands it `convert`'s module); NaN is tested beside the reduction: the
-  # values' reduction, whether one reached NaN's stand-in (an `or`), and in
-  # a conditional the NaN flags' reduction.
+def _bodies(module, context):
   from jax2tf.native.stablehlo_values import ops_named
 
-  context, module = _rewritten(_REDUCTIONS[name], _F32)
   with context:
     reductions = ops_named(module, ("stablehlo.reduce", "stablehlo.reduce_window"))
-    bodies = [[o.name for o in op.regions[0].blocks[0].operations] for op in reductions]
-    assert len(ops_named(module, ("stablehlo.if",))) == 1
-    combine = "stablehlo.minimum" if "min" in name else "stablehlo.maximum"
-    assert bodies.count([combine, "stablehlo.return"]) == 2, bodies
-    assert all(
-      b in ([combine, "stablehlo.return"], ["stablehlo.or", "stablehlo.return"]) for b in bodies
-    )
+    return [
+      ([o.name for o in op.regions[0].blocks[0].operations], str(op.results[0].type))
+      for op in reductions
+    ], len(ops_named(module, ("stablehlo.if",)))
+
+
+_WINDOWS = ("max_pool", "min_pool_padded", "cummax")
+
+
+@pytest.mark.parametrize("name", sorted(set(_REDUCTIONS) - set(_WINDOWS)))
+def test_for_tf_xla_a_float_reduction_is_one_integer_max_or_min(name):
+  # Its NaN semantics come from the floats' ordered integer keys: one
+  # reduction, a single-op body (TF's TFLite converter legalizes only
+  # those; the usual recipe hands it `convert`'s module) and no
+  # conditional, whose branch XLA would compile again at each new shape.
+  bodies, conditionals = _bodies(*reversed(_rewritten(_REDUCTIONS[name], _F32)))
+  combine = "stablehlo.minimum" if "min" in name else "stablehlo.maximum"
+  assert conditionals == 0
+  assert [b for b, _ in bodies] == [[combine, "stablehlo.return"]], bodies
+  assert bodies[0][1].endswith("i32>"), bodies
+
+
+@pytest.mark.parametrize(
+  ("name", "pipeline"),
+  [(n, "tf_xla") for n in _WINDOWS] + [(n, "litert") for n in sorted(_REDUCTIONS)],
+)
+def test_a_float_pool_body_stays_one_max_or_min(name, pipeline):
+  # LiteRT's pool kernels take floats only: the values' pool stays a float
+  # one (for TF's XLA too, whose module the usual recipe hands TF's TFLite
+  # converter), whether one reached NaN's stand-in is an `or`, and a
+  # conditional pools the NaN flags. The litert route does the same for
+  # every reduction.
+  bodies, conditionals = _bodies(*reversed(_rewritten(_REDUCTIONS[name], _F32, pipeline=pipeline)))
+  combine = "stablehlo.minimum" if "min" in name else "stablehlo.maximum"
+  assert conditionals == 1
+  bodies = [b for b, _ in bodies]
+  assert bodies.count([combine, "stablehlo.return"]) == 2, bodies
+  assert all(
+    b in ([combine, "stablehlo.return"], ["stablehlo.or", "stablehlo.return"]) for b in bodies
+  )
 
 
 # Reductions of values that XLA computes inside its consumer's loop: a
@@ -166,7 +193,7 @@ def test_the_nan_branch_reads_only_values_xla_has_in_memory(name):
   from jax2tf.native import module_patterns
   from jax2tf.native.stablehlo_values import ops_named, walk
 
-  context, module = _rewritten(_OF_FUSED_VALUES[name], _F32)
+  context, module = _rewritten(_OF_FUSED_VALUES[name], _F32, pipeline="litert")
   with context:
     (branch,) = ops_named(module, ("stablehlo.if",))
     inside: set = set()
@@ -239,3 +266,31 @@ def _assert_like_jax_on_specials(fun, jit_compile, *, seed):
   flat[[90, 150]] = [np.inf, -np.inf]
   got = tf.function(jax2tf.convert(fun), autograph=False, jit_compile=jit_compile)(x)
   compare.assert_same(np.asarray(jax.jit(fun)(x)), got.numpy(), exact=True)
+
+
+def _rows_max_min_argmax(v):
+  return v.max(axis=1), v.min(axis=1), v.max(), jnp.argmax(v, axis=1)
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
+def test_ordered_keys_of_every_float_width(dtype, jit_compile):
+  # 16- and 64-bit floats reduce as 16- and 64-bit integer keys. A row of
+  # -0.0 keeps its sign (whether -0.0 or +0.0 wins a row of both, JAX's XLA
+  # decides by how it fuses the reduction: not a semantics to compare).
+  import ml_dtypes
+
+  dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+  x = np.random.default_rng(3).normal(size=(5, 37)).astype(dt)
+  flat = x.reshape(-1)
+  flat[[3, 40, 41, 100]] = np.nan
+  flat[[90, 120]] = [np.inf, -np.inf]
+  x[3, :] = -0.0
+  with jax.enable_x64(dtype == "float64"):
+    want = jax.jit(_rows_max_min_argmax)(x)
+    f_tf = tf.function(
+      jax2tf.convert(_rows_max_min_argmax), autograph=False, jit_compile=jit_compile
+    )
+    got = f_tf(tf.constant(x))
+  for w, g in zip(want, got, strict=True):
+    compare.assert_same(np.asarray(w), g.numpy(), exact=True)

@@ -41,6 +41,17 @@ chromium:
 	  echo "chromium: not found and apt-get is not usable here; the browser tests will be skipped"; \
 	fi
 
+# TF's own TF.js converter (tensorflowjs_converter), which converts the Keras
+# twins of the TF.js benchmarks (benchmarks/tfjs_twin.py): about 1 MB, in a
+# folder of its own, without its dependencies (it pins old releases; it runs
+# on $(VENV)'s TensorFlow).
+TFJS_CONVERTER ?= .tfjs-converter
+
+$(TFJS_CONVERTER)/.installed: constraints/tfjs-converter.txt | $(VENV)/.installed
+	rm -rf $(TFJS_CONVERTER)
+	$(PY) -m pip install -q --no-deps --target $(TFJS_CONVERTER) -r constraints/tfjs-converter.txt
+	touch $@
+
 install: $(VENV)/.installed node_modules/.installed chromium
 
 # The TF.js export of the demo needs Node.js and npm; without them the demo
@@ -55,7 +66,7 @@ demo: $(VENV)/.installed
 # (about 3,800 of its 34,000 tests; test-all runs the rest): about 5,300 tests,
 # some 12 minutes on two cores. The slowest tests are listed at the end: CI has
 # 60 minutes on two cores.
-test: $(VENV)/.installed node_modules/.installed chromium
+test: $(VENV)/.installed node_modules/.installed chromium $(TFJS_CONVERTER)/.installed
 	$(PY) -m pytest -n 2 -q -m "not slow" --durations=15 $(PYTEST_ARGS)
 
 # The model-set tests convert and compile every model (ResNet-50 included):
@@ -64,7 +75,7 @@ test: $(VENV)/.installed node_modules/.installed chromium
 MODEL_SET_TESTS ?= tests/graph/test_models.py tests/lite/test_models.py \
   tests/tfjs/test_models.py tests/lite/test_quantization.py tests/lite/test_litert_browser.py
 
-test-all: $(VENV)/.installed node_modules/.installed chromium
+test-all: $(VENV)/.installed node_modules/.installed chromium $(TFJS_CONVERTER)/.installed
 	$(PY) -m pytest -n 2 -q $(addprefix --ignore=,$(MODEL_SET_TESTS)) $(PYTEST_ARGS)
 	$(PY) -m pytest -n 2 -q $(MODEL_SET_TESTS) $(PYTEST_ARGS)
 
@@ -115,11 +126,12 @@ test-litert: $(VENV_LITERT)/.installed
 
 # The full run regenerates docs/benchmarks.md and docs/benchmarks/*.png; the
 # quick one (CI's smoke test) writes only under benchmarks/results/.
-# Both time TF.js in Node.
-bench: $(VENV)/.installed node_modules/.installed
+# Both time TF.js in Node and Chromium, beside the Keras twins converted by
+# TF's TF.js converter.
+bench: $(VENV)/.installed node_modules/.installed $(TFJS_CONVERTER)/.installed
 	$(PY) -m benchmarks.run
 
-bench-quick: $(VENV)/.installed node_modules/.installed
+bench-quick: $(VENV)/.installed node_modules/.installed $(TFJS_CONVERTER)/.installed
 	$(PY) -m benchmarks.run --quick
 
 # A decoder-only Transformer up to 3.5 GB of parameters, exported each way and
@@ -184,4 +196,4 @@ format: $(VENV)/.installed
 	$(VENV)/bin/ruff format $(FORMATTED)
 
 clean:
-	rm -rf $(VENV) $(VENV312) $(VENV_LITERT) .pytest_cache node_modules
+	rm -rf $(VENV) $(VENV312) $(VENV_LITERT) $(TFJS_CONVERTER) .pytest_cache node_modules

@@ -2,6 +2,8 @@
 
 from benchmarks import targets
 from benchmarks.paths import PATHS
+from benchmarks.suites import keras_twins as twins_suite
+from benchmarks.suites import tfjs as tfjs_suite
 from benchmarks.suites import tflite as tflite_suite
 from benchmarks.workloads import compute_bound
 
@@ -160,21 +162,56 @@ def tflite_table(res):
 
 
 def tfjs_table(res):
-  header = ["model", "jax.jit", "TF (no-XLA graph)", "TF.js cpu", "TF.js wasm", "cpu / jax.jit",
-            "wasm / jax.jit", "model.json + shards"]
+  header = ["model", "jax.jit", "TF (no-XLA graph)", "TF.js cpu", "TF.js wasm", "Chromium wasm",
+            "cpu / jax.jit", "wasm / jax.jit", "Chromium / jax.jit", "model.json + shards"]
   rows = []
   for r in res["tfjs"]:
     s = r["seconds"]
     if "to_tfjs" in r["errors"]:
-      rows.append([r["model"], t(s.get("jax.jit")), "-", "refused", "refused", "-", "-",
-                   r["errors"]["to_tfjs"]])
+      rows.append([r["model"], t(s.get("jax.jit")), "-", "refused", "refused", "refused", "-", "-",
+                   "-", r["errors"]["to_tfjs"]])
       continue
-    ratios = [f"{s[k] / s['jax.jit']:.0f}x" if k in s else f"error: {r['errors'].get(k[5:], '?')}"
-              for k in ("tfjs_cpu", "tfjs_wasm")]
+    keys = ("tfjs_cpu", "tfjs_wasm", "tfjs_chromium_wasm")
+    ratios = [f"{s[k] / s['jax.jit']:.0f}x" if k in s else _tfjs_error(r["errors"], k[5:])
+              for k in keys]
     size = r["bytes"]
-    rows.append([r["model"], t(s["jax.jit"]), t(s["tf_noxla"]), t(s.get("tfjs_cpu")),
-                 t(s.get("tfjs_wasm")), *ratios,
-                 f"{b(size['model_json'])} + {b(size['shards'])}"])
+    rows.append([r["model"], t(s["jax.jit"]), t(s["tf_noxla"]), *(t(s.get(k)) for k in keys),
+                 *ratios, f"{b(size['model_json'])} + {b(size['shards'])}"])
+  return header, rows
+
+
+def _tfjs_error(errors: dict, key: str) -> str:
+  return f"error: {errors[key]}" if key in errors else "-"
+
+
+def _tfjs_time(seconds: dict, errors: dict, key: str) -> str:
+  return t(seconds[f"tfjs_{key}"]) if f"tfjs_{key}" in seconds else _tfjs_error(errors, key)
+
+
+def tfjs_twin_table(res):
+  header = ["model", "where", "jax2tf.to_tfjs", "Keras -> tensorflowjs_converter", "ratio"]
+  rows = []
+  for r in res["tfjs"]:
+    twin = r.get("twin")
+    if twin is None or "to_tfjs" in r["errors"]:
+      continue
+    if "error" in twin:
+      rows.append([r["model"], "-", "-", f"error: {twin['error']}", "-"])
+      continue
+    for key, where in tfjs_suite.WHERE.items():
+      ratio = tfjs_suite.twin_ratio(r, key)
+      rows.append([r["model"], where, _tfjs_time(r["seconds"], r["errors"], key),
+                   _tfjs_time(twin["seconds"], twin["errors"], key),
+                   "-" if ratio is None else f"{ratio:.2f}x"])
+    size, twin_size = r["bytes"], twin["bytes"]
+    ours_bytes = size["model_json"] + size["shards"]
+    twin_bytes = twin_size["model_json"] + twin_size["shards"]
+    rows.append([r["model"], "model.json + shards", b(ours_bytes), b(twin_bytes),
+                 f"{ours_bytes / twin_bytes:.2f}x"])
+    ours_ops, twin_ops = sum(r["ops"].values()), sum(twin["ops"].values())
+    more = tfjs_suite.more_ops(r)
+    rows.append([r["model"], "graph ops" + (f" (more: {more})" if more else ""), ours_ops,
+                 twin_ops, f"{ours_ops / max(twin_ops, 1):.2f}x"])
   return header, rows
 
 
@@ -206,6 +243,26 @@ def native_speed_table(res):
       for key in ("call_s", "cpu_per_call_s", "first_call_s"):
         row += [t(r["ours"][key]), t(r["upstream"][key]), f"{r['ratio'][key]:.2f}x"]
       rows.append(row)
+  return header, rows
+
+
+def keras_twins_table(res):
+  paths = twins_suite.ALTERNATIVES
+  header = ["model", *(twins_suite.LABELS[p] for p in paths),
+            f"graph / Keras twin (goal {targets.GRAPH_OVER_KERAS_TWIN}x)",
+            f"graph / jax.jit (goal {targets.GRAPH_OVER_JAX_TRANSFORMERS}x, Transformers)",
+            "TF ops: graph / Keras twin"]
+  rows = []
+  for r in res["keras_twins"]["results"]:
+    s, errors, ops = r["seconds"], r["errors"], r["ops"]
+    cells = [t(s[p]) if p in s else f"error: {errors.get(p, errors.get('child', '?'))}"
+             for p in paths]
+    ratios = [f"{s[twins_suite.GRAPH] / s[base]:.2f}x"
+              if twins_suite.GRAPH in s and base in s else "-"
+              for base in (twins_suite.KERAS, twins_suite.JAX)]
+    count = [str(ops[p]["total"]) if p in ops else "-"
+             for p in (twins_suite.GRAPH, twins_suite.KERAS)]
+    rows.append([twins_suite.label(r), *cells, *ratios, " / ".join(count)])
   return header, rows
 
 
@@ -270,14 +327,24 @@ def sections(res):
                 "and converted by TF's TFLite converter; both on the LiteRT interpreter "
                 "with its default XNNPack delegate.", tflite_table(res), "tflite"))
   if res.get("tfjs"):
-    out.append(("TF.js in Node: latency and size",
+    out.append(("TF.js in Node and Chromium: latency and size",
                 "`jax2tf.to_tfjs` (static shapes, default sizes) run by TF.js 4.22 in Node on "
                 "the cpu backend (plain JavaScript) and the wasm backend (WebAssembly, SIMD), "
-                "median per-call time measured by Node (outputs read back), beside `jax.jit` "
-                "and the same no-XLA graph in TF (`tf.function`). TF.js is built for "
-                "browsers: its Node cpu backend runs every kernel in JavaScript, so ratios "
-                "of tens to hundreds are expected; in a browser the WebGL backend runs on the "
-                "GPU.", tfjs_table(res), None))
+                "and in headless Chromium on the wasm backend; median per-call time measured "
+                "by Node or the page (outputs read back; Chromium's clock counts in steps of "
+                "0.1 ms), beside `jax.jit` and the same no-XLA graph in TF (`tf.function`). "
+                "TF.js is built for browsers: its Node cpu backend runs every kernel in "
+                "JavaScript, so ratios of tens to hundreds are expected; in a browser the "
+                "WebGL backend runs on the GPU.", tfjs_table(res), None))
+    if any("twin" in r for r in res["tfjs"]):
+      out.append(("TF.js against Keras -> tensorflowjs_converter",
+                  "The same model written in Keras 3 with the Flax weights copied "
+                  "(`benchmarks/keras_reference.py`), exported as a SavedModel (dynamic batch) "
+                  "and converted by TF's own `tensorflowjs_converter` 4.22 "
+                  "(`benchmarks/tfjs_twin.py`), run on the same backends, the two models "
+                  "taking turns; both checked against `jax.jit` first. Ratio = to_tfjs / twin "
+                  "(lower is better). Graph ops leave out Const and Placeholder.",
+                  tfjs_twin_table(res), None))
   if res.get("upstream"):
     u = res["upstream"]
     out.append(("SavedModels against JAX's own jax2tf",
@@ -306,6 +373,19 @@ def sections(res):
                 "computes JAX's NaN through max/min and their reductions, which "
                 "JAX's own drops under TF's XLA on CPU.",
                 native_speed_table(res), None))
+  if res.get("keras_twins"):
+    out.append(("Graph serialization against the Keras twins",
+                "Where TF runs the converted graph op by op (`native_serialization=False`, "
+                "a plain `tf.function`), the same network written in Keras 3 with the Flax "
+                "weights copied (`benchmarks/keras_reference.py`; outputs checked equal) and "
+                "run by TF the same way (TensorFlow backend, `tf.function` without XLA) is "
+                "what TF's kernels can do; `jax.jit` and the graph with `jit_compile=True` "
+                "beside them. Median per-call time, the four timed round-robin in one process "
+                "per model, each TF result checked against `jax.jit` first "
+                "(`benchmarks/suites/keras_twins.py`). Sizes are the runtime suite's "
+                "compute-bound ones (larger ones for the ViT and the BiLSTM). TF ops "
+                "count the traced graphs' nodes, function bodies included, before Grappler.",
+                keras_twins_table(res), None))
   if "call_tf" in res:
     c = res["call_tf"]
     out.append(("call_tf overheads",

@@ -6,8 +6,9 @@ Suites (benchmarks/suites/): runtime of every path and the fixed cost of a
 call, optimized-HLO evidence for the compute-bound models, conversion cost
 and sizes, peak memory of conversion, threefry against rbg, call_tf
 overheads, LiteRT against Keras -> TFLite, TF.js in Node, SavedModels against
-JAX's own jax2tf (upstream) and the native module's time per call against it
-(native_speed). The numbers are reported, never asserted.
+JAX's own jax2tf (upstream), the native module's time per call against it
+(native_speed) and the graph paths against the models' Keras twins in TF
+(keras_twins). The numbers are reported, never asserted.
 
 A full run over everything writes benchmarks/results/latest.json,
 docs/benchmarks.md and docs/benchmarks/*.png. A quick run (CI's smoke test)
@@ -34,6 +35,7 @@ from benchmarks.suites import (  # noqa: E402
   call_tf,
   conversion,
   hlo,
+  keras_twins,
   memory,
   native_speed,
   prng,
@@ -57,6 +59,7 @@ SUITES = (
   "tfjs",
   "upstream",
   "native_speed",
+  "keras_twins",
 )
 
 
@@ -103,6 +106,8 @@ def run(suites, chosen, quick: bool, cfg) -> dict:
     res["upstream"] = upstream.run(quick)
   if "native_speed" in suites:
     res["native_speed"] = native_speed.run(quick)
+  if "keras_twins" in suites:
+    res["keras_twins"] = keras_twins.measure({w.name.split("@")[0] for w in chosen}, quick)
   return res
 
 

@@ -3,6 +3,8 @@ tests: timings on a shared machine move by tens of percent)."""
 
 import dataclasses
 
+from benchmarks.suites import keras_twins as twins_suite
+from benchmarks.suites import tfjs as tfjs_suite
 from benchmarks.suites import tflite as tflite_suite
 from benchmarks.workloads import compute_bound
 
@@ -11,10 +13,16 @@ OVERHEAD_ABOVE_BARE_S = 20e-6
 EAGER_OVER_BARE = 2.0
 CONVERSION_OVER_JAX = 2.0
 TFLITE_OVER_KERAS = 1.1
+# to_tfjs's model against the Keras twin converted by tensorflowjs_converter, per backend.
+TFJS_OVER_KERAS = 1.1
 # A SavedModel against the one JAX's own jax2tf writes for the same function.
 OPS_OVER_UPSTREAM = 1.1
 NATIVE_OVER_UPSTREAM = 1.02
 TIME_OVER_UPSTREAM = 1.0
+# The graph path without jit_compile, run by TF op by op as the Keras twin of the model is,
+# against the twin; and against jax.jit on the Transformers.
+GRAPH_OVER_KERAS_TWIN = 1.1
+GRAPH_OVER_JAX_TRANSFORMERS = 1.5
 BARE = "tf.function(tf.math.sin)"
 
 
@@ -175,6 +183,36 @@ def _tflite(res) -> list:
   return out
 
 
+def _tfjs(res) -> list:
+  out = []
+  goal = f"TF.js latency within {TFJS_OVER_KERAS}x of Keras -> tensorflowjs_converter"
+  for r in res.get("tfjs", []):
+    twin = r.get("twin")
+    if twin is None or "to_tfjs" in r["errors"]:
+      continue
+    if "error" in twin:
+      out.append(Check(goal, r["model"], f"twin: {twin['error']}", None))
+      continue
+    for key, where in tfjs_suite.WHERE.items():
+      subject = f"{r['model']}, {where}"
+      ratio = tfjs_suite.twin_ratio(r, key)
+      if ratio is None:
+        # A model that fails on a backend misses; a twin that fails there leaves no goal.
+        failed = key in r["errors"]
+        why = r["errors"].get(key) or twin["errors"].get(key, "not measured")
+        out.append(Check(goal, subject, f"{'ours' if failed else 'twin'}: {why}",
+                         False if failed else None, "fails" if failed else ""))
+        continue
+      c = Check(goal, subject, f"{ratio:.2f}x", ratio <= TFJS_OVER_KERAS)
+      if not c.passed:
+        c.by = f"+{(ratio / TFJS_OVER_KERAS - 1) * 100:.0f}%"
+        more = tfjs_suite.more_ops(r)
+        c.why = (f"{sum(r['ops'].values())} graph ops against the twin's "
+                 f"{sum(twin['ops'].values())}" + (f"; more {more}" if more else ""))
+      out.append(c)
+  return out
+
+
 def _upstream(res) -> list:
   out = []
   for workload, row in res.get("upstream", {}).get("results", {}).items():
@@ -209,10 +247,79 @@ def _native_speed(res) -> list:
   return out
 
 
+def _ops_text(ops: dict) -> str:
+  top = ", ".join(f"{op} {n}" for op, n in ops["top"][:4])
+  return f"{ops['total']} TF ops ({top})"
+
+
+# From TF profiles (tf.profiler, op time by type) of the graph and of the Keras twin at the
+# suite's full sizes: what the graph runs that the twin does not.
+_TWIN_MISS = {
+  "resnet50": "each ReLU is TF's Relu plus an Equal and a SelectV2 that make its -0.0 JAX's "
+  "+0.0 (49 of each, a tenth of the graph's op time at batch 4, 64x64), and BatchNorm "
+  "subtracts the mean from the activations where Keras folds it into the offset",
+  "bilstm": "Flax's LSTMCell multiplies by eight kernels a step (one per gate and source) "
+  "where Keras's LSTM uses two, the gates side by side: four times the MatMuls and their "
+  "AddN, each a dispatch of its own",
+}
+# Against jax.jit, from the same profiles: what XLA fuses and TF runs as separate kernels.
+_JAX_MISS = {
+  "transformer_lm": "LayerNorm, the tanh GELU and the softmax run as separate elementwise "
+  "kernels (at batch 128, seq 32: 32 Mul, 30 AddV2, 12 Sum, 12 Square a call), each "
+  "writing a (batch, seq, d) or (batch, seq, 4d) tensor, where XLA fuses each into one loop",
+}
+
+
+def _twin_why(r, base: str) -> str:
+  s, ops = r["seconds"], r["ops"]
+  gap_ms = (s[twins_suite.GRAPH] - s[base]) * 1e3
+  parts = [f"{gap_ms:.2f} ms per call over {twins_suite.LABELS[base]}"]
+  if not r.get("compute_bound", True):
+    parts.append("at the model's default size, where a call costs TF's dispatch of each op "
+                 "more than its arithmetic")
+  if base == twins_suite.KERAS and twins_suite.GRAPH in ops and twins_suite.KERAS in ops:
+    parts.append(f"graph: {_ops_text(ops[twins_suite.GRAPH])}; Keras twin: "
+                 f"{_ops_text(ops[twins_suite.KERAS])}")
+  if base == twins_suite.JAX and twins_suite.GRAPH_JIT in s:
+    # The same graph compiled by TF's XLA isolates what running it op by op costs.
+    parts.append(f"the same graph with jit_compile runs at "
+                 f"{s[twins_suite.GRAPH_JIT] / s[base]:.2f}x of jax.jit")
+    if twins_suite.KERAS in s:
+      parts.append(f"the Keras twin at {s[twins_suite.KERAS] / s[base]:.2f}x")
+  known = (_TWIN_MISS if base == twins_suite.KERAS else _JAX_MISS).get(r["model"])
+  if known:
+    parts.append(known)
+  return "; ".join(parts)
+
+
+def _keras_twins(res) -> list:
+  out = []
+  for r in res.get("keras_twins", {}).get("results", []):
+    goals = [(twins_suite.KERAS, GRAPH_OVER_KERAS_TWIN)]
+    if r["model"] in twins_suite.TRANSFORMERS:
+      goals.append((twins_suite.JAX, GRAPH_OVER_JAX_TRANSFORMERS))
+    for base, limit in goals:
+      goal = f"graph (tf.function) within {limit}x of {twins_suite.LABELS[base]}"
+      failed = [p for p in (twins_suite.GRAPH, base, "child") if p in r["errors"]]
+      if failed or twins_suite.GRAPH not in r["seconds"]:
+        err = r["errors"].get(failed[0], "not measured") if failed else "not measured"
+        out.append(Check(goal, twins_suite.label(r), err, False, "fails"))
+        continue
+      ratio = r["seconds"][twins_suite.GRAPH] / r["seconds"][base]
+      c = Check(goal, twins_suite.label(r), f"{ratio:.2f}x", ratio <= limit)
+      if not c.passed:
+        c.by = f"+{(ratio / limit - 1) * 100:.0f}%"
+        c.why = _twin_why(r, base)
+      out.append(c)
+  return out
+
+
 def evaluate(res) -> dict:
   return {"compute-bound runtime": _compute_bound(res),
           "call overhead": _overhead(res),
           "conversion time": _conversion(res),
           "TFLite against Keras": _tflite(res),
+          "TF.js against Keras": _tfjs(res),
           "SavedModel against upstream": _upstream(res),
-          "native module against upstream": _native_speed(res)}
+          "native module against upstream": _native_speed(res),
+          "graph against the Keras twins": _keras_twins(res)}

@@ -1,38 +1,163 @@
-"""TF.js latency in Node and model size: jax2tf.to_tfjs against jax.jit and TF.
+"""TF.js latency in Node and Chromium, and model size: jax2tf.to_tfjs against
+jax.jit, TF, and the Keras twin converted by TF's own TF.js converter.
 
 Each model of the model set (default sizes, static shapes) is written by
 `jax2tf.to_tfjs` and run by TF.js 4.22 in Node on its cpu backend (plain
-JavaScript) and its wasm backend (WebAssembly with SIMD). Node times the
-calls itself (`jax2tf.tfjs.Runner.timed`: the median of a few calls after a
-first one, outputs read back each time), so neither Python nor the pipe to
-Node is counted. Beside them, in this process, `jax.jit` and the same
-no-XLA graph in TF (`tf.function`, parameters as variables), timed
-round-robin; and the model's size on disk (model.json and weight shards).
+JavaScript) and its wasm backend (WebAssembly with SIMD), and in headless
+Chromium on the wasm backend. Node and the page time the calls themselves
+(the median of a few calls after a first one, outputs read back each time),
+so neither Python nor the pipe to Node is counted. Beside them, in this
+process, `jax.jit` and the same no-XLA graph in TF (`tf.function`, parameters
+as variables), timed round-robin; and the model's size on disk (model.json
+and weight shards).
+
+A model with a Keras twin (benchmarks/keras_reference.py) is also measured
+against it as a web developer would write it: the Keras model exported as a
+SavedModel and converted by `tensorflowjs_converter` (benchmarks/tfjs_twin.py;
+its batch is dynamic, as Keras exports it). Both run on the same backends,
+taking turns (`ROUNDS` rounds, the order alternating), each checked against
+`jax.jit` before it is timed.
 """
 
+import collections
 import os
+import statistics
 import tempfile
 
 import numpy as np
 
-from benchmarks import models, paths, timing
+from benchmarks import models, tfjs_twin, timing
 
 BACKENDS = ("cpu", "wasm")
-# Timed calls in Node per backend: ResNet-50 takes seconds per call in plain
-# JavaScript.
-CALLS = {"cpu": 3, "wasm": 5}
+# Timed calls per backend: ResNet-50 takes seconds per call in plain JavaScript.
+CALLS = {"cpu": 3, "wasm": 10, "chromium_wasm": 20}
+# Turns of to_tfjs's model and the twin's on each backend (one in a quick run).
+ROUNDS = 2
+WHO = ("ours", "twin")
+# Where the models run (the keys of the rows' seconds, less "tfjs_"), as the report names them.
+WHERE = {"cpu": "Node, cpu", "wasm": "Node, wasm", "chromium_wasm": "Chromium, wasm"}
 
 
-def _directory_bytes(folder: str) -> dict:
-  sizes = {name: os.path.getsize(os.path.join(folder, name)) for name in os.listdir(folder)}
-  return {"model_json": sizes.pop("model.json"), "shards": sum(sizes.values()),
-          "files": len(sizes) + 1}
+def twin_ratio(row: dict, key: str) -> float | None:
+  """to_tfjs's time over the twin's on `key` (a key of WHERE), where both were measured."""
+  ours = row.get("seconds", {}).get(f"tfjs_{key}")
+  theirs = row.get("twin", {}).get("seconds", {}).get(f"tfjs_{key}")
+  return None if ours is None or theirs is None else ours / theirs
+
+
+def more_ops(row: dict, top: int = 5) -> str:
+  """The ops to_tfjs's graph holds more of than the twin's (Const and
+  Placeholder left out), most first: "Reshape +3, AddV2 +3"."""
+  ours, theirs = row.get("ops", {}), row.get("twin", {}).get("ops", {})
+  extra = sorted(((n - theirs.get(op, 0), op) for op, n in ours.items() if n > theirs.get(op, 0)),
+                 key=lambda e: (-e[0], e[1]))
+  return ", ".join(f"{op} +{n}" for n, op in extra[:top])
+
+
+def _first_line(error: BaseException) -> str:
+  lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+  if isinstance(error, AssertionError):
+    # NumPy's message: the tolerance, the mismatched count, then the largest differences.
+    worst = [line for line in lines if line.startswith(("Mismatched", "Max absolute"))]
+    return "outputs differ from jax.jit: " + "; ".join(worst or lines[:1])[:160]
+  # A TFJSRuntimeError's first line names the model's folder, the second what failed.
+  if isinstance(error, RuntimeError) and len(lines) > 1 and lines[0].endswith(":"):
+    return lines[1][:120]
+  return (lines[0] if lines else type(error).__name__)[:120]
+
+
+def _check(outputs, want, m, what: str) -> None:
+  if len(outputs) != len(want):
+    raise AssertionError(f"{what}: {len(outputs)} outputs, jax.jit gives {len(want)}")
+  for g, w in zip(outputs, want):
+    np.testing.assert_allclose(g, w, rtol=10 * m.rtol, atol=10 * m.atol, err_msg=what)
+
+
+class _Turns:
+  """The TF.js models of one model-set entry (ours, and the twin where it has
+  one) timed in turns on each backend: steady and first-call seconds per
+  backend, or the error that stopped one."""
+
+  def __init__(self, m, want, folders: dict):
+    self.m, self.want, self.folders = m, want, folders
+    self.steady = {who: collections.defaultdict(list) for who in folders}
+    self.first: dict = {who: {} for who in folders}
+    self.errors: dict = {who: {} for who in folders}
+
+  def round(self, key: str, rep: int, measure) -> None:
+    order = [w for w in WHO if w in self.folders]
+    for who in order if rep % 2 == 0 else order[::-1]:
+      if key in self.errors[who]:
+        continue
+      timing.progress(f"tfjs {self.m.name} ({who}) on {key}, round {rep + 1}")
+      try:
+        outputs, steady, first = measure(self.folders[who])
+        _check(outputs, self.want, self.m, f"{self.m.name} ({who}) on TF.js {key}")
+      except (RuntimeError, AssertionError, OSError, ValueError) as e:
+        self.errors[who][key] = _first_line(e)
+        continue
+      self.steady[who][key].append(steady)
+      self.first[who].setdefault(key, first)
+
+  def fail(self, key: str, why: str) -> None:
+    for who in self.folders:
+      self.errors[who][key] = why
+
+  def seconds(self, who: str) -> dict:
+    out = {}
+    for key, samples in self.steady[who].items():
+      out[f"tfjs_{key}"] = statistics.median(samples)
+      out[f"tfjs_{key}_first"] = self.first[who][key]
+    return out
+
+
+def _time_all(turns: _Turns, inputs, rounds: int) -> None:
+  from jax2tf import tfjs  # pylint: disable=import-outside-toplevel
+  from jax2tf.tfjs import browser  # pylint: disable=import-outside-toplevel
+
+  for backend in BACKENDS:
+    try:
+      with tfjs.Runner(backend) as runner:
+        for rep in range(rounds):
+          turns.round(backend, rep, lambda folder: tfjs_twin.time_node(
+            runner, folder, inputs, CALLS[backend]))
+    except (tfjs.TFJSRuntimeError, FileNotFoundError) as e:  # Node or TF.js missing
+      turns.fail(backend, _first_line(e))
+  try:
+    browser.chromium()
+  except FileNotFoundError as e:
+    turns.fail("chromium_wasm", f"no Chromium: {_first_line(e)}")
+    return
+  for rep in range(rounds):
+    turns.round("chromium_wasm", rep, lambda folder: tfjs_twin.time_chromium(
+      folder, inputs, CALLS["chromium_wasm"]))
+
+
+def _twin(name: str, m, want, folder: str, row: dict) -> str | None:
+  """The twin's TF.js model, or None (its row saying why)."""
+  if not tfjs_twin.has_twin(name):
+    return None
+  why = tfjs_twin.missing()
+  if why is None:
+    timing.progress(f"tfjs {name}: the Keras twin through tensorflowjs_converter")
+    try:
+      twin = tfjs_twin.build(name, folder)
+      tfjs_twin.check_signature(twin, len(m.inputs), len(want))
+    except tfjs_twin.TwinError as e:
+      why = _first_line(e)
+  if why is not None:
+    row["twin"] = {"error": why}
+    return None
+  row["twin"] = {"seconds": {}, "errors": {}, "bytes": tfjs_twin.directory_bytes(twin),
+                 "ops": dict(tfjs_twin.graph_ops(twin))}
+  return twin
 
 
 def measure_model(name: str, cfg: timing.Settings) -> dict:
   import jax  # pylint: disable=import-outside-toplevel
 
   import jax2tf  # pylint: disable=import-outside-toplevel
+  from benchmarks import paths  # pylint: disable=import-outside-toplevel
   from jax2tf import tfjs  # pylint: disable=import-outside-toplevel
 
   m = models.get(name)
@@ -45,20 +170,20 @@ def measure_model(name: str, cfg: timing.Settings) -> dict:
     except tfjs.TFJSConversionError as e:
       row["errors"]["to_tfjs"] = str(e).splitlines()[1].strip()
       return row
-    row["bytes"] = _directory_bytes(model.path)
-    for backend in BACKENDS:
-      timing.progress(f"tfjs {name} on the {backend} backend")
-      try:
-        with tfjs.Runner(backend) as runner:
-          (got,), times = runner.timed(model, [inputs], calls=CALLS[backend])
-      except tfjs.TFJSRuntimeError as e:
-        row["errors"][backend] = str(e).splitlines()[1][:120]
-        continue
-      for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w, rtol=10 * m.rtol, atol=10 * m.atol,
-                                   err_msg=f"{name} on TF.js {backend}")
-      row["seconds"][f"tfjs_{backend}"] = times["runs"][0]["steady_ms"] / 1e3
-      row["seconds"][f"tfjs_{backend}_first"] = times["runs"][0]["first_ms"] / 1e3
+    ours = str(model.path)
+    row["bytes"] = tfjs_twin.directory_bytes(ours)
+    row["ops"] = dict(tfjs_twin.graph_ops(ours))
+    folders = {"ours": ours}
+    twin = _twin(name, m, want, folder, row)
+    if twin is not None:
+      folders["twin"] = twin
+    turns = _Turns(m, want, folders)
+    _time_all(turns, inputs, 1 if cfg == timing.QUICK else ROUNDS)
+    row["seconds"].update(turns.seconds("ours"))
+    row["errors"].update(turns.errors["ours"])
+    if twin is not None:
+      row["twin"]["seconds"] = turns.seconds("twin")
+      row["twin"]["errors"] = turns.errors["twin"]
   tf_call, _ = paths.build(paths.PATH["noxla"], m.fn, m.params, inputs)
   jax_call, _ = paths.build_jax(m.fn, m.params, inputs)
   timing.progress(f"tfjs {name}: jax.jit and TF beside it")
@@ -68,3 +193,4 @@ def measure_model(name: str, cfg: timing.Settings) -> dict:
 
 def measure(names, cfg: timing.Settings) -> list:
   return [measure_model(n, cfg) for n in models.REGISTRY if names is None or n in names]
+

@@ -37,8 +37,9 @@ serve = headless.serve
 class BrowserRun:
   """What the page computed: the outputs in the order of JAX's flattened
   result, the TF.js backend that ran them, and the page's other details
-  (milliseconds of the run; for WebGL its version and whether it computes in
-  float32)."""
+  (`ms`, the first run with its outputs read back; `steady_ms`, the median of
+  `repeats` more runs, where asked for; for WebGL its version and whether it
+  computes in float32)."""
 
   outputs: list
   backend: str
@@ -86,6 +87,7 @@ def run(
   backend: str = "webgl",
   fallback: str = "cpu",
   timeout: float = 300,
+  repeats: int = 0,
 ) -> BrowserRun:
   """The model's outputs computed by TF.js in headless Chromium.
 
@@ -94,10 +96,14 @@ def run(
   and `BrowserRun.backend` says which ran. Inputs as for `jax2tf.tfjs.run`.
   A model that computes on 32-bit integer bits (model.json's
   `webgl_inexact`) is refused on WebGL, which would give other numbers.
+  `repeats`: runs timed after the first one, each with its outputs read back
+  (`details["steady_ms"]` is their median).
   """
   for name, value in (("backend", backend), ("fallback", fallback)):
     if value not in BACKENDS:
       raise ValueError(f"{name}: expected one of {BACKENDS}, got {value!r}")
+  if repeats < 0:
+    raise ValueError(f"repeats: expected a count of runs, got {repeats}")
   with tempfile.TemporaryDirectory(prefix="jax2tf-site-") as root:
     model_dir = runtime.model_directory(model, root)
     names, outputs, specs = runtime.signature(model_dir)
@@ -116,7 +122,13 @@ def run(
       file = f"input-{i}.bin"
       array.astype(array.dtype.newbyteorder("<")).tofile(os.path.join(root, file))
       inputs[name] = {"dtype": array.dtype.name, "shape": list(array.shape), "file": file}
-    request = {"backend": backend, "fallback": fallback, "outputs": outputs, "inputs": inputs}
+    request = {
+      "backend": backend,
+      "fallback": fallback,
+      "outputs": outputs,
+      "inputs": inputs,
+      "repeats": repeats,
+    }
     with open(os.path.join(root, "request.json"), "w", encoding="utf-8") as f:
       json.dump(request, f)
     if os.path.abspath(model_dir) != os.path.join(os.path.abspath(root), "model"):

@@ -1,0 +1,86 @@
+"""The Keras twins of the model set (benchmarks/keras_reference.py) compute what
+the Flax models compute under `jax.jit`, at the sizes they are built for and
+at another batch (the twins' batch is dynamic), on Keras's TensorFlow and JAX
+backends;
+and the keras_twins suite's paths agree with `jax.jit` before it times them."""
+
+import json
+import os
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+
+from benchmarks import keras_reference, models
+from benchmarks.suites import keras_twins
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NEW_TWINS = ("gpt_rotary", "vit", "bilstm")
+
+
+# Sizes other than the defaults: the twin fixes all but the batch from the inputs it is built for.
+SIZES = {"gpt_rotary": {"seq": 12}, "vit": {"size": 20}, "bilstm": {"seq": 9}}
+
+
+@pytest.mark.parametrize("name", NEW_TWINS)
+def test_twin_matches_flax(name):
+  m = models.get(name)
+  dims = {**m.default_dims, **SIZES[name]}
+  twin = keras_reference.build(name, m.params, m.make_inputs(**dims), m.rtol, m.atol)
+  (x,) = m.make_inputs(**{**dims, "batch": 3})
+  np.testing.assert_allclose(
+    np.asarray(twin(x)), np.asarray(jax.jit(m.fn)(m.params, x)), rtol=m.rtol, atol=m.atol
+  )
+
+
+_ON_JAX = """
+import json, sys
+import numpy as np
+import keras
+from benchmarks import keras_reference, models
+errors = {}
+for name in sys.argv[1:]:
+  m = models.get(name)
+  twin = keras_reference.build(name, m.params, m.inputs, m.rtol, m.atol)
+  errors[name] = float(np.max(np.abs(np.asarray(twin(*m.inputs)) - m.fn(m.params, *m.inputs))))
+print(json.dumps({"backend": keras.backend.backend(), "errors": errors}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_twins_build_on_the_jax_backend():
+  env = {**os.environ, "KERAS_BACKEND": "jax", "TF_CPP_MIN_LOG_LEVEL": "3"}
+  done = subprocess.run(
+    [sys.executable, "-c", _ON_JAX, *NEW_TWINS],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    env=env,
+    check=False,
+  )
+  assert done.returncode == 0, done.stderr[-3000:]
+  out = json.loads(done.stdout.strip().splitlines()[-1])
+  assert out["backend"] == "jax"
+  assert set(out["errors"]) == set(NEW_TWINS)
+
+
+@pytest.mark.subprocess
+def test_suite_checks_every_path_against_jax():
+  # A child process of the suite, as benchmarks.run starts it, at the default sizes.
+  from benchmarks import children, timing
+
+  m = models.get("bilstm")
+  cfg = timing.Settings(samples=1, sample_s=0.0, warmup=0, conversions=1)
+  row = children.run(
+    "benchmarks.suites.keras_twins",
+    "child",
+    "bilstm",
+    json.dumps(m.default_dims),
+    json.dumps(vars(cfg)),
+  )
+  assert row["errors"] == {}
+  assert set(row["seconds"]) == set(keras_twins.ALTERNATIVES)
+  assert max(row["max_abs_error"].values()) <= m.atol

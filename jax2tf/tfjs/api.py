@@ -13,7 +13,7 @@ import tensorflow as tf
 from jax2tf import targets
 from jax2tf.deploy import artifacts, signature
 from jax2tf.options import DisabledSafetyCheck, require_bool
-from jax2tf.tfjs import freeze, graph_model, refusals, webgl
+from jax2tf.tfjs import freeze, graph_model, optimize, refusals, webgl
 
 # Graph serialization without XLA ops: ordinary TF ops, which TF.js maps to
 # its kernels (it has no XlaCallModule, nor any Xla* op), with the rules'
@@ -157,6 +157,7 @@ def to_tfjs(
   )
   frozen = freeze.freeze(traced)
   refusals.check(frozen, traced.jaxpr)
+  frozen = optimize.optimize(frozen)
   uint32 = [n for n, u in zip(frozen.inputs, unsigned_inputs) if u]
   uint32 += [signature.output_name(i) for i, u in enumerate(unsigned_results) if u]
   files = graph_model.model_files(

@@ -32,23 +32,23 @@ class Frozen:
   shape_checks: list = dataclasses.field(default_factory=list)  # [{"node", "message"}]
 
 
-def _node_name(tensor_name: str) -> str:
+def node_name(tensor_name: str) -> str:
   return tensor_name.lstrip("^").split(":")[0]
 
 
-def _prune(graph_def, keep) -> None:
+def prune(graph_def, keep) -> None:
   """Keeps the nodes that the tensors `keep` (outputs, and inputs even when
   unused, which the signature names) need, through data and control edges:
   what TF.js runs, and so what the refusals are about."""
   by_name = {node.name: node for node in graph_def.node}
   needed: set[str] = set()
-  stack = [_node_name(t.name) for t in keep]
+  stack = [node_name(t.name) for t in keep]
   while stack:
     name = stack.pop()
     if name in needed:
       continue
     needed.add(name)
-    stack.extend(_node_name(i) for i in by_name[name].input)
+    stack.extend(node_name(i) for i in by_name[name].input)
   kept = [node for node in graph_def.node if node.name in needed]
   del graph_def.node[:]
   graph_def.node.extend(kept)
@@ -111,8 +111,8 @@ def _drop_constant_control_edges(graph_def) -> None:
         node.op == "Identity"
         and node.name not in constant
         and len(node.input) == 1
-        and _node_name(node.input[0]) in constant
-        and by_name[_node_name(node.input[0])].op in ("Const", "Identity")
+        and node_name(node.input[0]) in constant
+        and by_name[node_name(node.input[0])].op in ("Const", "Identity")
       ):
         constant.add(node.name)
         grew = True
@@ -145,7 +145,7 @@ def _empty_results_as_constants(graph_def, graph) -> None:
     if not shape.is_fully_defined() or shape.num_elements() != 0:
       continue
     value = tf.make_tensor_proto(np.zeros(shape.as_list(), dtype.as_numpy_dtype))
-    controls = list(dict.fromkeys("^" + _node_name(i) for i in node.input))
+    controls = list(dict.fromkeys("^" + node_name(i) for i in node.input))
     node.op = "Const"
     node.ClearField("attr")
     node.attr["dtype"].type = dtype.as_datatype_enum
@@ -168,14 +168,14 @@ def _bypass_identities(graph_def, keep) -> None:
 
   def source(tensor: str) -> str:
     while True:
-      node = by_name.get(_node_name(tensor))
+      node = by_name.get(node_name(tensor))
       if (
         node is None
         or node.op != "Identity"
         or node.name in keep
         or node.name in controlled
         or len(node.input) != 1
-        or by_name[_node_name(node.input[0])].op in _CONTROL_FLOW
+        or by_name[node_name(node.input[0])].op in _CONTROL_FLOW
       ):
         return tensor
       tensor = node.input[0]
@@ -208,8 +208,8 @@ def freeze(traced: Traced) -> Frozen:
   checks = shape_checks.make_runnable(graph_def)
   signature = [*inputs.values(), *outputs.values()]
   _drop_constant_control_edges(graph_def)
-  _bypass_identities(graph_def, {_node_name(t.name) for t in signature})
-  _prune(graph_def, signature)
+  _bypass_identities(graph_def, {node_name(t.name) for t in signature})
+  prune(graph_def, signature)
   return Frozen(graph_def, inputs, outputs, checks)
 
 

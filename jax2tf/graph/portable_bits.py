@@ -18,6 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from jax2tf.graph import semantics as sem
+from jax2tf.targets import uint32_words
 
 _U32_MAX = 0xFFFFFFFF
 
@@ -144,18 +145,35 @@ def rotate_left(x: tf.Tensor, r: int) -> tf.Tensor:
   return x * _u32(1 << r) + tf.bitwise.right_shift(x, _u32(32 - r))
 
 
-def _low_half(u: tf.Tensor) -> tf.Tensor:
-  """The low 16 bits of uint32 `u`: a xor clears the high ones."""
-  return tf.bitwise.bitwise_xor(u, tf.bitwise.right_shift(u, _u32(16)) * _u32(1 << 16))
+class _Words:
+  """uint32 tensors for the formulas in uint32 words (jax2tf/targets/uint32_words.py)."""
+
+  @staticmethod
+  def add(x, y):
+    return x + (_u32(y) if isinstance(y, int) else y)
+
+  @staticmethod
+  def mul(x, y):
+    return x * (_u32(y) if isinstance(y, int) else y)
+
+  @staticmethod
+  def xor(x, y):
+    return tf.bitwise.bitwise_xor(x, _u32(y) if isinstance(y, int) else y)
+
+  @staticmethod
+  def shr(x, n: int):
+    return tf.bitwise.right_shift(x, _u32(n))
+
+
+_WORDS = _Words()
 
 
 def multiply_high(x: tf.Tensor, y: tf.Tensor, *, signed: bool) -> tf.Tensor:
   """The high half of the double-width product of integers of 8 to 32 bits,
   in uint32 arithmetic: for targets without a 64-bit product or division.
 
-  The operands' bits are split into 16-bit halves, whose four products are
-  exact in uint32; the high word collects the high product, the high halves
-  of the two cross products and the carry out of the low word. A signed
+  The unsigned high word comes from the operands' 16-bit halves
+  (uint32_words.multiply_high, shared with the native routes). A signed
   product then takes back what reading a negative operand as unsigned adds
   (2**32 times the other operand), modulo 2**32."""
   width = sem.bit_width(x.dtype)
@@ -166,14 +184,7 @@ def multiply_high(x: tf.Tensor, y: tf.Tensor, *, signed: bool) -> tf.Tensor:
       product = tf.math.floordiv(tf.cast(a, tf.int32) * tf.cast(b, tf.int32), 1 << width)
       return tf.cast(product, x.dtype)
     return from_u32(tf.bitwise.right_shift(a * b, _u32(width)), x.dtype)
-  shift = _u32(16)
-  a_high, b_high = tf.bitwise.right_shift(a, shift), tf.bitwise.right_shift(b, shift)
-  a_low, b_low = _low_half(a), _low_half(b)
-  cross_1, cross_2 = a_high * b_low, a_low * b_high
-  low_word_high = tf.bitwise.right_shift(a_low * b_low, shift)
-  carry = tf.bitwise.right_shift(low_word_high + _low_half(cross_1) + _low_half(cross_2), shift)
-  high = (a_high * b_high + tf.bitwise.right_shift(cross_1, shift)
-          + tf.bitwise.right_shift(cross_2, shift) + carry)  # fmt: skip
+  high = uint32_words.multiply_high(_WORDS, a, b)
   if signed:
     sign = _u32(31)
     taken = b * tf.bitwise.right_shift(a, sign) + a * tf.bitwise.right_shift(b, sign)

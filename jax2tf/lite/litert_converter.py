@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from jax2tf.lite import mlir_types
+from jax2tf.lite import litert_loops, mlir_types
 from jax2tf.lite.errors import TFLiteConversionError
 from jax2tf.native.module_rewrite import primitive_of
 
@@ -136,6 +136,8 @@ def convert_signatures(signatures: Sequence[SignatureModule]) -> bytes:
       api.run_convert_to_tfl_passes(module, passmanager.PassManager(), _config(api))
     except Exception as e:  # the binding raises a plain ValueError
       raise _refusal("cannot legalize", str(e), module) from e
+    # The exporter writes a loop only with its regions outlined.
+    litert_loops.outline_loops(ir, module)
     try:
       return api.export_flatbuffer_to_bytes(module.operation)
     except Exception as e:  # the binding raises a plain ValueError
@@ -262,14 +264,6 @@ def _refusal(what: str, message: str, module) -> LiteRTConversionError:
       Problem(o.name, o.primitive, o.where, "no LiteRT operator", o.on)
       for o in ops
       if not _exportable(o.name, builtin)
-    ]
-  if not problems:
-    # Seen with every loop of a module from JAX (litert-converter 0.5.0):
-    # the exporter fails silently on its tfl.while.
-    problems = [
-      Problem(o.name, o.primitive, o.where, "a loop, which the exporter has been seen to fail on")
-      for o in ops
-      if o.name == "tfl.while"
     ]
   problems = list(dict.fromkeys(problems))
   if problems:

@@ -32,10 +32,12 @@ beyond the rounding of folded weights, biases and pools:
 - operators whose results nothing reads, subgraphs nothing calls, tensors
   nothing uses and buffers no tensor holds are removed.
 
-On both routes three changes make numbers JAX's: a SIN of -0.0 gives -0.0
-and an EXP of NaN NaN, which LiteRT's kernels lose (special_inputs.py), and
-the infinite constants that the converter wrote as the largest finite floats
-are infinite again (infinities.py).
+On both routes a scatter's sum or product is written as LiteRT's
+STABLEHLO_SCATTER kernel reads it (scatter_regions.py), and three changes
+make numbers JAX's: a SIN of -0.0 gives -0.0 and an EXP of NaN NaN, which
+LiteRT's kernels lose (special_inputs.py), and the infinite constants that
+the converter wrote as the largest finite floats are infinite again
+(infinities.py).
 
 The passes rely on what a module from JAX guarantees: operands broadcast to
 one shape agree on each symbolic dimension (an unknown dimension of a
@@ -46,7 +48,14 @@ dropped and the rest renumbered, in signatures too.
 
 import numpy as np
 
-from jax2tf.lite import activations, flatbuffer, infinities, signed_zeros, special_inputs
+from jax2tf.lite import (
+  activations,
+  flatbuffer,
+  infinities,
+  scatter_regions,
+  signed_zeros,
+  special_inputs,
+)
 from jax2tf.lite.flatbuffer import NUMPY_TYPES, WEIGHT_CHANNEL_AXIS, Graph, fused_activation, ints
 from jax2tf.lite.litert_schema import schema
 
@@ -656,6 +665,7 @@ _PASSES = (
   activations.fuse_gelu,
   special_inputs.sin_keeps_zero_sign,
   special_inputs.exp_keeps_nan,
+  scatter_regions.scatter_regions_as_stablehlo,
   _remove_unread,
 )
 
@@ -687,6 +697,7 @@ _LITERT_PASSES = (
   signed_zeros.drop_abs_before_zero_hiding_ops,
   special_inputs.sin_keeps_zero_sign,
   special_inputs.exp_keeps_nan,
+  scatter_regions.scatter_regions_as_stablehlo,
   _remove_unread,
 )
 PASSES = {"native": _PASSES, "graph": _GRAPH_PASSES, "litert": _LITERT_PASSES}

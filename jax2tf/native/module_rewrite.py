@@ -31,7 +31,7 @@ from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import stablehlo as hlo
 from jax.interpreters import mlir
 
-from jax2tf.native import module_patterns, versions
+from jax2tf.native import dynamic_ops, integer_patterns, module_patterns, versions
 from jax2tf.native.stablehlo_values import ops_named
 from jax2tf.native.versions import ConsumerVersions
 
@@ -105,6 +105,8 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.HIDE_TRANSPOSES_FROM_CONSTANT_FIRST_OPS,
     module_patterns.REVERSE_ONE_RUN_AT_A_TIME,
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
+    *integer_patterns.TFLITE_INTEGER_OPS,
+    *dynamic_ops.DYNAMIC_OPS_FOR_TFLITE,
   ),
   "litert": (
     module_patterns.INLINE_COMPOSITES,
@@ -113,11 +115,13 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.HIDE_TRANSPOSES_FROM_CONSTANT_FIRST_OPS,
     module_patterns.REVERSE_ONE_RUN_AT_A_TIME,
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
+    *integer_patterns.TFLITE_INTEGER_OPS,
     module_patterns.INTEGER_REMAINDER_FROM_DIVISION,
     module_patterns.INTEGER_DIVISION_BY_ZERO_AS_SELECT,
     module_patterns.NAN_OUTSIDE_MIN_MAX_REDUCTIONS,
     module_patterns.PROPAGATE_NAN_IN_MIN_MAX,
     module_patterns.PROPAGATE_NAN_IN_CLAMP,
+    *dynamic_ops.DYNAMIC_OPS_FOR_TFLITE,
   ),
 }
 

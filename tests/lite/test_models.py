@@ -22,52 +22,16 @@ from tests.model_set import assert_runs_like_jax, export_inputs, variants
 ROUTES = ("graph", "native", "litert")
 FAST = {("mlp", "batch", "graph"), ("cnn", "batch", "graph"), ("actor_critic", "batch", "graph"),
         ("mlp", "batch", "native"), ("mlp", "batch", "litert")}
-# Rows the native route cannot take, pinned with what stops them: TF's
-# converter has no legalization of the dynamic StableHLO ops JAX emits for
-# polymorphic gathers, slices and convolutions (nor of this shape arithmetic),
-# and LiteRT's STABLEHLO_SCATTER kernel refuses the GNN's segment sum.
-NATIVE_FAILS = {
-  ("actor_critic", "batch"): (lite.TFLiteConversionError, "vhlo.dynamic_gather_v1"),
-  ("gnn", "static"): (RuntimeError, "STABLEHLO_SCATTER"),
-  ("gnn", "batch"): (RuntimeError, "STABLEHLO_SCATTER"),
-  ("nnx_cnn", "spatial"): (lite.TFLiteConversionError, "vhlo.dynamic_conv_v2"),
-  ("vae", "static"): (lite.TFLiteConversionError, "failed to legalize operation 'tfl.mul'"),
-  ("vae", "batch"): (lite.TFLiteConversionError, "'arith.index_cast' op"),
-  ("bilstm", "seq"): (lite.TFLiteConversionError, "vhlo.dynamic_slice_v1"),
-  ("seq2seq", "batch"): (lite.TFLiteConversionError, "vhlo.dynamic_gather_v1"),
-  ("seq2seq", "seq"): (lite.TFLiteConversionError, "vhlo.dynamic_gather_v1"),
-  ("gpt_rotary", "batch"): (lite.TFLiteConversionError, "vhlo.dynamic_gather_v1"),
-  ("gpt_rotary", "seq"): (lite.TFLiteConversionError, "vhlo.dynamic_gather_v1"),
-}
-
-
-# Rows the litert route cannot take (litert-converter 0.5.0, LiteRT 2.3),
-# pinned with what stops them, as measured:
-_REFUSED = litert_converter.LiteRTConversionError
-LITERT_FAILS = {
-  # Polymorphic gathers, slices and convolutions: the converter leaves JAX's
-  # dynamic StableHLO ops as VHLO ops that LiteRT has no operator for (and
-  # refuses a gather of a dynamically shaped operand outright).
-  ("actor_critic", "batch"): (_REFUSED, "vhlo.dynamic_gather_v1"),
-  ("gnn", "batch"): (_REFUSED, "'mhlo.gather' op Dynamic shaped operand is not supported"),
-  ("nnx_cnn", "spatial"): (_REFUSED, "vhlo.dynamic_conv_v2"),
-  ("bilstm", "seq"): (_REFUSED, "vhlo.dynamic_slice_v1"),
-  ("seq2seq", "batch"): (_REFUSED, "vhlo.dynamic_gather_v1"),
-  ("seq2seq", "seq"): (_REFUSED, "vhlo.dynamic_slice_v1"),
-  ("gpt_rotary", "batch"): (_REFUSED, "vhlo.dynamic_gather_v1"),
-  ("gpt_rotary", "seq"): (_REFUSED, "vhlo.dynamic_gather_v1"),
-  # Loops (the scans of the recurrent models): the flatbuffer exporter fails,
-  # without a reason, on the module's tfl.while.
-  ("bilstm", "static"): (_REFUSED, "tfl.while"),
-  ("bilstm", "batch"): (_REFUSED, "tfl.while"),
-  ("seq2seq", "static"): (_REFUSED, "tfl.while"),
-  # The VAE's PRNG: TFLite has no uint64 MUL for threefry's counters, and the
-  # converter's own shape arithmetic of the polymorphic module is ill-typed.
-  ("vae", "static"): (_REFUSED, "tfl.mul on uint64"),
-  ("vae", "batch"): (_REFUSED, "'arith.index_cast' op"),
-  # LiteRT's STABLEHLO_SCATTER kernel refuses the GNN's segment sum.
-  ("gnn", "static"): (RuntimeError, "STABLEHLO_SCATTER"),
-}
+# Rows a route cannot take, pinned with the error that stops each: none
+# now, on the native route (TF 2.21's converter) nor on the litert route
+# (litert-converter 0.5.0, LiteRT 2.3). The module rewrites that made the
+# last ones pass are jax2tf/native/integer_patterns.py (threefry's uint64
+# counters and rotations) and jax2tf/native/dynamic_ops.py (polymorphic
+# gathers, slices, convolutions and iotas); on the flatbuffer,
+# jax2tf/lite/scatter_regions.py (a segment sum's region) and, on the
+# litert route, jax2tf/lite/litert_loops.py (loops).
+NATIVE_FAILS: dict = {}
+LITERT_FAILS: dict = {}
 
 _NEEDS_LITERT = pytest.mark.skipif(
   not litert_converter.is_installed(), reason="the litert route needs litert-converter"

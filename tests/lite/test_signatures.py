@@ -216,13 +216,28 @@ def test_functions_without_params_and_a_polymorphic_signature():
   np.testing.assert_array_equal(halved, big / 2)
 
 
+def _loop(x):
+  return lax.fori_loop(0, 3, lambda i, v: v * 2 + i, x)
+
+
 def test_a_refusal_names_the_signature():
-  def loop(x):
-    return lax.fori_loop(0, 3, lambda i, v: v * 2 + i, x)
+  def spectrum(x):
+    return jnp.abs(jnp.fft.fft(x))
 
   x = np.ones(4, np.float32)
-  with pytest.raises(litert_converter.LiteRTConversionError, match=r"^signature 'loop': "):
-    jax2tf.to_tflite_signatures({"double": (lambda x: 2 * x, x), "loop": (loop, x)}, verify=False)
+  with pytest.raises(litert_converter.LiteRTConversionError, match=r"^signature 'spectrum': "):
+    jax2tf.to_tflite_signatures(
+      {"double": (lambda x: 2 * x, x), "spectrum": (spectrum, x)}, verify=False
+    )
+
+
+def test_loops_of_several_signatures_each_run_like_jax():
+  x = np.arange(4, dtype=np.float32)
+  model = jax2tf.to_tflite_signatures(
+    {"loop": (_loop, x), "twice": (lambda x: _loop(_loop(x)), x)}, verify=False
+  )
+  for name, fun in (("loop", _loop), ("twice", lambda x: _loop(_loop(x)))):
+    np.testing.assert_allclose(lite.run(model, x, signature=name)[0], jax.jit(fun)(x))
 
 
 def _two(x, y):

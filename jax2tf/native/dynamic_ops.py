@@ -1,0 +1,412 @@
+"""Gathers and slices of polymorphic arrays in forms TFLite's converters
+legalize.
+
+With a polymorphic dimension, JAX writes indexing as ops that neither TF's
+TFLite converter (2.21) nor litert-converter (0.5.0) turns into TFLite
+operators: `x[:, 0]` and `x[:, :-1]` become `stablehlo.dynamic_gather`,
+which both leave as a VHLO op that LiteRT has no operator for; a dynamic
+slice of a polymorphic operand (a scan over a polymorphic sequence reading
+one step) stays a STABLEHLO_DYNAMIC_SLICE, which LiteRT (2.3) cannot run;
+and litert-converter refuses a gather of a polymorphic operand ("'mhlo.gather'
+op Dynamic shaped operand is not supported": `h[i]` of a polymorphic number
+of rows). Both legalize `stablehlo.torch_index_select` (a gather of whole
+slices along one axis) into GATHER, and `stablehlo.real_dynamic_slice` of a
+polymorphic result into STRIDED_SLICE, at any shape. The patterns write the
+three ops so, with the clamps of their starts that StableHLO defines:
+
+* a gather of whole slices along one axis d (one start index per batch
+  position, the slice one wide along d and whole along every other axis,
+  which must be static, the batch dimensions where the select puts them)
+  is the select of the indices along d, clamped into the axis;
+* a dynamic slice of a polymorphic operand is, along each axis it does not
+  take whole, the select of the consecutive indices from its start, clamped
+  so that the slice fits;
+* a dynamic gather of one start along one axis is the select of the
+  consecutive indices from that start where the slice's width there is
+  static (then cut, where the slice may not take another axis whole, to
+  the slice's sizes read at run time), else a strided slice from it, and
+  a reshape that drops the axis where the gather collapses it.
+
+The result is the op's own, element for element; the clamps read the
+operand's sizes at run time.
+"""
+
+import numpy as np
+from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import stablehlo as hlo
+
+from jax2tf.native import stablehlo_values as values
+from jax2tf.native.module_patterns import Pattern
+
+
+def _dimension_size(value, axis: int, element):
+  """The size of `value` along `axis` as a rank-0 tensor of `element` integers."""
+  t = ir.RankedTensorType(value.type)
+  scalar = ir.RankedTensorType.get([], element)
+  if not t.is_dynamic_dim(axis):
+    return hlo.ConstantOp(
+      ir.DenseElementsAttr.get_splat(scalar, ir.IntegerAttr.get(element, t.shape[axis]))
+    ).result
+  size = hlo.GetDimensionSizeOp(value, axis).result
+  return size if size.type == scalar else hlo.ConvertOp(scalar, size).result
+
+
+def _scalar(element, value: int):
+  scalar = ir.RankedTensorType.get([], element)
+  return hlo.ConstantOp(
+    ir.DenseElementsAttr.get_splat(scalar, ir.IntegerAttr.get(element, value))
+  ).result
+
+
+def _clamped(index, operand, axis: int, width: int):
+  """`index` (integers) clamped into [0, size - width], the size of `operand`
+  along `axis`: where a slice `width` wide starting there fits."""
+  element = ir.RankedTensorType(index.type).element_type
+  last = hlo.SubtractOp(_dimension_size(operand, axis, element), _scalar(element, width)).result
+  return hlo.ClampOp(_scalar(element, 0), index, last).result
+
+
+def _without_last_axis(indices):
+  """`indices` without its last axis (of size 1)."""
+  t = ir.RankedTensorType(indices.type)
+  shape = t.shape[:-1]
+  result = ir.RankedTensorType.get(shape, t.element_type)
+  if t.has_static_shape:
+    return hlo.ReshapeOp(result, indices).result
+  i32 = ir.IntegerType.get_signless(32)
+  one = ir.RankedTensorType.get([1], i32)
+  sizes = [
+    hlo.ReshapeOp(one, _dimension_size(indices, axis, i32)).result for axis in range(len(shape))
+  ]
+  return hlo.DynamicReshapeOp(result, indices, hlo.ConcatenateOp(sizes, 0).result).result
+
+
+def _gather_along_dynamic_axis_as_index_select(op):
+  operand, indices = op.operands
+  t = ir.RankedTensorType(operand.type)
+  if t.has_static_shape:
+    return  # the converter's own legalization
+  numbers = hlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+  if list(numbers.operand_batching_dims) or list(numbers.start_indices_batching_dims):
+    return
+  start_map = list(numbers.start_index_map)
+  if len(start_map) != 1 or list(numbers.collapsed_slice_dims) != start_map:
+    return
+  (axis,) = start_map
+  sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
+  for k, size in enumerate(sizes):
+    if k == axis and size != 1:
+      return
+    if k != axis and (t.is_dynamic_dim(k) or size != t.shape[k]):
+      return
+  it = ir.RankedTensorType(indices.type)
+  vector_dim = numbers.index_vector_dim
+  if vector_dim == it.rank:
+    batch = it.rank
+  elif vector_dim == it.rank - 1 and not it.is_dynamic_dim(vector_dim) and it.shape[-1] == 1:
+    batch = it.rank - 1
+  else:
+    return
+  # The select puts the indices' dimensions where the axis was.
+  if list(numbers.offset_dims) != list(range(axis)) + list(range(axis + batch, t.rank - 1 + batch)):
+    return
+  with ir.InsertionPoint(op), op.location:
+    index = indices if batch == it.rank else _without_last_axis(indices)
+    select = hlo.TorchIndexSelectOp(
+      op.results[0].type, operand, _clamped(index, operand, axis, 1), axis, 0
+    )
+  op.results[0].replace_all_uses_with(select.result)
+  op.erase()
+
+
+GATHER_ALONG_DYNAMIC_AXIS_AS_INDEX_SELECT = Pattern(
+  "gather_along_dynamic_axis_as_index_select",
+  ("stablehlo.gather",),
+  _gather_along_dynamic_axis_as_index_select,
+)
+
+
+def _dynamic_slice_of_dynamic_operand_as_index_selects(op):
+  operand, *starts = op.operands
+  t = ir.RankedTensorType(operand.type)
+  if t.has_static_shape:
+    return  # the converter's own legalization
+  sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
+  x = operand
+  with ir.InsertionPoint(op), op.location:
+    for axis, (start, size) in enumerate(zip(starts, sizes)):
+      if not t.is_dynamic_dim(axis) and t.shape[axis] == size:
+        continue  # whole: the start clamps to 0
+      x = _selected(x, start, axis, size)
+  op.results[0].replace_all_uses_with(x)
+  op.erase()
+
+
+DYNAMIC_SLICE_OF_DYNAMIC_OPERAND_AS_INDEX_SELECTS = Pattern(
+  "dynamic_slice_of_dynamic_operand_as_index_selects",
+  ("stablehlo.dynamic_slice",),
+  _dynamic_slice_of_dynamic_operand_as_index_selects,
+)
+
+
+def _size_elements(value) -> list | None:
+  """The elements of a rank-1 slice-sizes tensor, each an int where it is a
+  constant, else None; or None where the tensor is not built of pieces
+  (concatenated constants and reshaped scalars) that say."""
+  t = ir.RankedTensorType(value.type)
+  if t.rank != 1 or t.is_dynamic_dim(0):
+    return None
+  c = values.constant_of(value)
+  if c is not None:
+    if c.elements is None:
+      return None
+    return [int(e) for e in np.broadcast_to(c.elements, (t.shape[0],))]
+  if not isinstance(value, ir.OpResult):
+    return [None] * t.shape[0]
+  op = value.owner
+  if op.name == "stablehlo.concatenate":
+    elements: list = []
+    for v in op.operands:
+      piece = _size_elements(v)
+      if piece is None:
+        return None
+      elements += piece
+    return elements
+  return [None] * t.shape[0]
+
+
+def _dynamic_gather_of_one_start_as_index_select(op):
+  operand, indices, slice_sizes = op.operands
+  t = ir.RankedTensorType(operand.type)
+  it = ir.RankedTensorType(indices.type)
+  numbers = hlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+  if list(numbers.operand_batching_dims) or list(numbers.start_indices_batching_dims):
+    return
+  start_map = list(numbers.start_index_map)
+  collapsed = list(numbers.collapsed_slice_dims)
+  if len(start_map) != 1 or not set(collapsed) <= set(start_map):
+    return
+  (axis,) = start_map
+  # One start: the indices hold a single index vector, of one index.
+  if not it.has_static_shape or int(np.prod(it.shape)) != 1:
+    return
+  result = ir.RankedTensorType(op.results[0].type)
+  if list(numbers.offset_dims) != list(range(result.rank)):
+    return
+  sizes = _size_elements(slice_sizes)
+  if sizes is None or (collapsed and sizes[axis] != 1):
+    return
+  if not collapsed and _sized(t, sizes) != result:
+    return  # a result type more static than the sizes say
+  st = ir.RankedTensorType(slice_sizes.type)
+  with ir.InsertionPoint(op), op.location:
+    start = hlo.ReshapeOp(ir.RankedTensorType.get([], it.element_type), indices).result
+    if sizes[axis] is None:
+      x = _strided_slice(operand, start, axis, slice_sizes, sizes)
+    else:
+      x = _selected(operand, start, axis, sizes[axis])
+      # Axes the slice may not take whole: cut to the slice's sizes.
+      if any(
+        k != axis and (size is None or t.is_dynamic_dim(k) or size != t.shape[k])
+        for k, size in enumerate(sizes)
+      ):
+        x = hlo.RealDynamicSliceOp(
+          _sized(t, sizes), x, _splat(st, 0), slice_sizes, _splat(st, 1)
+        ).result
+    if collapsed:
+      kept = [
+        hlo.SliceOp(slice_sizes, [k], [k + 1], [1]).result for k in range(t.rank) if k != axis
+      ]
+      if kept:
+        target = hlo.ConcatenateOp(kept, 0).result
+      else:
+        target = _splat(ir.RankedTensorType.get([0], st.element_type), 0)
+      x = hlo.DynamicReshapeOp(result, x, target).result
+  op.results[0].replace_all_uses_with(x)
+  op.erase()
+
+
+def _sized(t, sizes):
+  """Tensor type `t` with the dimensions `sizes` (None: dynamic)."""
+  dims = [ir.ShapedType.get_dynamic_size() if s is None else s for s in sizes]
+  return ir.RankedTensorType.get(dims, t.element_type)
+
+
+def _selected(operand, start, axis: int, width: int):
+  """The `width` consecutive slices of `operand` along `axis` from `start`
+  (clamped so that they fit, as a gather and a dynamic slice clamp it), as
+  a select."""
+  t = ir.RankedTensorType(operand.type)
+  vector = ir.RankedTensorType.get([width], ir.RankedTensorType(start.type).element_type)
+  first = hlo.BroadcastInDimOp(vector, _clamped(start, operand, axis, width), []).result
+  index = hlo.AddOp(first, hlo.IotaOp(vector, 0).result).result
+  shape = list(t.shape)
+  shape[axis] = width
+  selected = ir.RankedTensorType.get(shape, t.element_type)
+  return hlo.TorchIndexSelectOp(selected, operand, index, axis, 0).result
+
+
+def _strided_slice(operand, start, axis: int, slice_sizes, sizes):
+  """The slice of `operand` of the sizes `slice_sizes` (whose elements
+  `sizes` says where constant) starting at `start` along `axis` (clamped
+  as a gather clamps it) and at 0 elsewhere."""
+  t = ir.RankedTensorType(operand.type)
+  st = ir.RankedTensorType(slice_sizes.type)
+  element = st.element_type
+  scalar = ir.RankedTensorType.get([], element)
+  one = ir.RankedTensorType.get([1], element)
+  width = hlo.ReshapeOp(scalar, hlo.SliceOp(slice_sizes, [axis], [axis + 1], [1]).result).result
+  if start.type != scalar:
+    start = hlo.ConvertOp(scalar, start).result
+  last = hlo.SubtractOp(_dimension_size(operand, axis, element), width).result
+  first = hlo.ClampOp(_scalar(element, 0), start, last).result
+  pieces = [
+    hlo.ReshapeOp(one, first).result if k == axis else _splat(one, 0) for k in range(t.rank)
+  ]
+  begin = hlo.ConcatenateOp(pieces, 0).result
+  limit = hlo.AddOp(begin, slice_sizes).result
+  return hlo.RealDynamicSliceOp(_sized(t, sizes), operand, begin, limit, _splat(st, 1)).result
+
+
+def _splat(t, value: int):
+  return hlo.ConstantOp(
+    ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(t.element_type, value))
+  ).result
+
+
+DYNAMIC_GATHER_OF_ONE_START_AS_INDEX_SELECT = Pattern(
+  "dynamic_gather_of_one_start_as_index_select",
+  ("stablehlo.dynamic_gather",),
+  _dynamic_gather_of_one_start_as_index_select,
+)
+
+
+def _sizes_with(x, axis: int, size, element):
+  """The sizes of `x` as a rank-1 tensor of `element` integers, with `size`
+  (a rank-1 tensor of one element) along `axis`."""
+  t = ir.RankedTensorType(x.type)
+  one = ir.RankedTensorType.get([1], element)
+  pieces = [
+    size if k == axis else hlo.ReshapeOp(one, _dimension_size(x, k, element)).result
+    for k in range(t.rank)
+  ]
+  return hlo.ConcatenateOp(pieces, 0).result
+
+
+def _zero_padded(x, axis: int, low, high):
+  """`x` with zeros concatenated before and after it along `axis`, as many as
+  the rank-1 tensors of one element `low` and `high` say."""
+  t = ir.RankedTensorType(x.type)
+  element = ir.RankedTensorType(low.type).element_type
+  shape = list(t.shape)
+  shape[axis] = ir.ShapedType.get_dynamic_size()
+  padded = ir.RankedTensorType.get(shape, t.element_type)
+
+  def zeros(size):
+    c = values.constant_of(size)
+    if c is not None and c.elements is not None and not c.elements.any():
+      return []  # no padding on this side
+    zero = values.scalar(t.element_type, 0)
+    sizes = _sizes_with(x, axis, size, element)
+    return [hlo.DynamicBroadcastInDimOp(padded, zero, sizes, []).result]
+
+  pieces = [*zeros(low), x, *zeros(high)]
+  return x if len(pieces) == 1 else hlo.ConcatenateOp(pieces, axis).result
+
+
+def _is_trivial(op, name: str) -> bool:
+  """Whether the convolution's attribute `name` is absent or changes nothing
+  (dilations of 1, no reversal)."""
+  if name not in op.attributes:
+    return True
+  if name == "window_reversal":
+    return not any(ir.DenseBoolArrayAttr(op.attributes[name]))
+  return all(v == 1 for v in ir.DenseI64ArrayAttr(op.attributes[name]))
+
+
+def _dynamic_conv_as_padded_convolution(op):
+  # JAX writes a convolution with "SAME" padding of polymorphic images as
+  # `dynamic_conv`, its padding computed from the sizes at run time; no
+  # converter legalizes it. The padding is zeros concatenated around the
+  # image (TFLite's PAD has no dynamic form in either converter), then a
+  # convolution without padding: the same sums, of the same zeros.
+  lhs, rhs, padding = op.operands
+  if not (_is_trivial(op, "lhs_dilation") and _is_trivial(op, "window_reversal")):
+    return  # the padding would apply to the dilated or reversed image
+  numbers = hlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
+  spatial = list(numbers.input_spatial_dimensions)
+  pt = ir.RankedTensorType(padding.type)
+  if pt.shape != [len(spatial), 2]:
+    return
+  one = ir.RankedTensorType.get([1], pt.element_type)
+  with ir.InsertionPoint(op), op.location:
+    x = lhs
+    for i, axis in enumerate(spatial):
+      low, high = (
+        hlo.ReshapeOp(one, hlo.SliceOp(padding, [i, side], [i + 1, side + 1], [1, 1]).result).result
+        for side in (0, 1)
+      )
+      x = _zero_padded(x, axis, low, high)
+    attributes = {name: op.attributes[name] for name in op.attributes}
+    convolution = ir.Operation.create(
+      "stablehlo.convolution",
+      results=[op.results[0].type],
+      operands=[x, rhs],
+      attributes=attributes,
+    )
+  op.results[0].replace_all_uses_with(convolution.results[0])
+  op.erase()
+
+
+DYNAMIC_CONV_AS_PADDED_CONVOLUTION = Pattern(
+  "dynamic_conv_as_padded_convolution",
+  ("stablehlo.dynamic_conv",),
+  _dynamic_conv_as_padded_convolution,
+)
+
+
+def _dynamic_iota_as_broadcast_range(op):
+  # Both converters fail on a dynamic iota of rank above 1, or of other
+  # than int32 or float32 elements ("'arith.index_cast' op operand type
+  # 'tensor<2xi32>' and result type 'tensor<2xi64>' are cast incompatible":
+  # threefry's counters of a polymorphic batch); a 1-D int32 one is RANGE.
+  # The iota is that range along its axis, converted and broadcast.
+  (shape,) = op.operands
+  result = ir.RankedTensorType(op.results[0].type)
+  axis = ir.IntegerAttr(op.attributes["iota_dimension"]).value
+  i32 = ir.IntegerType.get_signless(32)
+  if result.rank == 1 and result.element_type in (i32, ir.F32Type.get()):
+    return  # what the converters take
+  if any(use.owner.name == "stablehlo.reduce" for use in op.results[0].uses):
+    # The indices of an argmax or argmin, which the converters recognize
+    # with the iota itself (into ARG_MAX/ARG_MIN) and not from a broadcast.
+    return
+  with ir.InsertionPoint(op), op.location:
+    if result.is_dynamic_dim(axis):
+      size = hlo.SliceOp(shape, [axis], [axis + 1], [1]).result
+      st = ir.RankedTensorType(size.type)
+      if st.element_type != i32:
+        size = hlo.ConvertOp(ir.RankedTensorType.get([1], i32), size).result
+      vector = ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()], i32)
+      line = hlo.DynamicIotaOp(vector, size, 0).result
+    else:
+      line = hlo.IotaOp(ir.RankedTensorType.get([result.shape[axis]], i32), 0).result
+    lt = ir.RankedTensorType(line.type)
+    if result.element_type != i32:
+      line = hlo.ConvertOp(ir.RankedTensorType.get(lt.shape, result.element_type), line).result
+    iota = hlo.DynamicBroadcastInDimOp(result, line, shape, [axis]).result
+  op.results[0].replace_all_uses_with(iota)
+  op.erase()
+
+
+DYNAMIC_IOTA_AS_BROADCAST_RANGE = Pattern(
+  "dynamic_iota_as_broadcast_range", ("stablehlo.dynamic_iota",), _dynamic_iota_as_broadcast_range
+)
+
+DYNAMIC_OPS_FOR_TFLITE = (
+  GATHER_ALONG_DYNAMIC_AXIS_AS_INDEX_SELECT,
+  DYNAMIC_SLICE_OF_DYNAMIC_OPERAND_AS_INDEX_SELECTS,
+  DYNAMIC_GATHER_OF_ONE_START_AS_INDEX_SELECT,
+  DYNAMIC_CONV_AS_PADDED_CONVOLUTION,
+  DYNAMIC_IOTA_AS_BROADCAST_RANGE,
+)

@@ -4,9 +4,8 @@ writing a TF.js model and TF.js itself never does: constants folded
 convolutions and matrix products (graph_fusion.py), control edges that
 order nothing removed, and what no output needs any more pruned. Run after the refusals
 are checked, so that what is refused does not depend on which ops happen to
-read constants only. The Abs after each Relu stays: TF.js's cpu and wasm
-Relu give +0.0 for -0.0 without it, but its WebGL Relu keeps -0.0, where
-JAX's relu gives +0.0.
+read constants only. The Abs that TF needs after Relu for JAX's
+relu(-0.0) = +0.0 is dropped: TF.js's cpu and wasm Relu give +0.0 already.
 """
 
 import dataclasses
@@ -38,6 +37,7 @@ def optimize(frozen: freeze.Frozen) -> freeze.Frozen:
   graph_folding.fold_constants(graph_def, keep)
   freeze.prune(graph_def, signature)
   graph_fusion.fuse(graph_def, keep)
+  graph_fusion.drop_abs_of_relu(graph_def)
   _drop_edges_to_empty_noops(graph_def)
   freeze.prune(graph_def, signature)
   return dataclasses.replace(frozen, graph_def=graph_def)

@@ -92,6 +92,9 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.REVERSE_ONE_RUN_AT_A_TIME,
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
     module_patterns.NARROW_SIGNED_CONVERTS_THROUGH_UNSIGNED,
+    # For TF's TFLite converter too, which Google's LiteRT recipe hands this
+    # module: XLA runs the same identities at the same cost.
+    *integer_patterns.TFLITE_INTEGER_OPS,
     module_patterns.INTEGER_DIVISION_BY_ZERO_AS_SELECT,
     module_patterns.MIN_MAX_REDUCTIONS_ON_ORDERED_KEYS,
     module_patterns.NAN_OUTSIDE_MIN_MAX_WINDOWS,

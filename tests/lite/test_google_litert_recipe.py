@@ -176,3 +176,16 @@ def test_nan_beside_infinities_and_the_largest_floats(name):
   want = jax.jit(fun)(x)
   _assert_like_jax_on_litert(want, _run_litert(model, x))
   compare.assert_same(want, tf_fun(x).numpy(), exact=True)
+
+
+def _noisy(x):
+  # Threefry as a VAE's sampling writes it: rotations (shifts and `or`)
+  # and 64-bit counters, which TFLite has no kernels for.
+  return x + jax.random.normal(jax.random.key(3), x.shape)
+
+
+def test_the_prng_converts_and_draws_jax_numbers_on_litert():
+  x = np.random.default_rng(0).normal(size=_IMAGES).astype(np.float32)
+  tf_fun, concrete = _convert(_noisy, x)
+  model = _builtins_only(tf.lite.TFLiteConverter.from_concrete_functions([concrete], tf_fun))
+  np.testing.assert_allclose(_run_litert(model, x), jax.jit(_noisy)(x), rtol=1e-6, atol=1e-6)

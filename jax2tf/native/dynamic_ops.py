@@ -39,31 +39,14 @@ from jax2tf.native import stablehlo_values as values
 from jax2tf.native.module_patterns import Pattern
 
 
-def _dimension_size(value, axis: int, element):
-  """The size of `value` along `axis` as a rank-0 tensor of `element` integers."""
-  t = ir.RankedTensorType(value.type)
-  scalar = ir.RankedTensorType.get([], element)
-  if not t.is_dynamic_dim(axis):
-    return hlo.ConstantOp(
-      ir.DenseElementsAttr.get_splat(scalar, ir.IntegerAttr.get(element, t.shape[axis]))
-    ).result
-  size = hlo.GetDimensionSizeOp(value, axis).result
-  return size if size.type == scalar else hlo.ConvertOp(scalar, size).result
-
-
-def _scalar(element, value: int):
-  scalar = ir.RankedTensorType.get([], element)
-  return hlo.ConstantOp(
-    ir.DenseElementsAttr.get_splat(scalar, ir.IntegerAttr.get(element, value))
-  ).result
-
-
 def _clamped(index, operand, axis: int, width: int):
   """`index` (integers) clamped into [0, size - width], the size of `operand`
   along `axis`: where a slice `width` wide starting there fits."""
   element = ir.RankedTensorType(index.type).element_type
-  last = hlo.SubtractOp(_dimension_size(operand, axis, element), _scalar(element, width)).result
-  return hlo.ClampOp(_scalar(element, 0), index, last).result
+  last = hlo.SubtractOp(
+    values.dimension_size(operand, axis, element), values.scalar(element, width)
+  ).result
+  return hlo.ClampOp(values.scalar(element, 0), index, last).result
 
 
 def _without_last_axis(indices):
@@ -73,12 +56,9 @@ def _without_last_axis(indices):
   result = ir.RankedTensorType.get(shape, t.element_type)
   if t.has_static_shape:
     return hlo.ReshapeOp(result, indices).result
-  i32 = ir.IntegerType.get_signless(32)
-  one = ir.RankedTensorType.get([1], i32)
-  sizes = [
-    hlo.ReshapeOp(one, _dimension_size(indices, axis, i32)).result for axis in range(len(shape))
-  ]
-  return hlo.DynamicReshapeOp(result, indices, hlo.ConcatenateOp(sizes, 0).result).result
+  sizes = values.shape_vector(indices)
+  kept = hlo.SliceOp(sizes, [0], [len(shape)], [1]).result
+  return hlo.DynamicReshapeOp(result, indices, kept).result
 
 
 def _gather_along_dynamic_axis_as_index_select(op):
@@ -211,7 +191,11 @@ def _dynamic_gather_of_one_start_as_index_select(op):
         for k, size in enumerate(sizes)
       ):
         x = hlo.RealDynamicSliceOp(
-          _sized(t, sizes), x, _splat(st, 0), slice_sizes, _splat(st, 1)
+          _sized(t, sizes),
+          x,
+          values.constant_splat(st, 0),
+          slice_sizes,
+          values.constant_splat(st, 1),
         ).result
     if collapsed:
       kept = [
@@ -220,7 +204,7 @@ def _dynamic_gather_of_one_start_as_index_select(op):
       if kept:
         target = hlo.ConcatenateOp(kept, 0).result
       else:
-        target = _splat(ir.RankedTensorType.get([0], st.element_type), 0)
+        target = values.constant_splat(ir.RankedTensorType.get([0], st.element_type), 0)
       x = hlo.DynamicReshapeOp(result, x, target).result
   op.results[0].replace_all_uses_with(x)
   op.erase()
@@ -258,19 +242,16 @@ def _strided_slice(operand, start, axis: int, slice_sizes, sizes):
   width = hlo.ReshapeOp(scalar, hlo.SliceOp(slice_sizes, [axis], [axis + 1], [1]).result).result
   if start.type != scalar:
     start = hlo.ConvertOp(scalar, start).result
-  last = hlo.SubtractOp(_dimension_size(operand, axis, element), width).result
-  first = hlo.ClampOp(_scalar(element, 0), start, last).result
+  last = hlo.SubtractOp(values.dimension_size(operand, axis, element), width).result
+  first = hlo.ClampOp(values.scalar(element, 0), start, last).result
   pieces = [
-    hlo.ReshapeOp(one, first).result if k == axis else _splat(one, 0) for k in range(t.rank)
+    hlo.ReshapeOp(one, first).result if k == axis else values.constant_splat(one, 0)
+    for k in range(t.rank)
   ]
   begin = hlo.ConcatenateOp(pieces, 0).result
   limit = hlo.AddOp(begin, slice_sizes).result
-  return hlo.RealDynamicSliceOp(_sized(t, sizes), operand, begin, limit, _splat(st, 1)).result
-
-
-def _splat(t, value: int):
-  return hlo.ConstantOp(
-    ir.DenseElementsAttr.get_splat(t, ir.IntegerAttr.get(t.element_type, value))
+  return hlo.RealDynamicSliceOp(
+    _sized(t, sizes), operand, begin, limit, values.constant_splat(st, 1)
   ).result
 
 
@@ -279,18 +260,6 @@ DYNAMIC_GATHER_OF_ONE_START_AS_INDEX_SELECT = Pattern(
   ("stablehlo.dynamic_gather",),
   _dynamic_gather_of_one_start_as_index_select,
 )
-
-
-def _sizes_with(x, axis: int, size, element):
-  """The sizes of `x` as a rank-1 tensor of `element` integers, with `size`
-  (a rank-1 tensor of one element) along `axis`."""
-  t = ir.RankedTensorType(x.type)
-  one = ir.RankedTensorType.get([1], element)
-  pieces = [
-    size if k == axis else hlo.ReshapeOp(one, _dimension_size(x, k, element)).result
-    for k in range(t.rank)
-  ]
-  return hlo.ConcatenateOp(pieces, 0).result
 
 
 def _zero_padded(x, axis: int, low, high):
@@ -307,7 +276,7 @@ def _zero_padded(x, axis: int, low, high):
     if c is not None and c.elements is not None and not c.elements.any():
       return []  # no padding on this side
     zero = values.scalar(t.element_type, 0)
-    sizes = _sizes_with(x, axis, size, element)
+    sizes = values.shape_vector(x, element, {axis: size})
     return [hlo.DynamicBroadcastInDimOp(padded, zero, sizes, []).result]
 
   pieces = [*zeros(low), x, *zeros(high)]

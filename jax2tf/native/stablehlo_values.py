@@ -190,9 +190,32 @@ def broadcast_like(element, value):
   t = ir.RankedTensorType.get(value.type.shape, element.type.element_type, value.type.encoding)
   if t.has_static_shape:
     return hlo.BroadcastInDimOp(t, element, []).result
-  one = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32))
+  return hlo.DynamicBroadcastInDimOp(t, element, shape_vector(value), []).result
+
+
+def dimension_size(value, axis: int, element=None):
+  """The size of `value` along `axis` as a rank-0 tensor of `element`
+  integers (int32 by default): a constant where it is static."""
+  element = element or ir.IntegerType.get_signless(32)
+  t = ir.RankedTensorType(value.type)
+  if not t.is_dynamic_dim(axis):
+    return scalar(element, t.shape[axis])
+  size = hlo.GetDimensionSizeOp(value, axis).result
+  rank0 = ir.RankedTensorType.get([], element)
+  return size if size.type == rank0 else hlo.ConvertOp(rank0, size).result
+
+
+def shape_vector(value, element=None, pieces=None):
+  """The sizes of `value` as a rank-1 tensor of `element` integers (int32 by
+  default), read at run time where they are not static; `pieces` gives the
+  rank-1 tensor of one element to put instead along some axes."""
+  element = element or ir.IntegerType.get_signless(32)
+  pieces = pieces or {}
+  one = ir.RankedTensorType.get([1], element)
   sizes = [
-    hlo.ReshapeOp(one, hlo.GetDimensionSizeOp(value, axis).result).result for axis in range(t.rank)
+    pieces[axis]
+    if axis in pieces
+    else hlo.ReshapeOp(one, dimension_size(value, axis, element)).result
+    for axis in range(ir.RankedTensorType(value.type).rank)
   ]
-  shape = hlo.ConcatenateOp(sizes, 0).result
-  return hlo.DynamicBroadcastInDimOp(t, element, shape, []).result
+  return hlo.ConcatenateOp(sizes, 0).result

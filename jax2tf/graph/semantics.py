@@ -226,6 +226,8 @@ GRAPPLER_REWRITES = {
   "real part is NaN where x has an infinite imaginary part (0 * inf)",
   "negated_extremum": "max(-x) becomes -min(x) where the Neg has no other reader; -x wraps "
   "at a signed integer's minimum (-(-32768) is -32768 in int16)",
+  "reassociation": "a float sum of sums (a product of products) of variables is regrouped: "
+  "one AddN, or the operands of fewest broadcasts first, which round otherwise than XLA",
   "monotonic_arg_reduction": "argmax(f(x)) becomes argmax(x) (argmin for a decreasing f) for "
   "an elementwise monotonic f it knows (Sign, Neg, ...): where f ties values that x does "
   "not, that picks another index (argmin(sign([5, 4])) becomes 1, JAX's is 0)",

@@ -37,3 +37,47 @@ def test_a_complex_value_doubled_keeps_its_infinite_parts(f, enable_xla):
   converted = jax2tf.convert(f, native_serialization=False, enable_xla=enable_xla)
   got = tf.function(converted, autograph=False)(tf.constant(x)).numpy()
   np.testing.assert_array_equal(got, np.asarray(jax.jit(f)(x)))
+
+
+_RNG = np.random.default_rng(0)
+_X = (_RNG.standard_normal((64, 32)) * 100).astype(np.float32)
+_ROW = (_RNG.standard_normal((1, 32)) * 3).astype(np.float32)
+_Z = (_RNG.standard_normal((64, 32)) * 0.01).astype(np.float32)
+
+
+@pytest.mark.parametrize("enable_xla", [True, False])
+@pytest.mark.parametrize(
+  "f,args",
+  [
+    (lambda x, s, z: (x + s) + z, (_X, _ROW, _Z)),
+    (lambda x, s, z: (x * s) * z, (_X, _ROW, _Z)),
+    (lambda x, s, z: z + (s + x), (_X, _ROW, _Z)),
+    # Equal shapes: grappler would make one AddN of the three.
+    (
+      lambda x, y, z: (x + y) + z,
+      (
+        np.full((2, 3), 1e8, np.float32),
+        np.full((2, 3), -1e8, np.float32),
+        np.ones((2, 3), np.float32),
+      ),
+    ),
+  ],
+  ids=["sum_broadcast_first", "product_broadcast_first", "sum_broadcast_inside", "sum_addn"],
+)
+def test_a_sum_of_sums_or_a_product_of_products_rounds_as_in_jax(f, args, enable_xla):
+  # Grappler regroups such a chain (the broadcast operand last, to broadcast
+  # once; or one AddN), which rounds otherwise than XLA's order as written.
+  converted = jax2tf.convert(f, native_serialization=False, enable_xla=enable_xla)
+  got = tf.function(converted, autograph=False)(*[tf.constant(a) for a in args]).numpy()
+  np.testing.assert_array_equal(got, np.asarray(jax.jit(f)(*args)))
+
+
+@pytest.mark.parametrize(
+  "f", [lambda x: (x + 1.1) + 2.3, lambda x: (x * 1.1) * 2.3], ids=["sum", "product"]
+)
+def test_constants_of_a_chain_fold_together_as_in_jax(f):
+  # XLA adds (multiplies) the two constants first; so does grappler, where
+  # the chain is left to it.
+  converted = jax2tf.convert(f, native_serialization=False)
+  got = tf.function(converted, autograph=False)(tf.constant(_X)).numpy()
+  np.testing.assert_array_equal(got, np.asarray(jax.jit(f)(_X)))

@@ -30,6 +30,15 @@ class LoweringEnv:
   # (jax2tf/graph/float_lanes.py, int_lanes.py).
   in_wide_lanes: bool = False
 
+  def hide_from_grappler(self, x: tf.Tensor, rewrite: str) -> tf.Tensor:
+    """`x` out of sight of TF's graph optimizer, where the target runs it,
+    so that it cannot make `rewrite` (one of semantics.GRAPPLER_REWRITES)."""
+    if rewrite not in semantics.GRAPPLER_REWRITES:
+      raise ValueError(f"unknown grappler rewrite {rewrite!r}; see semantics.GRAPPLER_REWRITES")
+    if not self.target.runs_grappler:
+      return x
+    return semantics.hidden_from_grappler(x)
+
 
 @dataclasses.dataclass
 class RuleContext:
@@ -57,13 +66,8 @@ class RuleContext:
     return formulation if self.env.target.lacks_kernel(op, dtype) else kernel
 
   def hide_from_grappler(self, x: tf.Tensor, rewrite: str) -> tf.Tensor:
-    """`x` out of sight of TF's graph optimizer, where the target runs it,
-    so that it cannot make `rewrite` (one of semantics.GRAPPLER_REWRITES)."""
-    if rewrite not in semantics.GRAPPLER_REWRITES:
-      raise ValueError(f"unknown grappler rewrite {rewrite!r}; see semantics.GRAPPLER_REWRITES")
-    if not self.env.target.runs_grappler:
-      return x
-    return semantics.hidden_from_grappler(x)
+    """`x` out of sight of TF's graph optimizer (LoweringEnv.hide_from_grappler)."""
+    return self.env.hide_from_grappler(x, rewrite)
 
   @property
   def uint32_in_int32_bits(self) -> bool:

@@ -10,6 +10,15 @@ range instead of one calibrated range per intermediate value. A
 group is fused only when its intermediate values are used nowhere else, so
 nothing outside it can tell the difference.
 
+`jax.nn.relu` of a sum with a broadcast operand (a bias, a batch norm's
+shift), and of a residual sum of one, is TF's Relu alone. JAX's relu gives
++0.0 for -0.0, TF's Relu keeps -0.0, and telling the zeros apart costs two ops
+over the whole activation (or an Abs, which XLA drops). A sum is -0.0 only
+where both of its terms are; so making the broadcast term's zeros +0.0, a few
+ops on a vector (constants where the bias is one), leaves the sum no -0.0 for
+Relu to keep, and TF's graph optimizer and converters see a plain biased
+Relu.
+
 `plan(jaxpr)` finds the groups; the interpreter lowers each group at its last
 equation and skips the others. Nothing here lowers a single primitive: that
 is the rules' job.
@@ -21,6 +30,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import tensorflow as tf
+
+Hide = Callable[[tf.Tensor, str], tf.Tensor]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -116,7 +127,7 @@ def _over_last_axis(g: _Graph, x, reductions, broadcasts) -> bool:
   )
 
 
-def _softmax_ending_at(g: _Graph, end: int) -> Fused | None:
+def _softmax_ending_at(g: _Graph, end: int, hide: Hide) -> Fused | None:
   """jax.nn.softmax(x) over x's last axis, ending with `div(e, sum)`."""
   div = g.eqns[end]
   e, denominator = div.invars
@@ -146,7 +157,7 @@ def _softmax(x: tf.Tensor) -> tf.Tensor:
   return s + tf.zeros([], s.dtype) * tf.reduce_sum(s, axis=-1, keepdims=True)
 
 
-def _log_softmax_ending_at(g: _Graph, end: int) -> Fused | None:
+def _log_softmax_ending_at(g: _Graph, end: int, hide: Hide) -> Fused | None:
   """jax.nn.log_softmax(x) over x's last axis, ending with
   `sub(shifted, log(sum(exp(shifted))))`."""
   shifted, log_sum = g.eqns[end].invars
@@ -174,14 +185,114 @@ def _log_softmax(x: tf.Tensor) -> tf.Tensor:
   return tf.nn.log_softmax(x, axis=-1)
 
 
-_PATTERNS: Sequence[tuple[str, Callable[[_Graph, int], Fused | None]]] = (
+def _relu_operand(eqn):
+  """The variable that `eqn` computes max(v, +0.0) of, directly or as the
+  one equation of a call (jax.nn.relu is a custom_jvp of a jit of it);
+  else None."""
+  name = eqn.primitive.name
+  if name == "max":
+    a, b = eqn.invars
+    for v, zero in ((a, b), (b, a)):
+      if is_var(v) and _literal(zero, 0.0) and not np.signbit(np.asarray(zero.val)):
+        return v
+    return None
+  inner = eqn.params.get("call_jaxpr", eqn.params.get("jaxpr"))
+  if name not in _CALLS or inner is None or len(eqn.invars) != 1:
+    return None
+  inner = getattr(inner, "jaxpr", inner)
+  if len(inner.eqns) != 1 or list(inner.outvars) != list(inner.eqns[0].outvars):
+    return None
+  if _relu_operand(inner.eqns[0]) is not inner.invars[0]:
+    return None
+  return eqn.invars[0]
+
+
+_CALLS = ("custom_jvp_call", "jit", "pjit")
+
+
+def _broadcast_into(v, out) -> bool:
+  """Whether operand `v` of an elementwise op is broadcast into its result
+  `out` (a literal, or size 1 along an axis where `out` is not)."""
+  shape = v.aval.shape if is_var(v) else np.shape(v.val)
+  out_shape = out.aval.shape
+  if len(shape) == 0:
+    return True
+  return len(shape) == len(out_shape) and any(
+    _is_one(d) and not _is_one(o) for d, o in zip(shape, out_shape)
+  )
+
+
+def _is_one(d) -> bool:
+  # A symbolic dimension is not an int, and may be 1 or more.
+  return isinstance(d, (int, np.integer)) and d == 1
+
+
+def _sum_without_negative_zero(g: _Graph, v, members: list, hide: Hide, depth: int = 2):
+  """How to compute `v`, a float32 `add` used once, with no -0.0: as
+  `p + q` with the zeros of its broadcast operand `q` made +0.0, or as a sum
+  of such a sum (up to `depth` adds deep: a residual block's). Returns the
+  operands and a function of their tensors, adding the adds to `members`;
+  else None."""
+  i = g.made_by(v, "add")
+  if i is None:
+    return None
+  x, y = g.eqns[i].invars
+  out = g.eqns[i].outvars[0]
+  if np.dtype(out.aval.dtype) != np.float32:
+    return None
+  for p, q in ((x, y), (y, x)):
+    if is_var(p) and _broadcast_into(q, out):
+      members.append(i)
+      return (p, q), lambda tp, tq: tp + _positive_zeros(tq)
+  if depth > 1:
+    for p, q in ((x, y), (y, x)):
+      found = _sum_without_negative_zero(g, p, members, hide, depth - 1)
+      if found is not None:
+        members.append(i)
+        operands, build = found
+        n = len(operands)
+        # Hidden, the inner sum is added first, as JAX does: grappler would
+        # regroup the two adds (the elementwise rules do the same).
+        return (*operands, q), lambda *ts: hide(build(*ts[:n]), "reassociation") + ts[n]
+  return None
+
+
+def _positive_zeros(x: tf.Tensor) -> tf.Tensor:
+  """`x` with +0.0 for -0.0 (NaN stays NaN)."""
+  return tf.where(tf.equal(x, 0), tf.zeros([], x.dtype), x)
+
+
+def _relu_ending_at(g: _Graph, end: int, hide: Hide) -> Fused | None:
+  """jax.nn.relu (or lax.max(x, 0.0)) of a sum with a broadcast term."""
+  x = _relu_operand(g.eqns[end])
+  if x is None:
+    return None
+  members = [end]
+  found = _sum_without_negative_zero(g, x, members, hide)
+  if found is None:
+    return None
+  operands, build = found
+
+  def lower(*ts):
+    # The sum holds no -0.0, so TF's Relu gives JAX's answer: +0.0 for every
+    # zero, NaN for NaN; hidden, the sum keeps the Relu out of a fused
+    # oneDNN kernel, whose Relu turns NaN into 0.
+    return tf.nn.relu(hide(build(*ts), "fused_relu"))
+
+  return Fused("relu", operands, frozenset(members), lower)
+
+
+_PATTERNS: Sequence[tuple[str, Callable[[_Graph, int, Hide], Fused | None]]] = (
   ("div", _softmax_ending_at),
   ("sub", _log_softmax_ending_at),
+  *((name, _relu_ending_at) for name in ("max", *_CALLS)),
 )
 
 
-def plan(jaxpr) -> dict[int, Fused]:
-  """The fused groups of `jaxpr`, by the index of their last equation."""
+def plan(jaxpr, hide: Hide) -> dict[int, Fused]:
+  """The fused groups of `jaxpr`, by the index of their last equation;
+  `hide(x, rewrite)` keeps `x` from TF's graph optimizer where the target
+  runs it (RuleContext.hide_from_grappler)."""
   enders = {name for name, _ in _PATTERNS}
   if not any(eqn.primitive.name in enders for eqn in jaxpr.eqns):
     return {}
@@ -192,7 +303,7 @@ def plan(jaxpr) -> dict[int, Fused]:
     for name, match in _PATTERNS:
       if eqn.primitive.name != name:
         continue
-      fused = match(g, i)
+      fused = match(g, i, hide)
       if fused is not None and not (fused.members & taken):
         groups[i] = fused
         taken |= fused.members

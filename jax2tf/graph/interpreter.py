@@ -85,7 +85,7 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
     raise ValueError(f"jaxpr expects {len(jaxpr.invars)} arguments, got {len(args)}")
   for v, a in zip(jaxpr.invars, args):
     values[v] = a
-  groups = fusions.plan(jaxpr)
+  groups = fusions.plan(jaxpr, env.hide_from_grappler)
   skipped = {i for i, f in groups.items() for i in f.members}
   by_users = implicit_broadcasts.plan(jaxpr, skipped)
   for i, eqn in enumerate(jaxpr.eqns):

@@ -228,6 +228,8 @@ GRAPPLER_REWRITES = {
   "at a signed integer's minimum (-(-32768) is -32768 in int16)",
   "reassociation": "a float sum of sums (a product of products) of variables is regrouped: "
   "one AddN, or the operands of fewest broadcasts first, which round otherwise than XLA",
+  "fused_relu": "a matmul or convolution, its bias and a Relu become one oneDNN kernel "
+  "(_FusedMatMul, _FusedConv2D) whose Relu turns NaN into 0",
   "monotonic_arg_reduction": "argmax(f(x)) becomes argmax(x) (argmin for a decreasing f) for "
   "an elementwise monotonic f it knows (Sign, Neg, ...): where f ties values that x does "
   "not, that picks another index (argmin(sign([5, 4])) becomes 1, JAX's is 0)",

@@ -60,6 +60,11 @@ NATIVE_MAX_MIN_ZERO = gaps(
     "max(-0.0, +0.0) and min(+0.0, -0.0) (-0.0 and +0.0) where JAX's gives +0.0 and -0.0",
     ["native"], error="signs of zero differ")
 
+_RELU_FUSED_INTO_ADD = gaps(
+    "TF's TFLite converter and litert-converter fuse the max(x + b, 0) of a native module into "
+    "an ADD with a fused RELU, which keeps the -0.0 of a sum of two -0.0 where JAX's relu "
+    "gives +0.0", ["tflite_native", "tflite_litert"], error="signs of zero differ")
+
 FLOATS_LOW = (F16, BF16)
 INTS = (I8, I16, I32, U8, U16, U32)
 INTS64 = (I64, U64)
@@ -402,6 +407,14 @@ F32_EDGE = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1
                      0.49999997, 3e9, -3e9, 300.0, -1.5, 1e-3, 65520.0], np.float32)
 F32_EDGE2 = np.array([1.0, np.nan, np.nan, -0.0, 0.0, -0.0, 2.0, 0.5, -1.0, 1.5, -2.5,
                       0.5, -3e9, 3e9, np.inf, -np.inf, 1e-3, 1.0], np.float32)
+# F32_EDGE and F32_EDGE2 stacked, a bias for them (-0.0 under their zeros and
+# elsewhere, +0.0, NaN and infinities too) and a residual term (-0.0 where
+# both are -0.0).
+_RELU_X = np.stack([F32_EDGE, F32_EDGE2])
+_RELU_BIAS = np.array([[-0.0, 0.0, np.nan, -0.0, -0.0, -0.0, 0.0, -0.5, 1.0, np.inf, -np.inf,
+                        -0.0, 0.0, -0.0, -0.0, 0.0, -1e-3, -0.0]], np.float32)
+_RELU_RESIDUAL = np.where(np.signbit(_RELU_X + _RELU_BIAS) & (_RELU_X == 0), np.float32(-0.0),
+                          np.stack([F32_EDGE2, -F32_EDGE2]))
 with np.errstate(over="ignore"):   # +-3e9 become +-inf
   F16_EDGE, F16_EDGE2 = F32_EDGE.astype(F16), F32_EDGE2.astype(F16)
 
@@ -477,6 +490,14 @@ CASES += [
                  **gaps("without XLA ops, under jit_compile, XLA simplifies Abs(Relu(x)) to "
                         "Relu(x), whose -0.0 stays", ["graph_no_xla"], ["compiled"],
                         error="signs of zero differ")}),
+    # relu of a sum with a broadcast term, and of a residual sum of one, is a
+    # plain Relu with the term's zeros made +0.0 (graph/fusions.py): -0.0
+    # meets -0.0, +0.0 and NaN in the sum, in both orders of the terms.
+    _exact("relu_of_biased_sum", lambda x, b: jax.nn.relu(x + b), _RELU_X, _RELU_BIAS,
+           graph_ops=["Relu"], gaps={**NATIVE_MAX_MIN_ZERO, **_RELU_FUSED_INTO_ADD}),
+    _exact("relu_of_residual_sum", lambda x, b, r: jax.nn.relu(r + (b + x)),
+           _RELU_X, _RELU_BIAS, _RELU_RESIDUAL, graph_ops=["Relu"],
+           gaps={**NATIVE_MAX_MIN_ZERO, **_RELU_FUSED_INTO_ADD}),
     _exact("max_const_nonzero", lambda x: lax.max(x, 1.0), F32_EDGE),
     _exact("max_complex_lexicographic", lax.max,
            np.array([1 + 2j, 1 + 3j, np.nan, 1, 2 - 1j], C64),

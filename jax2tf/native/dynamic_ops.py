@@ -372,10 +372,18 @@ DYNAMIC_IOTA_AS_BROADCAST_RANGE = Pattern(
   "dynamic_iota_as_broadcast_range", ("stablehlo.dynamic_iota",), _dynamic_iota_as_broadcast_range
 )
 
+# What TF's XLA also runs: XlaCallModule refines the padding and the range
+# to static shapes. So the module of plain `convert`, which Google's LiteRT
+# recipe hands TF's converter, has them too. Its shape refinement has no rule
+# for `torch_index_select` ("has dynamic shapes"): the gathers stay out.
+DYNAMIC_OPS_FOR_TF_XLA = (
+  DYNAMIC_CONV_AS_PADDED_CONVOLUTION,
+  DYNAMIC_IOTA_AS_BROADCAST_RANGE,
+)
+
 DYNAMIC_OPS_FOR_TFLITE = (
   GATHER_ALONG_DYNAMIC_AXIS_AS_INDEX_SELECT,
   DYNAMIC_SLICE_OF_DYNAMIC_OPERAND_AS_INDEX_SELECTS,
   DYNAMIC_GATHER_OF_ONE_START_AS_INDEX_SELECT,
-  DYNAMIC_CONV_AS_PADDED_CONVOLUTION,
-  DYNAMIC_IOTA_AS_BROADCAST_RANGE,
+  *DYNAMIC_OPS_FOR_TF_XLA,
 )

@@ -95,6 +95,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     # For TF's TFLite converter too, which Google's LiteRT recipe hands this
     # module: XLA runs the same identities at the same cost.
     *integer_patterns.TFLITE_INTEGER_OPS,
+    *dynamic_ops.DYNAMIC_OPS_FOR_TF_XLA,
     module_patterns.INTEGER_DIVISION_BY_ZERO_AS_SELECT,
     module_patterns.MIN_MAX_REDUCTIONS_ON_ORDERED_KEYS,
     module_patterns.NAN_OUTSIDE_MIN_MAX_WINDOWS,

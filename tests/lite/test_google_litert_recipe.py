@@ -21,6 +21,8 @@ from ai_edge_litert.interpreter import Interpreter
 from jax import lax
 
 import jax2tf
+from benchmarks import models
+from tests import model_set
 from tests.support import compare
 
 rng = np.random.default_rng(0)
@@ -189,3 +191,45 @@ def test_the_prng_converts_and_draws_jax_numbers_on_litert():
   tf_fun, concrete = _convert(_noisy, x)
   model = _builtins_only(tf.lite.TFLiteConverter.from_concrete_functions([concrete], tf_fun))
   np.testing.assert_allclose(_run_litert(model, x), jax.jit(_noisy)(x), rtol=1e-6, atol=1e-6)
+
+
+def _run_litert_all(model: bytes):
+  def run(*inputs):
+    interpreter = Interpreter(model_content=model)
+    args = interpreter.get_input_details()
+    for arg, x in zip(args, inputs):
+      interpreter.resize_tensor_input(arg["index"], np.shape(x))
+    interpreter.allocate_tensors()
+    for arg, x in zip(args, inputs):
+      interpreter.set_tensor(arg["index"], np.asarray(x))
+    interpreter.invoke()
+    return [interpreter.get_tensor(out["index"]) for out in interpreter.get_output_details()]
+
+  return run
+
+
+def _dims(spec, x) -> list:
+  """The TensorSpec shape of a polymorphic_shapes entry: None for a
+  dimension variable, the example's size for "_" (or no spec)."""
+  if spec is None:
+    return list(np.shape(x))
+  dims = [d.strip() for d in spec.strip("()").split(",") if d.strip()]
+  return [n if d == "_" else int(d) if d.isdigit() else None for d, n in zip(dims, np.shape(x))]
+
+
+@pytest.mark.parametrize("name,variant", [("nnx_cnn", "spatial"), ("vae", "batch")])
+def test_dynamic_convolutions_and_ranges_convert_at_any_size(name, variant):
+  # A convolution with padding over a polymorphic dimension, and an iota
+  # (the VAE's reshape index) over one, are written as TF's converter
+  # legalizes them: an explicit pad, a range broadcast (dynamic_ops.py).
+  m = models.get(name)
+  inputs, specs = model_set.export_inputs(m, variant)
+  tf_fun = tf.function(
+    jax2tf.convert(lambda *xs: m.fn(m.params, *xs), polymorphic_shapes=specs), autograph=False
+  )
+  signature = [
+    tf.TensorSpec(_dims(spec, x), tf.as_dtype(x.dtype)) for spec, x in zip(specs, inputs)
+  ]
+  concrete = tf_fun.get_concrete_function(*signature)
+  model = _builtins_only(tf.lite.TFLiteConverter.from_concrete_functions([concrete], tf_fun))
+  model_set.assert_runs_like_jax(m, variant, _run_litert_all(model))

@@ -31,6 +31,8 @@ The result is the op's own, element for element; the clamps read the
 operand's sizes at run time.
 """
 
+import functools
+
 import numpy as np
 from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import stablehlo as hlo
@@ -155,7 +157,7 @@ def _size_elements(value) -> list | None:
   return [None] * t.shape[0]
 
 
-def _dynamic_gather_of_one_start_as_index_select(op):
+def _dynamic_gather_of_one_start(op, *, select_static_widths: bool):
   operand, indices, slice_sizes = op.operands
   t = ir.RankedTensorType(operand.type)
   it = ir.RankedTensorType(indices.type)
@@ -181,7 +183,7 @@ def _dynamic_gather_of_one_start_as_index_select(op):
   st = ir.RankedTensorType(slice_sizes.type)
   with ir.InsertionPoint(op), op.location:
     start = hlo.ReshapeOp(ir.RankedTensorType.get([], it.element_type), indices).result
-    if sizes[axis] is None:
+    if sizes[axis] is None or not select_static_widths:
       x = _strided_slice(operand, start, axis, slice_sizes, sizes)
     else:
       x = _selected(operand, start, axis, sizes[axis])
@@ -258,7 +260,13 @@ def _strided_slice(operand, start, axis: int, slice_sizes, sizes):
 DYNAMIC_GATHER_OF_ONE_START_AS_INDEX_SELECT = Pattern(
   "dynamic_gather_of_one_start_as_index_select",
   ("stablehlo.dynamic_gather",),
-  _dynamic_gather_of_one_start_as_index_select,
+  functools.partial(_dynamic_gather_of_one_start, select_static_widths=True),
+)
+
+DYNAMIC_GATHER_OF_ONE_START_AS_STRIDED_SLICE = Pattern(
+  "dynamic_gather_of_one_start_as_strided_slice",
+  ("stablehlo.dynamic_gather",),
+  functools.partial(_dynamic_gather_of_one_start, select_static_widths=False),
 )
 
 
@@ -372,11 +380,16 @@ DYNAMIC_IOTA_AS_BROADCAST_RANGE = Pattern(
   "dynamic_iota_as_broadcast_range", ("stablehlo.dynamic_iota",), _dynamic_iota_as_broadcast_range
 )
 
-# What TF's XLA also runs: XlaCallModule refines the padding and the range
-# to static shapes. So the module of plain `convert`, which Google's LiteRT
-# recipe hands TF's converter, has them too. Its shape refinement has no rule
-# for `torch_index_select` ("has dynamic shapes"): the gathers stay out.
+# For the module of plain `convert`, which TF's XLA runs and Google's LiteRT
+# recipe hands TF's converter: XlaCallModule refines the padding, the range
+# and a strided slice of a polymorphic size to static shapes, but has no
+# shape rule for `torch_index_select` ("has dynamic shapes"). So a dynamic
+# gather of one start is a strided slice there (its result is polymorphic;
+# one of a static size both consumers would turn back into a
+# `dynamic_slice`, which TF's converter refuses on a polymorphic operand:
+# a scan's read of one step stays so), and a gather of many indices stays.
 DYNAMIC_OPS_FOR_TF_XLA = (
+  DYNAMIC_GATHER_OF_ONE_START_AS_STRIDED_SLICE,
   DYNAMIC_CONV_AS_PADDED_CONVOLUTION,
   DYNAMIC_IOTA_AS_BROADCAST_RANGE,
 )
@@ -385,5 +398,6 @@ DYNAMIC_OPS_FOR_TFLITE = (
   GATHER_ALONG_DYNAMIC_AXIS_AS_INDEX_SELECT,
   DYNAMIC_SLICE_OF_DYNAMIC_OPERAND_AS_INDEX_SELECTS,
   DYNAMIC_GATHER_OF_ONE_START_AS_INDEX_SELECT,
-  *DYNAMIC_OPS_FOR_TF_XLA,
+  DYNAMIC_CONV_AS_PADDED_CONVOLUTION,
+  DYNAMIC_IOTA_AS_BROADCAST_RANGE,
 )

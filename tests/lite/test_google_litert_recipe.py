@@ -217,11 +217,15 @@ def _dims(spec, x) -> list:
   return [n if d == "_" else int(d) if d.isdigit() else None for d, n in zip(dims, np.shape(x))]
 
 
-@pytest.mark.parametrize("name,variant", [("nnx_cnn", "spatial"), ("vae", "batch")])
-def test_dynamic_convolutions_and_ranges_convert_at_any_size(name, variant):
-  # A convolution with padding over a polymorphic dimension, and an iota
-  # (the VAE's reshape index) over one, are written as TF's converter
-  # legalizes them: an explicit pad, a range broadcast (dynamic_ops.py).
+@pytest.mark.parametrize(
+  "name,variant",
+  [("nnx_cnn", "spatial"), ("vae", "batch"), ("actor_critic", "batch"), ("gpt_rotary", "seq")],
+)
+def test_polymorphic_models_convert_and_run_at_each_size(name, variant):
+  # What JAX writes for a polymorphic dimension, in forms TF's converter
+  # legalizes and TF's XLA refines (dynamic_ops.py): a convolution padded
+  # over one as an explicit pad, an iota over one (the VAE's reshape index)
+  # as a range, and `x[:, 0]` of one (a dynamic gather) as a strided slice.
   m = models.get(name)
   inputs, specs = model_set.export_inputs(m, variant)
   tf_fun = tf.function(

@@ -31,6 +31,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import tensorflow as tf
 
+from jax2tf.graph import semantics
+
 Hide = Callable[[tf.Tensor, str], tf.Tensor]
 
 
@@ -240,10 +242,15 @@ def _sum_without_negative_zero(g: _Graph, v, members: list, hide: Hide, depth: i
   out = g.eqns[i].outvars[0]
   if np.dtype(out.aval.dtype) != np.float32:
     return None
+
+  def add(a, b):
+    # As the add rule adds: a sum of sums is not left for grappler to regroup.
+    return tf.add(*semantics.in_written_order(a, b, semantics.SUMS, hide))
+
   for p, q in ((x, y), (y, x)):
     if is_var(p) and _broadcast_into(q, out):
       members.append(i)
-      return (p, q), lambda tp, tq: tp + _positive_zeros(tq)
+      return (p, q), lambda tp, tq: add(tp, _positive_zeros(tq))
   if depth > 1:
     for p, q in ((x, y), (y, x)):
       found = _sum_without_negative_zero(g, p, members, hide, depth - 1)
@@ -251,9 +258,7 @@ def _sum_without_negative_zero(g: _Graph, v, members: list, hide: Hide, depth: i
         members.append(i)
         operands, build = found
         n = len(operands)
-        # Hidden, the inner sum is added first, as JAX does: grappler would
-        # regroup the two adds (the elementwise rules do the same).
-        return (*operands, q), lambda *ts: hide(build(*ts[:n]), "reassociation") + ts[n]
+        return (*operands, q), lambda *ts: add(build(*ts[:n]), ts[n])
   return None
 
 

@@ -236,6 +236,39 @@ GRAPPLER_REWRITES = {
 }
 
 
+# Float ops whose results grappler regroups when an op of the same kind reads
+# them (GRAPPLER_REWRITES["reassociation"]).
+SUMS = frozenset({"Add", "AddV2", "AddN"})
+PRODUCTS = frozenset({"Mul"})
+
+
+def in_written_order(x: tf.Tensor, y: tf.Tensor, regrouped: frozenset, hide) -> tuple:
+  """The operands of a sum (`regrouped` SUMS) or a product (PRODUCTS), each
+  passed through `hide(t, "reassociation")` where an op of `regrouped`
+  computes it from variables only. XLA adds (multiplies) such a chain as
+  written, where grappler regroups it: one AddN, or the operands of fewest
+  broadcasts first. With a constant in the chain, both fold the constants
+  together, and alike, so it is left alone."""
+  if not (is_float(x.dtype) or is_complex(x.dtype)):
+    return x, y  # integer sums and products are exact in any order
+  if _is_constant_node(x) or _is_constant_node(y):
+    return x, y
+  return tuple(
+    hide(t, "reassociation")
+    if producer(t) in regrouped and not any(_is_constant_node(i) for i in t.op.inputs)
+    else t
+    for t in (x, y)
+  )
+
+
+def _is_constant_node(x: tf.Tensor) -> bool:
+  """Whether `x` is a graph constant, reshaped, broadcast or cast (its value
+  is not read: it may be a model's weights)."""
+  while producer(x) in _FOLDED_THROUGH:
+    x = x.op.inputs[0]
+  return producer(x) == "Const"
+
+
 def hidden_from_grappler(x: tf.Tensor) -> tf.Tensor:
   """`x` through an op whose value TF's graph optimizer cannot see.
 

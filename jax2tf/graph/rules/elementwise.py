@@ -524,34 +524,11 @@ def _doubled_complex_hidden(ctx, x, y):
   return y
 
 
-# Ops whose float results grappler regroups when an Add (a Mul) reads them.
-_SUMS = frozenset({"Add", "AddV2", "AddN"})
-_PRODUCTS = frozenset({"Mul"})
-
-
-def _in_jax_order(ctx, x, y, regrouped: frozenset):
-  """`x` and `y`, each hidden from TF's graph optimizer where an op of
-  `regrouped` computes it from variables only. XLA adds (multiplies) such a
-  chain as written, where grappler regroups it: one AddN, or the operands of
-  fewest broadcasts first. (With a constant in it, both fold the constants
-  together, and alike.)"""
-  if not (sem.is_float(x.dtype) or sem.is_complex(x.dtype)):
-    return x, y  # integer sums and products are exact in any order
-  if _is_constant(x) or _is_constant(y):
-    return x, y
-  return tuple(
-    ctx.hide_from_grappler(t, "reassociation")
-    if sem.producer(t) in regrouped and not any(_is_constant(i) for i in t.op.inputs)
-    else t
-    for t in (x, y)
-  )
-
-
 def _add(ctx, x, y):
   if x.dtype == tf.bool:
     return tf.logical_or(x, y)
   y = _doubled_complex_hidden(ctx, x, y)
-  x, y = _in_jax_order(ctx, x, y, _SUMS)
+  x, y = sem.in_written_order(x, y, sem.SUMS, ctx.hide_from_grappler)
   return tf.add(*_complex_operands_broadcast(ctx, x, y))
 
 
@@ -641,7 +618,7 @@ def _mul(ctx, x, y, *, out_dtype=None):
     return tf.logical_and(x, y)
   if x.dtype == tf.int32:
     return ctx.bits.multiply(x, y)  # exact where the target's products are not
-  x, y = _in_jax_order(ctx, x, y, _PRODUCTS)
+  x, y = sem.in_written_order(x, y, sem.PRODUCTS, ctx.hide_from_grappler)
   return tf.multiply(*_complex_operands_broadcast(ctx, x, y))
 
 

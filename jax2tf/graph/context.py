@@ -37,6 +37,8 @@ class LoweringEnv:
       raise ValueError(f"unknown grappler rewrite {rewrite!r}; see semantics.GRAPPLER_REWRITES")
     if not self.target.runs_grappler:
       return x
+    if rewrite in semantics.TF_RUNTIME_REWRITES and not self.target.runs_on_tf:
+      return x
     return semantics.hidden_from_grappler(x)
 
 

@@ -236,6 +236,14 @@ GRAPPLER_REWRITES = {
 }
 
 
+# Rewrites that matter where TF's runtime executes the graph: its remapper
+# fuses for TF's CPU kernels, and the regrouped sums are computed there. A
+# converter gets no PlaceholderWithDefault for them: TF's TFLite converter
+# then refuses a Conv2D near one ("neither a custom op nor a flex op"), and
+# its own fusions fold biases and scales into a convolution's weights.
+TF_RUNTIME_REWRITES = frozenset({"fused_relu", "reassociation"})
+
+
 # Float ops whose results grappler regroups when an op of the same kind reads
 # them (GRAPPLER_REWRITES["reassociation"]).
 SUMS = frozenset({"Add", "AddV2", "AddN"})

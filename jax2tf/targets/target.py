@@ -74,6 +74,10 @@ class Target:
   # Whether TF's XLA may compile the graph (under jit_compile): its CPU
   # compiler's crashes are then worked around.
   runs_on_tf_xla: bool = True
+  # Whether TF's runtime executes the graph (TF, TF Serving), whose grappler
+  # also makes the rewrites of semantics.TF_RUNTIME_REWRITES; a converter
+  # (TFLite's, TF.js's) reads it instead.
+  runs_on_tf: bool = True
   # Whether an Abs of a Relu survives to run (TF's XLA drops it, keeping
   # relu(-0.0) == -0.0): where it does, relu's zero sign is fixed with Abs,
   # one op XNNPack fuses, rather than a select.
@@ -228,6 +232,7 @@ TFLITE = dataclasses.replace(
   ),
   legalizations=("float16_in_float32", "narrow_ints_in_int32", "uint32_as_order_keys"),
   runs_on_tf_xla=False,
+  runs_on_tf=False,
   reverses_any_axes=False,
   native_pipeline="tflite",
   kernel_list="tflite",
@@ -245,6 +250,7 @@ TFJS = dataclasses.replace(
   bit_ops="int32_halves",
   runs_grappler=False,
   runs_on_tf_xla=False,
+  runs_on_tf=False,
   # TF.js multiplies int32s in JavaScript numbers, which drop low bits past
   # 2**53; its cumulative sums start from the first element, not from +0.0,
   # and keep a leading -0.0.

@@ -70,14 +70,3 @@ def test_a_sum_of_sums_or_a_product_of_products_rounds_as_in_jax(f, args, enable
   converted = jax2tf.convert(f, native_serialization=False, enable_xla=enable_xla)
   got = tf.function(converted, autograph=False)(*[tf.constant(a) for a in args]).numpy()
   np.testing.assert_array_equal(got, np.asarray(jax.jit(f)(*args)))
-
-
-@pytest.mark.parametrize(
-  "f", [lambda x: (x + 1.1) + 2.3, lambda x: (x * 1.1) * 2.3], ids=["sum", "product"]
-)
-def test_constants_of_a_chain_fold_together_as_in_jax(f):
-  # XLA adds (multiplies) the two constants first; so does grappler, where
-  # the chain is left to it.
-  converted = jax2tf.convert(f, native_serialization=False)
-  got = tf.function(converted, autograph=False)(tf.constant(_X)).numpy()
-  np.testing.assert_array_equal(got, np.asarray(jax.jit(f)(_X)))

@@ -19,7 +19,7 @@ ops on a vector (constants where the bias is one), leaves the sum no -0.0 for
 Relu to keep, and TF's graph optimizer and converters see a plain biased
 Relu.
 
-`plan(jaxpr)` finds the groups; the interpreter lowers each group at its last
+`plan(jaxpr, hide)` finds the groups; the interpreter lowers each group at its last
 equation and skips the others. Nothing here lowers a single primitive: that
 is the rules' job.
 """
@@ -250,7 +250,7 @@ def _sum_without_negative_zero(g: _Graph, v, members: list, hide: Hide, depth: i
   for p, q in ((x, y), (y, x)):
     if is_var(p) and _broadcast_into(q, out):
       members.append(i)
-      return (p, q), lambda tp, tq: add(tp, _positive_zeros(tq))
+      return (p, q), lambda tp, tq: add(tp, semantics.positive_zeros(tq))
   if depth > 1:
     for p, q in ((x, y), (y, x)):
       found = _sum_without_negative_zero(g, p, members, hide, depth - 1)
@@ -260,11 +260,6 @@ def _sum_without_negative_zero(g: _Graph, v, members: list, hide: Hide, depth: i
         n = len(operands)
         return (*operands, q), lambda *ts: add(build(*ts[:n]), ts[n])
   return None
-
-
-def _positive_zeros(x: tf.Tensor) -> tf.Tensor:
-  """`x` with +0.0 for -0.0 (NaN stays NaN)."""
-  return tf.where(tf.equal(x, 0), tf.zeros([], x.dtype), x)
 
 
 def _relu_ending_at(g: _Graph, end: int, hide: Hide) -> Fused | None:
@@ -297,7 +292,7 @@ _PATTERNS: Sequence[tuple[str, Callable[[_Graph, int, Hide], Fused | None]]] = (
 def plan(jaxpr, hide: Hide) -> dict[int, Fused]:
   """The fused groups of `jaxpr`, by the index of their last equation;
   `hide(x, rewrite)` keeps `x` from TF's graph optimizer where the target
-  runs it (RuleContext.hide_from_grappler)."""
+  runs it (LoweringEnv.hide_from_grappler)."""
   enders = {name for name, _ in _PATTERNS}
   if not any(eqn.primitive.name in enders for eqn in jaxpr.eqns):
     return {}

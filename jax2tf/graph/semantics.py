@@ -255,8 +255,9 @@ def in_written_order(x: tf.Tensor, y: tf.Tensor, regrouped: frozenset, hide) -> 
   passed through `hide(t, "reassociation")` where an op of `regrouped`
   computes it from variables only. XLA adds (multiplies) such a chain as
   written, where grappler regroups it: one AddN, or the operands of fewest
-  broadcasts first. With a constant in the chain, both fold the constants
-  together, and alike, so it is left alone."""
+  broadcasts first. A chain with a constant is left to grappler, which folds
+  the constants together as the XLA of jax 0.10 does (that of jax 0.12 adds
+  as written: docs/graph_serialization.md)."""
   if not (is_float(x.dtype) or is_complex(x.dtype)):
     return x, y  # integer sums and products are exact in any order
   if _is_constant_node(x) or _is_constant_node(y):
@@ -322,6 +323,11 @@ def _is_zero_scalar(x: tf.Tensor, negative: bool) -> bool:
     return False
   v = np.asarray(v, np.float64)
   return bool(v == 0 and np.signbit(v) == negative)
+
+
+def positive_zeros(x: tf.Tensor) -> tf.Tensor:
+  """Float `x` with +0.0 for -0.0 (NaN stays NaN)."""
+  return tf.where(tf.equal(x, 0), tf.zeros([], x.dtype), x)
 
 
 def negate_float(x: tf.Tensor) -> tf.Tensor:
@@ -431,8 +437,7 @@ def _combine(is_max: bool, x: tf.Tensor, y: tf.Tensor, signed_zeros: bool) -> tf
     # nothing but Relu's result, so the TFLite converter still fuses the Relu
     # into a preceding FullyConnected or Conv2D. (Abs would be one op, but
     # XLA drops an Abs of a Relu, and its Relu keeps -0.0.)
-    r = tf.nn.relu(x)
-    return tf.where(tf.equal(r, 0), tf.zeros([], r.dtype), r)
+    return positive_zeros(tf.nn.relu(x))
   return _pick(is_max, x, y, signed_zeros)
 
 
@@ -580,7 +585,7 @@ def float_order_key(x: tf.Tensor, *, total_order: bool) -> tf.Tensor:
   order of the sign-magnitude bit patterns.
   """
   if not total_order:
-    x = tf.where(tf.equal(x, 0), tf.zeros_like(x), x)
+    x = positive_zeros(x)
     x = tf.where(tf.math.is_nan(x), tf.constant(np.nan, x.dtype), x)
   int_dt = _KEY_INT[x.dtype]
   bits = tf.bitcast(x, int_dt)

@@ -707,12 +707,16 @@ def _truncated_remainder(x, y):
 
 @register(lax.max_p, uint32_as_int32_bits=True, uint32_as_order_keys=True)
 def _max(ctx, x, y):
-  if sem.is_float(x.dtype) and sem.is_positive_zero_scalar(x) != sem.is_positive_zero_scalar(y):
-    # A relu: its operand kept out of a fused oneDNN kernel, which drops NaN.
-    if sem.is_positive_zero_scalar(x):
-      x, y = y, x
-    x = ctx.hide_from_grappler(x, "fused_relu")
-  if ctx.target.keeps_abs_of_relu and sem.is_float(x.dtype) and sem.is_positive_zero_scalar(y):
+  if not (
+    sem.is_float(x.dtype) and sem.is_positive_zero_scalar(x) != sem.is_positive_zero_scalar(y)
+  ):
+    return sem.maximum(x, y, signed_zeros=ctx.target.signed_zeros)
+  # A relu (max(0.0, x) as jnp.maximum(0, x) writes it too: XLA's max is
+  # symmetric), its operand kept out of a fused oneDNN kernel, which drops NaN.
+  if sem.is_positive_zero_scalar(x):
+    x, y = y, x
+  x = ctx.hide_from_grappler(x, "fused_relu")
+  if ctx.target.keeps_abs_of_relu:
     # relu: Relu gives -0.0 for -0.0 where XLA gives +0.0, and Abs fixes
     # that in one op that XNNPack runs (a select splits the graph between
     # XNNPack and TFLite's own kernels, 1.2-1.8x slower on the demo CNN).

@@ -22,6 +22,7 @@ from jax import lax
 
 import jax2tf
 from benchmarks import models
+from jax2tf.deploy import signature as deploy_signature
 from tests import model_set
 from tests.support import compare
 
@@ -86,14 +87,8 @@ def _builtins_only(converter):
 
 
 def _run_litert(model: bytes, x):
-  interpreter = Interpreter(model_content=model)
-  (arg,) = interpreter.get_input_details()
-  interpreter.resize_tensor_input(arg["index"], x.shape)
-  interpreter.allocate_tensors()
-  interpreter.set_tensor(arg["index"], x)
-  interpreter.invoke()
-  (out,) = interpreter.get_output_details()
-  return interpreter.get_tensor(out["index"])
+  (out,) = _run_litert_all(model)(x)
+  return out
 
 
 def _assert_like_jax_on_litert(want, got):
@@ -197,6 +192,7 @@ def _run_litert_all(model: bytes):
   def run(*inputs):
     interpreter = Interpreter(model_content=model)
     args = interpreter.get_input_details()
+    assert len(args) == len(inputs), (len(args), len(inputs))
     for arg, x in zip(args, inputs):
       interpreter.resize_tensor_input(arg["index"], np.shape(x))
     interpreter.allocate_tensors()
@@ -206,15 +202,6 @@ def _run_litert_all(model: bytes):
     return [interpreter.get_tensor(out["index"]) for out in interpreter.get_output_details()]
 
   return run
-
-
-def _dims(spec, x) -> list:
-  """The TensorSpec shape of a polymorphic_shapes entry: None for a
-  dimension variable, the example's size for "_" (or no spec)."""
-  if spec is None:
-    return list(np.shape(x))
-  dims = [d.strip() for d in spec.strip("()").split(",") if d.strip()]
-  return [n if d == "_" else int(d) if d.isdigit() else None for d, n in zip(dims, np.shape(x))]
 
 
 @pytest.mark.parametrize(
@@ -231,8 +218,10 @@ def test_polymorphic_models_convert_and_run_at_each_size(name, variant):
   tf_fun = tf.function(
     jax2tf.convert(lambda *xs: m.fn(m.params, *xs), polymorphic_shapes=specs), autograph=False
   )
+  # Dynamic where the spec names a dimension variable, as a served model's.
   signature = [
-    tf.TensorSpec(_dims(spec, x), tf.as_dtype(x.dtype)) for spec, x in zip(specs, inputs)
+    tf.TensorSpec(i.shape, tf.as_dtype(i.dtype))
+    for i in deploy_signature.input_specs(m.fn, inputs, specs, has_params=True)
   ]
   concrete = tf_fun.get_concrete_function(*signature)
   model = _builtins_only(tf.lite.TFLiteConverter.from_concrete_functions([concrete], tf_fun))

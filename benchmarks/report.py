@@ -188,6 +188,48 @@ def _tfjs_time(seconds: dict, errors: dict, key: str) -> str:
   return t(seconds[f"tfjs_{key}"]) if f"tfjs_{key}" in seconds else _tfjs_error(errors, key)
 
 
+def _times(ratio: float) -> str:
+  return f"{ratio:.1f}x" if ratio < 10 else f"{ratio:.0f}x"
+
+
+def litertjs_table(res):
+  header = ["model", "jax.jit", "TF.js wasm (to_tfjs)", "LiteRT.js wasm (to_tflite)",
+            "LiteRT.js / TF.js", "first run, TF.js", "first run, LiteRT.js", "TF.js / jax.jit",
+            "LiteRT.js / jax.jit"]
+  rows = []
+  for r in res["tfjs"]:
+    lite = r.get("litertjs")
+    if lite is None:
+      continue
+    s = r["seconds"]
+    key = "chromium_wasm"
+    if "error" in lite:
+      rows.append([r["model"], t(s.get("jax.jit")), _tfjs_time(s, r["errors"], key),
+                   f"refused: {lite['error']}", *["-"] * 5])
+      continue
+    ratio = tfjs_suite.litertjs_ratio(r)
+    ls = lite["seconds"]
+    per_jit = [_times(x[f"tfjs_{key}"] / s["jax.jit"]) if f"tfjs_{key}" in x and "jax.jit" in s
+               else "-" for x in (s, ls)]
+    rows.append([r["model"], t(s.get("jax.jit")), _tfjs_time(s, r["errors"], key),
+                 _tfjs_time(ls, lite["errors"], key),
+                 "-" if ratio is None else f"{ratio:.2f}x",
+                 t(s.get(f"tfjs_{key}_first")), t(ls.get(f"tfjs_{key}_first")), *per_jit])
+  return header, rows
+
+
+def install_table(res):
+  inst = res["install"]
+  header = ["install", "distributions", "size on disk", "largest"]
+  rows = [["`pip install jax2tf` (JAX)", inst["base"]["packages"], b(inst["base"]["bytes"]), "-"]]
+  for extra, what in (("cpu", "TensorFlow (CPU)"), ("litert", "LiteRT without TensorFlow")):
+    e = inst["extras"].get(extra)
+    if e is not None:
+      largest = ", ".join(f"{n} {b(size)}" for n, size in e["largest"].items())
+      rows.append([f"`[{extra}]` adds: {what}", e["packages"], b(e["bytes"]), largest])
+  return header, rows
+
+
 def tfjs_twin_table(res):
   header = ["model", "where", "jax2tf.to_tfjs", "Keras -> tensorflowjs_converter", "ratio"]
   rows = []
@@ -345,6 +387,16 @@ def sections(res):
                   "taking turns; both checked against `jax.jit` first. Ratio = to_tfjs / twin "
                   "(lower is better). Graph ops leave out Const and Placeholder.",
                   tfjs_twin_table(res), None))
+    if any("litertjs" in r for r in res["tfjs"]):
+      out.append(("LiteRT.js against TF.js in Chromium",
+                  "The same function written by `jax2tf.to_tflite` (default route, static "
+                  "shapes) and run by LiteRT.js 2.5 on wasm (XNNPack in WebAssembly; "
+                  "`jax2tf.lite.browser`) in the same headless Chromium as TF.js's wasm "
+                  "backend, the two taking turns, each checked against `jax.jit` first; "
+                  "median per-call time measured by the page, outputs read back. First run "
+                  "is the first call after loading (LiteRT.js compiles the model for "
+                  "XNNPack before it). Ratio = LiteRT.js / TF.js (lower is better).",
+                  litertjs_table(res), None))
   if res.get("upstream"):
     u = res["upstream"]
     out.append(("SavedModels against JAX's own jax2tf",
@@ -386,6 +438,15 @@ def sections(res):
                 "compute-bound ones (larger ones for the ViT and the BiLSTM). TF ops "
                 "count the traced graphs' nodes, function bodies included, before Grappler.",
                 keras_twins_table(res), None))
+  if res.get("install"):
+    out.append(("Install size",
+                "What each deployment extra adds to `pip install jax2tf`, read from the "
+                "files (RECORD) of the distributions installed where the benchmarks ran, "
+                "pinned by `constraints/` (`benchmarks/suites/install.py`): the "
+                "TensorFlow extra for SavedModels, `convert`, TF.js and the TF-converter "
+                "TFLite routes; the `litert` extra for `to_tflite(route=\"litert\")`, "
+                "`jax2tf.lite.run` and quantization without TensorFlow.",
+                install_table(res), None))
   if "call_tf" in res:
     c = res["call_tf"]
     out.append(("call_tf overheads",

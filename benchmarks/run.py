@@ -7,8 +7,8 @@ call, optimized-HLO evidence for the compute-bound models, conversion cost
 and sizes, peak memory of conversion, threefry against rbg, call_tf
 overheads, LiteRT against Keras -> TFLite, TF.js in Node, SavedModels against
 JAX's own jax2tf (upstream), the native module's time per call against it
-(native_speed) and the graph paths against the models' Keras twins in TF
-(keras_twins). The numbers are reported, never asserted.
+(native_speed), the graph paths against the models' Keras twins in TF
+(keras_twins) and what each extra adds to an install (install). The numbers are reported, never asserted.
 
 A full run over everything writes benchmarks/results/latest.json,
 docs/benchmarks.md and docs/benchmarks/*.png. A quick run (CI's smoke test)
@@ -35,6 +35,7 @@ from benchmarks.suites import (  # noqa: E402
   call_tf,
   conversion,
   hlo,
+  install,
   keras_twins,
   memory,
   native_speed,
@@ -60,6 +61,7 @@ SUITES = (
   "upstream",
   "native_speed",
   "keras_twins",
+  "install",
 )
 
 
@@ -108,6 +110,8 @@ def run(suites, chosen, quick: bool, cfg) -> dict:
     res["native_speed"] = native_speed.run(quick)
   if "keras_twins" in suites:
     res["keras_twins"] = keras_twins.measure({w.name.split("@")[0] for w in chosen}, quick)
+  if "install" in suites:
+    res["install"] = install.measure()
   return res
 
 

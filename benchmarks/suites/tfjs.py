@@ -17,6 +17,11 @@ SavedModel and converted by `tensorflowjs_converter` (benchmarks/tfjs_twin.py;
 its batch is dynamic, as Keras exports it). Both run on the same backends,
 taking turns (`ROUNDS` rounds, the order alternating), each checked against
 `jax.jit` before it is timed.
+
+The other web runtime takes its turn in Chromium too: the same function
+written by `jax2tf.to_tflite` (the default route, static shapes) and run by
+LiteRT.js on wasm (XNNPack in WebAssembly, `jax2tf.lite.browser`), timed by
+its page the same way.
 """
 
 import collections
@@ -33,9 +38,18 @@ BACKENDS = ("cpu", "wasm")
 CALLS = {"cpu": 3, "wasm": 10, "chromium_wasm": 20}
 # Turns of to_tfjs's model and the twin's on each backend (one in a quick run).
 ROUNDS = 2
-WHO = ("ours", "twin")
+WHO = ("ours", "twin", "litertjs")
+# LiteRT.js runs only in a browser.
+RUNS_ON = {"litertjs": ("chromium_wasm",)}
 # Where the models run (the keys of the rows' seconds, less "tfjs_"), as the report names them.
 WHERE = {"cpu": "Node, cpu", "wasm": "Node, wasm", "chromium_wasm": "Chromium, wasm"}
+
+
+def litertjs_ratio(row: dict) -> float | None:
+  """LiteRT.js's time over to_tfjs's, both on wasm in Chromium, where both were measured."""
+  theirs = row.get("seconds", {}).get("tfjs_chromium_wasm")
+  ours = row.get("litertjs", {}).get("seconds", {}).get("tfjs_chromium_wasm")
+  return None if ours is None or theirs is None else ours / theirs
 
 
 def twin_ratio(row: dict, key: str) -> float | None:
@@ -74,9 +88,10 @@ def _check(outputs, want, m, what: str) -> None:
 
 
 class _Turns:
-  """The TF.js models of one model-set entry (ours, and the twin where it has
-  one) timed in turns on each backend: steady and first-call seconds per
-  backend, or the error that stopped one."""
+  """The web models of one model-set entry (ours, the twin where it has one,
+  and the LiteRT.js flatbuffer) timed in turns on each backend that runs
+  them: steady and first-call seconds per backend, or the error that stopped
+  one."""
 
   def __init__(self, m, want, folders: dict):
     self.m, self.want, self.folders = m, want, folders
@@ -85,14 +100,15 @@ class _Turns:
     self.errors: dict = {who: {} for who in folders}
 
   def round(self, key: str, rep: int, measure) -> None:
-    order = [w for w in WHO if w in self.folders]
+    """`measure(who, model)`: the outputs, steady and first-call seconds."""
+    order = [w for w in WHO if w in self.folders and key in RUNS_ON.get(w, (key,))]
     for who in order if rep % 2 == 0 else order[::-1]:
       if key in self.errors[who]:
         continue
       timing.progress(f"tfjs {self.m.name} ({who}) on {key}, round {rep + 1}")
       try:
-        outputs, steady, first = measure(self.folders[who])
-        _check(outputs, self.want, self.m, f"{self.m.name} ({who}) on TF.js {key}")
+        outputs, steady, first = measure(who, self.folders[who])
+        _check(outputs, self.want, self.m, f"{self.m.name} ({who}) on {key}")
       except (RuntimeError, AssertionError, OSError, ValueError) as e:
         self.errors[who][key] = _first_line(e)
         continue
@@ -101,7 +117,8 @@ class _Turns:
 
   def fail(self, key: str, why: str) -> None:
     for who in self.folders:
-      self.errors[who][key] = why
+      if key in RUNS_ON.get(who, (key,)):
+        self.errors[who][key] = why
 
   def seconds(self, who: str) -> dict:
     out = {}
@@ -119,7 +136,7 @@ def _time_all(turns: _Turns, inputs, rounds: int) -> None:
     try:
       with tfjs.Runner(backend) as runner:
         for rep in range(rounds):
-          turns.round(backend, rep, lambda folder: tfjs_twin.time_node(
+          turns.round(backend, rep, lambda _, folder: tfjs_twin.time_node(
             runner, folder, inputs, CALLS[backend]))
     except (tfjs.TFJSRuntimeError, FileNotFoundError) as e:  # Node or TF.js missing
       turns.fail(backend, _first_line(e))
@@ -128,9 +145,36 @@ def _time_all(turns: _Turns, inputs, rounds: int) -> None:
   except FileNotFoundError as e:
     turns.fail("chromium_wasm", f"no Chromium: {_first_line(e)}")
     return
+  def in_chromium(who: str, model):
+    if who == "litertjs":
+      return _time_litertjs(model, inputs, CALLS["chromium_wasm"])
+    return tfjs_twin.time_chromium(model, inputs, CALLS["chromium_wasm"])
+
   for rep in range(rounds):
-    turns.round("chromium_wasm", rep, lambda folder: tfjs_twin.time_chromium(
-      folder, inputs, CALLS["chromium_wasm"]))
+    turns.round("chromium_wasm", rep, in_chromium)
+
+
+def _time_litertjs(model: bytes, inputs, calls: int) -> tuple[list, float, float]:
+  """A .tflite run by LiteRT.js on wasm in headless Chromium: its outputs,
+  and the page's median and first-run seconds (the first after compiling)."""
+  from jax2tf.lite import browser  # pylint: disable=import-outside-toplevel
+
+  run = browser.run(model, *inputs, accelerator="wasm", repeats=calls)
+  return run.outputs, run.details["steady_ms"] / 1e3, run.details["ms"] / 1e3
+
+
+def _litertjs_model(name: str, m, row: dict) -> bytes | None:
+  """The model's flatbuffer for LiteRT.js, or None (its row saying why)."""
+  import jax2tf  # pylint: disable=import-outside-toplevel
+
+  timing.progress(f"tfjs {name}: jax2tf.to_tflite for LiteRT.js")
+  try:
+    model = jax2tf.to_tflite(m.fn, *m.inputs, params=m.params)
+  except (ValueError, TypeError, NotImplementedError, RuntimeError) as e:
+    row["litertjs"] = {"error": _first_line(e)}
+    return None
+  row["litertjs"] = {"seconds": {}, "errors": {}, "bytes": len(model)}
+  return bytes(model)
 
 
 def _twin(name: str, m, want, folder: str, row: dict) -> str | None:
@@ -177,13 +221,17 @@ def measure_model(name: str, cfg: timing.Settings) -> dict:
     twin = _twin(name, m, want, folder, row)
     if twin is not None:
       folders["twin"] = twin
+    flatbuffer = _litertjs_model(name, m, row)
+    if flatbuffer is not None:
+      folders["litertjs"] = flatbuffer
     turns = _Turns(m, want, folders)
     _time_all(turns, inputs, 1 if cfg == timing.QUICK else ROUNDS)
     row["seconds"].update(turns.seconds("ours"))
     row["errors"].update(turns.errors["ours"])
-    if twin is not None:
-      row["twin"]["seconds"] = turns.seconds("twin")
-      row["twin"]["errors"] = turns.errors["twin"]
+    for who in ("twin", "litertjs"):
+      if who in folders:
+        row[who]["seconds"] = turns.seconds(who)
+        row[who]["errors"] = turns.errors[who]
   tf_call, _ = paths.build(paths.PATH["noxla"], m.fn, m.params, inputs)
   jax_call, _ = paths.build_jax(m.fn, m.params, inputs)
   timing.progress(f"tfjs {name}: jax.jit and TF beside it")

@@ -109,7 +109,7 @@ class _Turns:
       try:
         outputs, steady, first = measure(who, self.folders[who])
         _check(outputs, self.want, self.m, f"{self.m.name} ({who}) on {key}")
-      except (RuntimeError, AssertionError, OSError, ValueError) as e:
+      except (RuntimeError, AssertionError, OSError, ValueError, TypeError) as e:
         self.errors[who][key] = _first_line(e)
         continue
       self.steady[who][key].append(steady)
@@ -154,7 +154,7 @@ def _time_all(turns: _Turns, inputs, rounds: int) -> None:
     turns.round("chromium_wasm", rep, in_chromium)
 
 
-def _time_litertjs(model: bytes, inputs, calls: int) -> tuple[list, float, float]:
+def _time_litertjs(model, inputs, calls: int) -> tuple[list, float, float]:
   """A .tflite run by LiteRT.js on wasm in headless Chromium: its outputs,
   and the page's median and first-run seconds (the first after compiling)."""
   from jax2tf.lite import browser  # pylint: disable=import-outside-toplevel
@@ -163,8 +163,9 @@ def _time_litertjs(model: bytes, inputs, calls: int) -> tuple[list, float, float
   return run.outputs, run.details["steady_ms"] / 1e3, run.details["ms"] / 1e3
 
 
-def _litertjs_model(name: str, m, row: dict) -> bytes | None:
-  """The model's flatbuffer for LiteRT.js, or None (its row saying why)."""
+def _litertjs_model(name: str, m, row: dict):
+  """The model's flatbuffer for LiteRT.js (a LiteModel, which names its
+  inputs in the function's order), or None (its row saying why)."""
   import jax2tf  # pylint: disable=import-outside-toplevel
 
   timing.progress(f"tfjs {name}: jax2tf.to_tflite for LiteRT.js")
@@ -174,7 +175,7 @@ def _litertjs_model(name: str, m, row: dict) -> bytes | None:
     row["litertjs"] = {"error": _first_line(e)}
     return None
   row["litertjs"] = {"seconds": {}, "errors": {}, "bytes": len(model)}
-  return bytes(model)
+  return model
 
 
 def _twin(name: str, m, want, folder: str, row: dict) -> str | None:

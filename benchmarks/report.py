@@ -59,9 +59,9 @@ def runtime_abs_table(res):
 
 def overhead_table(res):
   s = res["overhead"]["seconds"]
-  bare = s[targets.BARE]
   return (["call (float32 scalar sin)", "time", "vs bare tf.function"],
-          [[name, t(v), f"{(v - bare) * 1e6:+.0f} µs"] for name, v in s.items()])
+          [[name, t(v), f"{targets.above_bare(res, name) * 1e6:+.0f} µs"]
+           for name, v in s.items()])
 
 
 def hlo_table(res):
@@ -328,9 +328,13 @@ def sections(res):
                 "better; below 1.0 the TF path is faster). Parameters are "
                 "`tf.Variable`s. " + note_small(res), runtime_table(res), "runtime"))
     out.append(("Runtime per call (absolute)", "", runtime_abs_table(res), None))
-    out.append(("Fixed cost of a call", "A float32 scalar `sin` each way; "
-                "the last column is the cost above a bare `tf.function` of the same "
-                "signature.", overhead_table(res), None))
+    out.append(("Fixed cost of a call", "A float32 scalar `sin` each way, timed in many "
+                "short rounds, each way once per round; time is the median per call, and "
+                "the last column the cost above a bare `tf.function` of the same "
+                "signature: the median of the differences round by round, which cancel "
+                "the drift of the machine's speed (tens of microseconds here between "
+                "runs) that a difference of two medians would keep.",
+                overhead_table(res), None))
   if res.get("hlo"):
     out.append(("Optimized HLO of the compute-bound models",
                 "What each XLA made of the same model after optimization "

@@ -59,6 +59,12 @@ def _calls_per_sample(call, sample_s: float) -> int:
 
 def round_robin(alternatives: dict, cfg: Settings) -> dict:
   """alternatives: name -> call (which must block). Returns name -> median s."""
+  return {n: statistics.median(s) for n, s in round_robin_samples(alternatives, cfg).items()}
+
+
+def round_robin_samples(alternatives: dict, cfg: Settings) -> dict:
+  """name -> seconds per call of each round (`cfg.samples` rounds, every
+  alternative once per round, in a new order each round)."""
   for call in alternatives.values():
     for _ in range(cfg.warmup):
       call()
@@ -77,7 +83,19 @@ def round_robin(alternatives: dict, cfg: Settings) -> dict:
       for _ in range(k):
         call()
       samples[n].append((time.perf_counter() - t0) / k)
-  return {n: statistics.median(s) for n, s in samples.items()}
+  return samples
+
+
+def paired_excess(samples: dict, base: str) -> dict:
+  """name -> the median over rounds of its time minus `base`'s in the same
+  round. Where the machine's speed drifts by more than the difference
+  measured (a bare TF call varies by tens of microseconds from run to run),
+  differences taken round by round cancel the drift that a difference of
+  two medians keeps."""
+  return {
+    n: statistics.median(a - b for a, b in zip(s, samples[base]))
+    for n, s in samples.items()
+  }
 
 
 def median(xs) -> float:

@@ -1,15 +1,21 @@
 """Runtime per call of every path against jax.jit, and the fixed cost of a call."""
 
+import statistics
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import tensorflow as tf
 
 import jax2tf
-from benchmarks import paths
+from benchmarks import paths, timing
 from benchmarks.timing import progress, round_robin, sync_jax, sync_tf
 
 JAX = "jax.jit"
+# The fixed cost of a call: many short rounds, so that the differences taken
+# round by round (timing.paired_excess) have many samples.
+OVERHEAD = timing.Settings(samples=61, sample_s=0.04, warmup=20, conversions=1)
+OVERHEAD_QUICK = timing.Settings(samples=9, sample_s=0.02, warmup=2, conversions=1)
 
 
 def _close(ref, out, w) -> str | None:
@@ -43,7 +49,9 @@ def measure_workload(w, cfg) -> dict:
 
 
 def measure_overhead(cfg) -> dict:
-  """A scalar jnp.sin: what each way of calling costs beyond the op itself."""
+  """A scalar jnp.sin: what each way of calling costs beyond the op itself:
+  the median seconds per call of each way, and, round by round, its excess
+  over a bare tf.function of the same signature."""
   progress("runtime: per-call overhead on a scalar")
   x = tf.constant(0.5, tf.float32)
   spec = [tf.TensorSpec((), tf.float32)]
@@ -61,4 +69,8 @@ def measure_overhead(cfg) -> dict:
     alts[f"{lw.name}: converted, eager"] = lambda f=conv: sync_tf(f(x))
   sin_jit, xj = jax.jit(jnp.sin), jnp.float32(0.5)
   alts["jax.jit(jnp.sin)"] = lambda: sync_jax(sin_jit(xj))
-  return {"seconds": round_robin(alts, cfg)}
+  samples = timing.round_robin_samples(alts, OVERHEAD_QUICK if cfg == timing.QUICK else OVERHEAD)
+  return {
+    "seconds": {n: statistics.median(s) for n, s in samples.items()},
+    "above_bare": timing.paired_excess(samples, "tf.function(tf.math.sin)"),
+  }

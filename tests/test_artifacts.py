@@ -1,6 +1,7 @@
 """artifacts: directories published as versions behind a link, files renamed
 into place; what is left behind after successes and failures."""
 
+import contextlib
 import os
 
 import pytest
@@ -38,6 +39,40 @@ def test_a_new_directory_is_plain_and_a_replacement_a_link(tmp_path):
   # The link is relative, so the parent folder can be moved or copied whole.
   assert not os.path.isabs(os.readlink(path))
   assert sorted(os.listdir(tmp_path)) == [".model.versions", "model"]
+
+
+@pytest.mark.skipif(artifacts.fcntl is None, reason="writers take turns by fcntl locks")
+def test_a_path_created_meanwhile_is_replaced_though_another_writer_is_linking_it(
+  tmp_path, monkeypatch
+):
+  """Another writer creates the path while this one writes; when this one's
+  rename fails, a third writer takes the lock and swaps the plain directory
+  for a link, so the path is missing until it is done. The failed rename is
+  judged under the lock, where the path exists, and this writer replaces it."""
+  path = tmp_path / "model"
+  aside = tmp_path / "aside"
+  real_locked = artifacts._locked
+  turns = []
+
+  @contextlib.contextmanager
+  def locked(folder):
+    if aside.exists():  # the third writer's link is in place by the next turn
+      os.replace(aside, path)
+    with real_locked(folder):
+      yield
+    turns.append(folder)
+    if len(turns) == 1:  # the third writer, mid-switch, right after this turn
+      os.replace(path, aside)
+
+  def write(folder):
+    _writer({"a": "mine"})(folder)
+    os.makedirs(path)  # the other writer, meanwhile
+    _writer({"a": "theirs"})(path)
+
+  monkeypatch.setattr(artifacts, "_locked", locked)
+  artifacts.write_directory_atomically(path, write, overwrite=True)
+  assert _contents(path) == {"a": "mine"}
+  assert os.path.islink(path) and not aside.exists()
 
 
 def test_replacing_keeps_the_previous_version_only(tmp_path):

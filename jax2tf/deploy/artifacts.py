@@ -89,20 +89,23 @@ def _create_directory(path: str, write, overwrite: bool, links: bool) -> None:
   tmp = tempfile.mkdtemp(prefix=".tmp-", suffix=os.path.basename(path), dir=os.path.dirname(path))
   try:
     write(tmp)
-    try:
-      with _locked(os.path.dirname(path)) if fcntl is not None else contextlib.nullcontext():
+    with _locked(os.path.dirname(path)) if fcntl is not None else contextlib.nullcontext():
+      try:
         os.rename(tmp, path)
-    except OSError:
-      if not os.path.lexists(path):
-        raise
-      if not overwrite:
-        raise FileExistsError(f"path: {path!r} exists; pass overwrite to replace it") from None
+        return
+      except OSError:
+        # Asked under the lock: another writer switching `path` to a link
+        # leaves it missing for a moment, but only while it holds the lock.
+        if not os.path.lexists(path):
+          raise
+    if not overwrite:
+      raise FileExistsError(f"path: {path!r} exists; pass overwrite to replace it")
 
-      def move(folder):
-        os.rmdir(folder)
-        os.replace(tmp, folder)
+    def move(folder):
+      os.rmdir(folder)
+      os.replace(tmp, folder)
 
-      (_publish_version if links else _replace_directory)(path, move)
+    (_publish_version if links else _replace_directory)(path, move)
   except BaseException:
     shutil.rmtree(tmp, ignore_errors=True)
     raise

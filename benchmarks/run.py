@@ -5,10 +5,12 @@
 Suites (benchmarks/suites/): runtime of every path and the fixed cost of a
 call, optimized-HLO evidence for the compute-bound models, conversion cost
 and sizes, peak memory of conversion, threefry against rbg, call_tf
-overheads, LiteRT against Keras -> TFLite, TF.js in Node, SavedModels against
-JAX's own jax2tf (upstream), the native module's time per call against it
+overheads, LiteRT against Keras -> TFLite, TF.js in Node and Chromium (with
+LiteRT.js beside it), SavedModels against JAX's own jax2tf (upstream), the
+native module's time per call against it
 (native_speed), the graph paths against the models' Keras twins in TF
-(keras_twins) and what each extra adds to an install (install). The numbers are reported, never asserted.
+(keras_twins) and what each extra adds to an install (install). The numbers
+are reported, never asserted.
 
 A full run over everything writes benchmarks/results/latest.json,
 docs/benchmarks.md and docs/benchmarks/*.png. A quick run (CI's smoke test)

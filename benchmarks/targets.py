@@ -6,6 +6,7 @@ import dataclasses
 from benchmarks.suites import keras_twins as twins_suite
 from benchmarks.suites import tfjs as tfjs_suite
 from benchmarks.suites import tflite as tflite_suite
+from benchmarks.suites.runtime import BARE
 from benchmarks.workloads import compute_bound
 
 COMPUTE_BOUND = {"native+jit": 1.05, "native": 1.05, "graph+jit": 1.05, "graph": 1.5}
@@ -23,7 +24,6 @@ TIME_OVER_UPSTREAM = 1.0
 # against the twin; and against jax.jit on the Transformers.
 GRAPH_OVER_KERAS_TWIN = 1.1
 GRAPH_OVER_JAX_TRANSFORMERS = 1.5
-BARE = "tf.function(tf.math.sin)"
 
 
 @dataclasses.dataclass

@@ -12,6 +12,7 @@ import os
 import tomllib
 
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The extras a user chooses between to deploy: TensorFlow (CPU), and LiteRT without it.
@@ -32,7 +33,7 @@ def _closure(requirements, env: dict) -> dict[str, importlib.metadata.Distributi
     req = Requirement(todo.pop())
     if req.marker is not None and not req.marker.evaluate({**env, "extra": ""}):
       continue
-    name = req.name.lower().replace("_", "-")
+    name = canonicalize_name(req.name)
     if name in found:
       continue
     try:

@@ -12,6 +12,8 @@ from benchmarks import paths, timing
 from benchmarks.timing import progress, round_robin, sync_jax, sync_tf
 
 JAX = "jax.jit"
+# The call every other way of calling is measured against.
+BARE = "tf.function(tf.math.sin)"
 # The fixed cost of a call: many short rounds, so that the differences taken
 # round by round (timing.paired_excess) have many samples.
 OVERHEAD = timing.Settings(samples=61, sample_s=0.04, warmup=20, conversions=1)
@@ -60,7 +62,7 @@ def measure_overhead(cfg) -> dict:
   bare = tf.function(lambda x: tf.math.sin(x), autograph=False, input_signature=spec)
   alts = {
       "tf.math.sin, eager op": lambda: sync_tf(tf.math.sin(x)),
-      "tf.function(tf.math.sin)": lambda: sync_tf(bare(x)),
+      BARE: lambda: sync_tf(bare(x)),
   }
   for lw in paths.LOWERINGS[:2]:
     conv = jax2tf.convert(jnp.sin, **lw.options)
@@ -72,5 +74,5 @@ def measure_overhead(cfg) -> dict:
   samples = timing.round_robin_samples(alts, OVERHEAD_QUICK if cfg == timing.QUICK else OVERHEAD)
   return {
     "seconds": {n: statistics.median(s) for n, s in samples.items()},
-    "above_bare": timing.paired_excess(samples, "tf.function(tf.math.sin)"),
+    "above_bare": timing.paired_excess(samples, BARE),
   }

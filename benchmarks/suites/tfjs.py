@@ -45,18 +45,25 @@ RUNS_ON = {"litertjs": ("chromium_wasm",)}
 WHERE = {"cpu": "Node, cpu", "wasm": "Node, wasm", "chromium_wasm": "Chromium, wasm"}
 
 
+def _ratio(row: dict, who: str, over: str, key: str) -> float | None:
+  """`who`'s median on `key` (a key of WHERE) over `over`'s, where both were
+  measured; "ours" is to_tfjs's model, whose seconds are the row's own."""
+
+  def seconds(w):
+    return (row if w == "ours" else row.get(w, {})).get("seconds", {}).get(f"tfjs_{key}")
+
+  a, b = seconds(who), seconds(over)
+  return None if a is None or b is None else a / b
+
+
 def litertjs_ratio(row: dict) -> float | None:
-  """LiteRT.js's time over to_tfjs's, both on wasm in Chromium, where both were measured."""
-  theirs = row.get("seconds", {}).get("tfjs_chromium_wasm")
-  ours = row.get("litertjs", {}).get("seconds", {}).get("tfjs_chromium_wasm")
-  return None if ours is None or theirs is None else ours / theirs
+  """LiteRT.js's time over to_tfjs's, both on wasm in Chromium."""
+  return _ratio(row, "litertjs", "ours", "chromium_wasm")
 
 
 def twin_ratio(row: dict, key: str) -> float | None:
-  """to_tfjs's time over the twin's on `key` (a key of WHERE), where both were measured."""
-  ours = row.get("seconds", {}).get(f"tfjs_{key}")
-  theirs = row.get("twin", {}).get("seconds", {}).get(f"tfjs_{key}")
-  return None if ours is None or theirs is None else ours / theirs
+  """to_tfjs's time over the twin's on `key`."""
+  return _ratio(row, "ours", "twin", key)
 
 
 def more_ops(row: dict, top: int = 5) -> str:

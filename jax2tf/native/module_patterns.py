@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 
 import ml_dtypes
+import numpy as np
 from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import func as func_dialect
 from jax.extend.mlir.dialects import stablehlo as hlo
@@ -186,6 +187,35 @@ def _reverse_one_run_at_a_time(op):
 
 REVERSE_ONE_RUN_AT_A_TIME = Pattern(
   "reverse_one_run_at_a_time", ("stablehlo.reverse",), _reverse_one_run_at_a_time
+)
+
+
+def _drop_min_max_with_identity(op):
+  # max(x, -inf) and min(x, +inf) are x, NaN and signed zeros included, as
+  # JAX computes them: jax.nn.softmax floors its max reduction with -inf,
+  # and the NaN tests and selects every target writes for it would guard
+  # nothing.
+  if not values.is_float_tensor(op.results[0].type):
+    return
+  identity = -np.inf if op.name == "stablehlo.maximum" else np.inf
+  x, y = op.operands
+  for a, c in ((x, y), (y, x)):
+    # With a polymorphic batch the constant is broadcast to the dynamic shape.
+    while isinstance(c, ir.OpResult) and c.owner.name == "stablehlo.dynamic_broadcast_in_dim":
+      c = c.owner.operands[0]
+    constant = values.constant_of(c)
+    if a.type != op.results[0].type or constant is None or constant.elements is None:
+      continue
+    elements = np.asarray(constant.elements, dtype=np.float64)
+    if elements.size and (elements == identity).all():
+      _replace(op, a)
+      return
+
+
+DROP_MIN_MAX_WITH_IDENTITY = Pattern(
+  "drop_min_max_with_identity",
+  ("stablehlo.maximum", "stablehlo.minimum"),
+  _drop_min_max_with_identity,
 )
 
 

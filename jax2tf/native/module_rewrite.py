@@ -80,9 +80,10 @@ NO_TF_LOWERING = frozenset({"schur"})
 _USER_NAMES = {"geqp3": "qr with pivoting=True"}
 
 
-# Patterns in order: a later one sees what an earlier one wrote. The max/min
-# of an extreme constant is a select before the NaN patterns, which then
-# have nothing to test there.
+# Patterns in order: a later one sees what an earlier one wrote. A max/min
+# with its identity (-inf, +inf) is dropped and one of another extreme
+# constant is a select before the NaN patterns, which then have nothing to
+# test there.
 PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
   "tf_xla": (
     module_patterns.INLINE_COMPOSITES,
@@ -90,6 +91,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.EMPTY_EIG_AS_CONSTANTS,
     module_patterns.HIDE_TRANSPOSES_FROM_CONSTANT_FIRST_OPS,
     module_patterns.REVERSE_ONE_RUN_AT_A_TIME,
+    module_patterns.DROP_MIN_MAX_WITH_IDENTITY,
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
     module_patterns.NARROW_SIGNED_CONVERTS_THROUGH_UNSIGNED,
     # For TF's TFLite converter too, which Google's LiteRT recipe hands this
@@ -108,6 +110,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.EMPTY_EIG_AS_CONSTANTS,
     module_patterns.HIDE_TRANSPOSES_FROM_CONSTANT_FIRST_OPS,
     module_patterns.REVERSE_ONE_RUN_AT_A_TIME,
+    module_patterns.DROP_MIN_MAX_WITH_IDENTITY,
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
     *integer_patterns.TFLITE_INTEGER_OPS,
     *dynamic_ops.DYNAMIC_OPS_FOR_TFLITE,
@@ -118,6 +121,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.EMPTY_EIG_AS_CONSTANTS,
     module_patterns.HIDE_TRANSPOSES_FROM_CONSTANT_FIRST_OPS,
     module_patterns.REVERSE_ONE_RUN_AT_A_TIME,
+    module_patterns.DROP_MIN_MAX_WITH_IDENTITY,
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
     *integer_patterns.TFLITE_INTEGER_OPS,
     module_patterns.INTEGER_REMAINDER_FROM_DIVISION,

@@ -294,3 +294,34 @@ def test_ordered_keys_of_every_float_width(dtype, jit_compile):
     got = f_tf(tf.constant(x))
   for w, g in zip(want, got, strict=True):
     compare.assert_same(np.asarray(w), g.numpy(), exact=True)
+
+
+def _max_min_with_identities(x):
+  # jax.nn.softmax's floor of its max reduction, and both operand orders.
+  return jnp.maximum(x, -jnp.inf), jnp.minimum(jnp.inf, x), jnp.maximum(-jnp.inf, x.max(axis=1))
+
+
+@pytest.mark.parametrize("pipeline", ["tf_xla", "tflite", "litert"])
+def test_a_max_or_min_with_its_identity_is_dropped_by_every_pipeline(pipeline):
+  from jax2tf.native.stablehlo_values import ops_named
+
+  for shape in ("2, 6", "b, 6"):
+    (aval,) = jax.export.symbolic_args_specs((np.zeros((2, 6), np.float32),), shape)
+    context, module = _rewritten(_max_min_with_identities, aval, pipeline=pipeline)
+    with context:
+      left = ops_named(module, ("stablehlo.maximum", "stablehlo.minimum"))
+      # Only the max reduction's bodies (of floats) remain.
+      outside = [
+        op for op in left if op.parent.name == "func.func" and "f32" in str(op.results[0].type)
+      ]
+      assert outside == [], shape
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_a_max_or_min_with_its_identity_keeps_jax_nan_and_zeros(jit_compile):
+  x = np.array([[np.nan, -0.0, 0.0, -np.inf, np.inf, 1.0]] * 2, np.float32)
+  got = tf.function(
+    jax2tf.convert(_max_min_with_identities), autograph=False, jit_compile=jit_compile
+  )(x)
+  for w, g in zip(jax.jit(_max_min_with_identities)(x), got):
+    compare.assert_same(np.asarray(w), g.numpy(), exact=True)

@@ -7,6 +7,8 @@ ends SUM -> LOG -> SUB instead) and the tanh form of `jax.nn.gelu` as nine
 elementwise ops. LiteRT's SOFTMAX, LOG_SOFTMAX and GELU compute JAX's values
 on these inputs, NaN and infinities included (a row holding NaN or +inf is
 all NaN, as in JAX; the unfused chain's MAXIMUM and SUM drop the NaN).
+On the litert route the max reduction carries the pipeline's NaN test (NaN
+stand-ins before it, an IF after it), which the fused op makes redundant.
 """
 
 import numpy as np
@@ -18,6 +20,7 @@ Op = schema.BuiltinOperator
 
 _GELU_CUBIC = np.float32(0.044715)
 _GELU_SCALE = np.float32(np.sqrt(2 / np.pi))
+_LARGEST = np.finfo(np.float32).max
 
 
 def _scalar(g: Graph, i: int):
@@ -42,10 +45,11 @@ def _last_axis(g: Graph, reduce, rank: int) -> bool:
   return axes is not None and axes.size == 1 and int(axes.ravel()[0]) % rank == rank - 1
 
 
-def _keep_last_axis(g: Graph, readers, reduce, rank: int):
-  """The tensor holding `reduce`'s result with the reduced axis kept (its
-  own, or that of the EXPAND_DIMS or RESHAPE alone reading it), or None."""
-  result = reduce.outputs[0]
+def _keep_last_axis(g: Graph, readers, reduce, rank: int, result: int | None = None):
+  """The tensor holding `reduce`'s result (or `result`, the same values
+  past a NaN test) with the reduced axis kept (its own, or that of the
+  EXPAND_DIMS or RESHAPE alone reading it), or None."""
+  result = reduce.outputs[0] if result is None else result
   if getattr(reduce.builtinOptions, "keepDims", False):
     return result
   expand = g.only_reader(readers, result)
@@ -65,25 +69,79 @@ def _keep_last_axis(g: Graph, readers, reduce, rank: int):
 def _shifted_rows(g: Graph, readers):
   """(x, sub, rank of x) for each `sub = x - max(x, last axis)` broadcast
   back along the axis, as jax.nn.softmax and log_softmax shift their input."""
+  producers = g.producers()
   for top in list(g.ops):
-    if g.code(top) == Op.REDUCE_MAX and (found := _shifted_by(g, readers, top)) is not None:
+    if g.code(top) == Op.REDUCE_MAX and (found := _shifted_by(g, readers, producers, top)):
       yield found
 
 
-def _shifted_by(g: Graph, readers, top):
+def _nan_stand_in(g: Graph, producers, tensor: int):
+  """x where `tensor` is `select(x != x, largest float, x)`, the NaN
+  stand-in the litert pipeline feeds a max reduction, else None."""
+  select = producers.get(tensor)
+  if select is None or g.code(select) != Op.SELECT_V2:
+    return None
+  test, stand_in, x = select.inputs
+  is_nan = producers.get(test)
+  if is_nan is None or g.code(is_nan) != Op.NOT_EQUAL or is_nan.inputs != [x, x]:
+    return None
+  value = g.constant(stand_in)
+  if value is None or value.dtype != np.float32 or not (value >= _LARGEST).all():
+    return None
+  return x
+
+
+def _nan_test(g: Graph, readers, producers, result: int):
+  """The IF that gives the max reduction's `result` its NaN (the litert
+  pipeline's test after the reduction: its else branch returns `result`,
+  its condition is whether any element of `result` reached the stand-in),
+  or None."""
+  tests = [op for op in readers.get(result, []) if g.code(op) == Op.IF]
+  if len(tests) != 1 or g.is_output(result):
+    return None
+  branch = tests[0]
+  reached = producers.get(branch.inputs[0])
+  compare = reached is not None and producers.get(reached.inputs[0])
+  if (
+    reached is None
+    or g.code(reached) != Op.REDUCE_ANY
+    or not compare
+    or g.code(compare) != Op.GREATER_EQUAL
+    or compare.inputs[0] != result
+  ):
+    return None
+  otherwise = g.model.subgraphs[branch.builtinOptions.elseSubgraphIndex]
+  inputs, outputs = list(np.atleast_1d(otherwise.inputs)), list(np.atleast_1d(otherwise.outputs))
+  if otherwise.operators or len(outputs) != 1 or outputs[0] not in inputs:
+    return None
+  return branch if branch.inputs[1 + inputs.index(outputs[0])] == result else None
+
+
+def _shifted_by(g: Graph, readers, producers, top):
   x = top.inputs[0]
+  peak = top.outputs[0]
+  # The litert pipeline writes JAX's NaN-propagating max as a reduction of
+  # NaN stand-ins and an IF that puts NaN back where a row held one. SOFTMAX
+  # and LOG_SOFTMAX give such a row all NaN, as JAX does: the test goes
+  # with the rest of the chain.
+  unguarded = _nan_stand_in(g, producers, x)
+  if unguarded is not None:
+    test = _nan_test(g, readers, producers, peak)
+    if test is None:
+      return None
+    x, peak = unguarded, test.outputs[0]
   rank = len(g.signature(x))
   if rank == 0 or g.tensor(x).type != schema.TensorType.FLOAT32 or not _last_axis(g, top, rank):
     return None
   # JAX's max starts from -inf: a MAXIMUM with it may follow (-inf, or
   # the lowest float32, as the converter writes infinite constants); either
   # leaves a row of -inf all NaN, as SOFTMAX and LOG_SOFTMAX do.
-  floor = _unary_chain(g, readers, top.outputs[0], Op.MAXIMUM, -np.inf) or _unary_chain(
-    g, readers, top.outputs[0], Op.MAXIMUM, np.finfo(np.float32).min
+  floor = _unary_chain(g, readers, peak, Op.MAXIMUM, -np.inf) or _unary_chain(
+    g, readers, peak, Op.MAXIMUM, np.finfo(np.float32).min
   )
-  peak = _keep_last_axis(g, readers, floor or top, rank)
-  sub = next((u for u in readers.get(peak, [])), None) if peak is not None else None
-  if sub is None or len(readers[peak]) != 1 or g.code(sub) != Op.SUB or sub.inputs != [x, peak]:
+  kept = _keep_last_axis(g, readers, top, rank, floor.outputs[0] if floor else peak)
+  sub = next((u for u in readers.get(kept, [])), None) if kept is not None else None
+  if sub is None or len(readers[kept]) != 1 or g.code(sub) != Op.SUB or sub.inputs != [x, kept]:
     return None
   return x, sub, rank
 

@@ -94,6 +94,8 @@ _MAX_BROADCAST_RANK = 4
 # Ops whose fused activation a following MAXIMUM can move into.
 _FUSES_ACTIVATION = frozenset(WEIGHT_CHANNEL_AXIS) | {Op.ADD}
 
+# Ops that run subgraphs: they have effects where one of those has.
+_CONTROL_FLOW = frozenset({Op.WHILE, Op.IF, Op.CALL, Op.STABLEHLO_WHILE, Op.STABLEHLO_CASE})
 # Ops with effects beyond their outputs, kept even when nothing reads them.
 _STATEFUL = frozenset(
   {
@@ -623,13 +625,32 @@ def _average_pools(g: Graph) -> None:
   g.remove(doomed)
 
 
+def _has_effects(g: Graph, op, seen: set | None = None) -> bool:
+  """Whether `op` does more than compute its outputs: a stateful op, or
+  control flow with one in a subgraph it runs (the NaN test of a max
+  reduction that a fused SOFTMAX no longer reads has none)."""
+  code = g.code(op)
+  if code not in _STATEFUL:
+    return False
+  if code not in _CONTROL_FLOW:
+    return True
+  seen = set() if seen is None else seen
+  for _, _, value in flatbuffer.subgraph_fields(op):
+    for n in map(int, np.atleast_1d(value)):
+      if n not in seen:
+        seen.add(n)
+        if any(_has_effects(g, inner, seen) for inner in g.model.subgraphs[n].operators or []):
+          return True
+  return False
+
+
 def _remove_unread(g: Graph) -> None:
   while True:
     readers = g.readers()
     doomed = [
       op
       for op in g.ops
-      if g.code(op) not in _STATEFUL and not any(i in readers or g.is_output(i) for i in op.outputs)
+      if not any(i in readers or g.is_output(i) for i in op.outputs) and not _has_effects(g, op)
     ]
     if not doomed:
       return
@@ -693,6 +714,9 @@ _LITERT_PASSES = (
   _select_constant_conditions,
   *_FUSIONS,
   _nan_propagating_relus,
+  activations.fuse_softmax,
+  activations.fuse_log_softmax,
+  activations.fuse_gelu,
   signed_zeros.abs_after_pools,
   signed_zeros.drop_abs_before_zero_hiding_ops,
   special_inputs.sin_keeps_zero_sign,

@@ -233,6 +233,65 @@ def test_max_and_min_propagate_nan_as_jax_does():
     compare.assert_same(np.asarray(w), g, exact=True)
 
 
+def _masked_softmax(scores):
+  # Attention's form: a causal mask of the lowest float, then softmax.
+  causal = jnp.tril(jnp.ones(scores.shape[-2:], bool))
+  return jax.nn.softmax(jnp.where(causal, scores, jnp.finfo(scores.dtype).min))
+
+
+# Rows holding NaN, +inf, -inf, all -inf, signed zeros (JAX: NaN, NaN, a
+# zero, NaN, uniform).
+_SOFTMAX_ROWS = np.array(
+  [
+    [1, 2, 3, 4],
+    [_NAN, 1, 2, 3],
+    [1, np.inf, 2, 3],
+    [1, 2, -np.inf, 3],
+    [-np.inf] * 4,
+    [0, -0.0, 0, -0.0],
+  ],
+  np.float32,
+)
+
+
+@pytest.mark.parametrize(
+  "fun, op",
+  [(jax.nn.softmax, "SOFTMAX"), (jax.nn.log_softmax, "LOG_SOFTMAX"), (jax.nn.gelu, "GELU")],
+)
+def test_softmax_and_gelu_are_single_ops_with_jax_specials(fun, op):
+  # The NaN test of softmax's max reduction goes with the rest of the chain:
+  # LiteRT's SOFTMAX and LOG_SOFTMAX make a row holding NaN all NaN.
+  model = jax2tf.to_tflite(fun, _SOFTMAX_ROWS, polymorphic_shapes=["(b, 4)"], route="litert")
+  assert lite_inspect.op_counts(model) == {op: 1}
+  for batch in (6, 2):
+    x = _SOFTMAX_ROWS[-batch:]
+    compare.assert_same(np.asarray(jax.jit(fun)(x)), lite.run(model, x)[0], tol=(1e-6, 1e-7))
+
+
+def test_masked_softmax_of_attention_is_one_op():
+  scores = _rng(3).normal(size=(2, 3, 4, 4)).astype(np.float32)
+  scores[1, 2, 3, 1] = _NAN
+  model = jax2tf.to_tflite(
+    _masked_softmax, scores, polymorphic_shapes=["(b, 3, 4, 4)"], route="litert"
+  )
+  ops = lite_inspect.op_counts(model)
+  assert ops["SOFTMAX"] == 1 and not {"IF", "REDUCE_MAX", "EXP"} & set(ops), ops
+  compare.assert_same(
+    np.asarray(jax.jit(_masked_softmax)(scores)), lite.run(model, scores)[0], tol=(1e-6, 1e-7)
+  )
+
+
+def test_a_max_reduction_that_is_no_softmax_keeps_its_nan_test():
+  def shifted(x):  # x - max(x) alone: only the NaN test makes a row all NaN
+    return jnp.exp(x - x.max(axis=-1, keepdims=True))
+
+  model = jax2tf.to_tflite(shifted, _SOFTMAX_ROWS, route="litert")
+  assert "IF" in lite_inspect.op_counts(model)
+  compare.assert_same(
+    np.asarray(jax.jit(shifted)(_SOFTMAX_ROWS)), lite.run(model, _SOFTMAX_ROWS)[0], tol=(1e-6, 1e-7)
+  )
+
+
 def _signed_zero_max_min(x, y):
   return jnp.maximum(x, y), jnp.minimum(x, y)
 

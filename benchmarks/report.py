@@ -524,6 +524,17 @@ on [its own page](benchmarks/scale.md) (`make bench-scale`).
 ![Export time and peak memory against parameter bytes](benchmarks/scale.png)"""
 
 
+def _other_load(res) -> str:
+  """What else ran on the machine during the run, from the CPU time that
+  processes outside it used (runs saved before it was measured say nothing)."""
+  other = res.get("other_cpu_seconds")
+  if other is None:
+    return "Whether other jobs shared the machine was not measured."
+  share = other / (res["total_seconds"] * res["environment"]["cpu_count"])
+  return (f"Processes outside the run used {other:.0f} CPU-seconds while it ran, "
+          f"{share:.1%} of the machine's CPU time.")
+
+
 def markdown(res, json_path: str, figures: dict) -> str:
   env, cfg = res["environment"], res["settings"]
   parts = [
@@ -537,7 +548,7 @@ def markdown(res, json_path: str, figures: dict) -> str:
       f"- Python {env['python']}, jax {env['jax']}, jaxlib {env['jaxlib']}, "
       f"tensorflow {env['tensorflow']}",
       f"- {res['mode']} run, {res['total_seconds'] / 60:.1f} minutes; absolute times "
-      "below are from this machine only, and it was shared with other jobs.", "",
+      f"below are from this machine only. {_other_load(res)}", "",
   ]
   for title, intro, table, fig in sections(res):
     parts += [f"## {title}", ""]

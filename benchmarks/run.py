@@ -24,6 +24,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import resource
 import sys
 import time
 
@@ -80,6 +81,42 @@ def environment() -> dict:
       "tensorflow": tf.__version__,
       "jax_backend": jax.default_backend(),
   }
+
+
+def _machine_cpu_seconds() -> float | None:
+  """CPU seconds that every process on the machine has used since boot
+  (Linux's /proc/stat; None elsewhere)."""
+  try:
+    with open("/proc/stat") as f:
+      fields = [int(v) for v in f.readline().split()[1:]]
+  except (OSError, ValueError):
+    return None
+  user, nice, system, _idle, _iowait, irq, softirq = fields[:7]
+  return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu_seconds() -> float:
+  """CPU seconds of this process and of the children it has waited for
+  (the suites' processes, Node and Chromium among them)."""
+  total = 0.0
+  for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+    usage = resource.getrusage(who)
+    total += usage.ru_utime + usage.ru_stime
+  return total
+
+
+class OtherLoad:
+  """The CPU time that processes outside the run used while it ran: what
+  says whether its absolute times come from a quiet machine."""
+
+  def __init__(self):
+    self.machine, self.own = _machine_cpu_seconds(), _own_cpu_seconds()
+
+  def seconds(self) -> float | None:
+    machine = _machine_cpu_seconds()
+    if machine is None or self.machine is None:
+      return None
+    return max(0.0, (machine - self.machine) - (_own_cpu_seconds() - self.own))
 
 
 def run(suites, chosen, quick: bool, cfg) -> dict:
@@ -144,9 +181,10 @@ def main(argv=None) -> int:
   cfg = timing.QUICK if args.quick else timing.FULL
   chosen = workloads.select(names, quick=args.quick)
 
-  t0 = time.perf_counter()
+  t0, others = time.perf_counter(), OtherLoad()
   res = run(suites, chosen, args.quick, cfg)
   res["total_seconds"] = time.perf_counter() - t0
+  res["other_cpu_seconds"] = others.seconds()
 
   complete = not args.quick and names is None and set(suites) == set(SUITES)
   print(report.text(res))

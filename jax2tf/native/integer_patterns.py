@@ -46,17 +46,9 @@ def _integer_width(t) -> int | None:
   return width if width > 1 else None
 
 
-def _constant(value) -> values.Constant | None:
-  """The constant `value` is (`values.constant_of`), also where it is
-  broadcast to a polymorphic shape."""
-  while isinstance(value, ir.OpResult) and value.owner.name == "stablehlo.dynamic_broadcast_in_dim":
-    value = value.owner.operands[0]
-  return values.constant_of(value)
-
-
 def _splat_int(value) -> int | None:
   """The one integer that every element of constant `value` is, or None."""
-  c = _constant(value)
+  c = values.constant_at_any_shape(value)
   if c is None or c.elements is None or c.elements.size == 0:
     return None
   first = int(c.elements[0])
@@ -68,7 +60,7 @@ def _possible_bits(value, width: int) -> int:
   set: those a logical right shift or a left shift by a constant amount
   leaves, those of a constant, else all."""
   everything = 2**width - 1
-  c = _constant(value)
+  c = values.constant_at_any_shape(value)
   if c is not None and c.elements is not None:
     bits = 0
     for element in np.unique(c.elements):

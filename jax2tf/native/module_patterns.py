@@ -201,9 +201,7 @@ def _drop_min_max_with_identity(op):
   x, y = op.operands
   for a, c in ((x, y), (y, x)):
     # With a polymorphic batch the constant is broadcast to the dynamic shape.
-    while isinstance(c, ir.OpResult) and c.owner.name == "stablehlo.dynamic_broadcast_in_dim":
-      c = c.owner.operands[0]
-    constant = values.constant_of(c)
+    constant = values.constant_at_any_shape(c)
     if a.type != op.results[0].type or constant is None or constant.elements is None:
       continue
     elements = np.asarray(constant.elements, dtype=np.float64)

@@ -100,6 +100,15 @@ def constant_of(value) -> Constant | None:
   return Constant(_converted(source.elements, numpy_dtype(value.type.element_type)))
 
 
+def constant_at_any_shape(value) -> Constant | None:
+  """The constant `value` is (`constant_of`), also where it is broadcast to
+  a polymorphic shape (a dynamic_broadcast_in_dim, whose other operand is
+  the shape, not a value)."""
+  while isinstance(value, ir.OpResult) and value.owner.name == "stablehlo.dynamic_broadcast_in_dim":
+    value = value.owner.operands[0]
+  return constant_of(value)
+
+
 def _elements(dense) -> np.ndarray | None:
   dtype = numpy_dtype(ir.ShapedType(dense.type).element_type)
   if dtype is None:

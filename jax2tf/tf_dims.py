@@ -175,30 +175,43 @@ def _pieces_where_zero(constraint, name: str, dims: _DimsByName) -> list:
   return pieces
 
 
-def _nonzero(name: str, dims: _DimsByName, read_elsewhere: set[str]) -> tf.Tensor:
-  """Whether dimension `name` is not 0, as a bool TF scalar: from the size of
-  its argument when no other check reads that argument's dimensions and its
-  other dimensions are static and nonzero (two ops: Size and Cast), else from
-  the dimension itself (one Cast)."""
+def _count(name: str, dims: _DimsByName, read_elsewhere: set[str]) -> tf.Tensor:
+  """An integer TF scalar that is 0 exactly where dimension `name` is: the
+  size of its argument when no other check reads that argument's dimensions
+  and its other dimensions are static and nonzero (one op, Size), else the
+  dimension itself."""
   arg_idx, dim_idx = dims.where[name]
   arg = dims.args[arg_idx]
   others = [s for i, s in enumerate(arg.shape) if i != dim_idx]
   siblings = {n for n, (a, _) in dims.where.items() if a == arg_idx}
   shape_read = siblings & (read_elsewhere | dims.made())
   if all(s is not None and s > 0 for s in others) and not shape_read:
-    return tf.cast(tf.size(arg, out_type=tf.int64), tf.bool)
-  return tf.cast(dims[name], tf.bool)
+    return tf.size(arg, out_type=tf.int64)
+  return dims[name]
+
+
+def _fails_where_zero(count: tf.Tensor, message: str):
+  """A check that raises `message` where `count` is 0, in four ops: the
+  reciprocal of the count is infinite exactly there, and CheckNumerics
+  raises its message attribute as it is (an Assert escapes the quotes of its
+  data, and its message as data costs a Select, two strings and a
+  StringToNumber). CheckNumerics is stateful, so it is neither pruned nor
+  folded; TF's TFLite converter drops it as it drops Asserts."""
+  inverse = tf.math.reciprocal(tf.cast(count, tf.float32))
+  return tf.debugging.check_numerics(inverse, message).op
 
 
 def _assertions(constraints, dims: _DimsByName) -> list:
-  """One Assert per constraint, chained by control edges so that of several
+  """One check per constraint, chained by control edges so that of several
   failing checks the first in JAX's order raises (TF runs independent ops in
   any order).
 
   The common `b >= 1` of a dimension read from a shape costs the fewest ops
-  (every SavedModel of a function with a dynamic batch carries it): a Cast of
-  the dimension (or of the argument's size) instead of a comparison with a
-  constant, and its message as text where it fails."""
+  (every SavedModel of a function with a dynamic batch carries it): the
+  dimension (or the argument's size) read as a count instead of compared
+  with a constant, and its message as text where it fails, raised by a
+  CheckNumerics where no other dimension's value is in it, else by an
+  Assert."""
   at_least_one = {id(c): _dimension_at_least_one(c) for c in constraints.constraints}
   read_elsewhere: set[str] = set()
   for c in constraints.constraints:
@@ -212,8 +225,13 @@ def _assertions(constraints, dims: _DimsByName) -> list:
   for c in constraints.constraints:
     name = at_least_one[id(c)]
     if name is not None:
-      ok = _nonzero(name, dims, read_elsewhere)
+      count = _count(name, dims, read_elsewhere)
       pieces = _pieces_where_zero(c, name, dims)
+      if all(isinstance(p, str) for p in pieces) and not tf_private.tracing_for_xla():
+        with tf.control_dependencies(ops[-1:]):
+          ops.append(_fails_where_zero(count, "".join(pieces)))
+        continue
+      ok = tf.cast(count, tf.bool)
     else:
       left = dim_eval.evaluate(c.left, dims, TFDimArithmetic)
       right = dim_eval.evaluate(c.right, dims, TFDimArithmetic)

@@ -46,12 +46,14 @@ def test_a_zero_batch_gets_jax_s_message_from_a_lean_check(serialization):
   cf = _check(jnp.sin, serialization, ["(b, 16)"], [_zeros(3, 16)], [_zeros(0, 16)])
   if serialization == "graph":
     return  # its graph reads the dimensions anyway, for the computation
-  # `b >= 1` of a dimension read from a shape: the argument's size, cast to
-  # bool, and the message as text (it fails only for b = 0), not a Shape, an
-  # Unpack, a comparison with a constant and a StringFormat.
+  # `b >= 1` of a dimension read from a shape: the argument's size, whose
+  # reciprocal CheckNumerics finds infinite where b = 0, with the message as
+  # text (it fails only for b = 0), not a Shape, an Unpack, a comparison with
+  # a constant, a StringFormat, or an Assert with the message as data.
   types = [op.type for op in cf.graph.get_operations()]
-  assert not {"Shape", "Unpack", "GreaterEqual", "StringFormat"} & set(types), types
-  assert types.count("Assert") == 1, types
+  unwanted = {"Shape", "Unpack", "GreaterEqual", "StringFormat", "Assert", "StringToNumber"}
+  assert not unwanted & set(types), types
+  assert types.count("CheckNumerics") == 1, types
 
 
 @pytest.mark.parametrize("serialization", SERIALIZATIONS)

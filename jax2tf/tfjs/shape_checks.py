@@ -3,7 +3,8 @@
 Graph serialization checks at call time that the inputs satisfy the
 polymorphic specs (`b >= 1`, dimensions that must be equal, divisibility)
 with `Assert` and a message formatted by `StringFormat` (or `AsString` and
-`StringJoin`), none of which TF.js has. Each check becomes a `Reshape` of one element to the shape
+`StringJoin`), or, for a dimension that must not be 0, with `CheckNumerics`
+of its reciprocal, none of which TF.js has. Each check becomes a `Reshape` of one element to the shape
 `[ok]`: TF.js runs it as a no-op while the condition holds and fails the
 model with "Size(1) must match the product of shape 0" when it does not, so
 that inputs outside the specs stop the model as they do in TF instead of
@@ -93,15 +94,38 @@ def _condition(name: str, by_name) -> tuple[str, int]:
   return name, tf.bool.as_datatype_enum
 
 
+def _zero_count_check(node, by_name) -> tuple[str, int] | None:
+  """The count read by tf_dims's check that a dimension is not 0, written
+  `CheckNumerics(Reciprocal(Cast(count)))` (infinite where the count is 0),
+  with its dtype; None for any other node."""
+  if node.op != "CheckNumerics":
+    return None
+  reciprocal = by_name.get(node.input[0].split(":")[0])
+  if reciprocal is None or reciprocal.op != "Reciprocal":
+    return None
+  cast = by_name.get(reciprocal.input[0].split(":")[0])
+  if cast is None or cast.op != "Cast" or not tf.as_dtype(cast.attr["SrcT"].type).is_integer:
+    return None
+  return cast.input[0], cast.attr["SrcT"].type
+
+
 def make_runnable(graph_def) -> list[dict]:
-  """Rewrites every Assert of `graph_def` as a failing Reshape (above), in
-  place; returns [{"node", "message"}] per check. The message inputs are left
-  dangling for the caller to prune."""
+  """Rewrites every shape check of `graph_def` (an Assert, or the
+  CheckNumerics of a dimension that must not be 0) as a failing Reshape
+  (above), in place; returns [{"node", "message"}] per check. The message
+  and count inputs are left dangling for the caller to prune."""
   by_name = {node.name: node for node in graph_def.node}
   checks = []
-  for node in [n for n in graph_def.node if n.op == "Assert"]:
-    checks.append({"node": node.name, "message": _message(node, by_name)})
-    condition, condition_type = _condition(node.input[0], by_name)
+  for node in list(graph_def.node):
+    zero_count = _zero_count_check(node, by_name)
+    if zero_count is not None:
+      checks.append({"node": node.name, "message": node.attr["message"].s.decode()})
+      condition, condition_type = zero_count
+    elif node.op == "Assert":
+      checks.append({"node": node.name, "message": _message(node, by_name)})
+      condition, condition_type = _condition(node.input[0], by_name)
+    else:
+      continue
     controls = [i for i in node.input if i.startswith("^")]
     base = node.name
     cast = graph_def.node.add()

@@ -146,8 +146,9 @@ def _converted(elements: np.ndarray, dtype: np.dtype | None) -> np.ndarray | Non
 
 def is_nan_free_constant(value) -> bool:
   """Whether `value` is a constant that holds no NaN (an integer one holds
-  none): such an operand of a max/min needs no NaN test."""
-  c = constant_of(value)
+  none), also broadcast to a polymorphic shape: such an operand of a max/min
+  needs no NaN test."""
+  c = constant_at_any_shape(value)
   if c is None or c.elements is None:
     return False
   if not _is_float_dtype(c.elements.dtype):

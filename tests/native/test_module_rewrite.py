@@ -325,3 +325,27 @@ def test_a_max_or_min_with_its_identity_keeps_jax_nan_and_zeros(jit_compile):
   )(x)
   for w, g in zip(jax.jit(_max_min_with_identities)(x), got):
     compare.assert_same(np.asarray(w), g.numpy(), exact=True)
+
+
+@pytest.mark.parametrize("pipeline", ["tf_xla", "litert"])
+def test_relu_of_a_polymorphic_batch_tests_only_its_operand_for_nan(pipeline):
+  # The zero is broadcast to the dynamic batch, still a constant without NaN:
+  # the maximum is followed by one select (x's NaN), not two.
+  from jax2tf.native.stablehlo_values import ops_named
+
+  for shape in ("2, 6", "b, 6"):
+    (aval,) = jax.export.symbolic_args_specs((np.zeros((2, 6), np.float32),), shape)
+    context, module = _rewritten(jax.nn.relu, aval, pipeline=pipeline)
+    with context:
+      assert len(ops_named(module, ("stablehlo.select",))) == 1, shape
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_relu_of_a_polymorphic_batch_keeps_jax_nan(jit_compile):
+  # (The sign of relu(-0.0) is the recorded gap of elementwise.relu_like.)
+  x = np.array([[np.nan, 2.0, 0.0, -np.inf, np.inf, -1.0]] * 3, np.float32)
+  f = tf.function(
+    jax2tf.convert(jax.nn.relu, polymorphic_shapes=["(b, 6)"]), autograph=False,
+    jit_compile=jit_compile, input_signature=[tf.TensorSpec([None, 6], tf.float32)],
+  )
+  compare.assert_same(np.asarray(jax.jit(jax.nn.relu)(x)), f(x).numpy(), exact=True)

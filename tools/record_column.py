@@ -335,7 +335,14 @@ def record(column: str, families: list[str], pattern: str | None, jobs: int) -> 
     ]
     for f in futures:
       results.update(f.result())
-  return {c.id: results[c.id] | {"family": c.family, "name": c.name} for c in cases}
+  # A gap the case table declares in code for this column is not recorded
+  # as data too ("declared": a gap here, in code or in the recorded files,
+  # which update_family tells apart).
+  return {
+    c.id: results[c.id]
+    | {"family": c.family, "name": c.name, "declared": any(s == column for s, _ in c.gaps)}
+    for c in cases
+  }
 
 
 # --------------------------------------------------------------------------
@@ -357,8 +364,15 @@ def update_family(family: str, column: str, results: dict[str, dict]) -> None:
       f"exist), yet these of its cases do not pass there: {left}"
     )
     return
-  # Their gaps hold on other CPUs than this one: a run here must not rewrite them.
-  results = {n: r for n, r in results.items() if n not in before.varies_by_cpu}
+  # Their gaps hold on other CPUs than this one: a run here must not rewrite
+  # them; and gaps declared in the case table (a gap in the column that
+  # this file does not record) stay there.
+  recorded_here = {n for names in before.gaps.values() for n in names}
+  results = {
+    n: r
+    for n, r in results.items()
+    if n not in before.varies_by_cpu and (n in recorded_here or not r.get("declared"))
+  }
   rerun = {n for n, r in results.items() if r["kind"] != "jax_fails"}
   after = recorded.Recorded(varies_by_cpu=before.varies_by_cpu)
   for key, names in before.gaps.items():

@@ -31,9 +31,16 @@ from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import stablehlo as hlo
 from jax.interpreters import mlir
 
-from jax2tf.native import dynamic_ops, integer_patterns, module_patterns, versions
+from jax2tf.native import (
+  dynamic_ops,
+  integer_patterns,
+  kernel_forms,
+  module_patterns,
+  versions,
+)
 from jax2tf.native.stablehlo_values import ops_named
 from jax2tf.native.versions import ConsumerVersions
+from jax2tf.targets import LITERT
 
 # Custom calls that TensorFlow's XLA executes (expanded by XLA passes or
 # implemented by TF itself), on top of those a user allows explicitly.
@@ -130,6 +137,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.PROPAGATE_NAN_IN_MIN_MAX,
     module_patterns.PROPAGATE_NAN_IN_CLAMP,
     *dynamic_ops.DYNAMIC_OPS_FOR_TFLITE,
+    *kernel_forms.patterns_for(LITERT),
   ),
 }
 

@@ -383,3 +383,14 @@ def test_integer_remainder_is_truncated_as_in_xla():
   model = jax2tf.to_tflite(lax.rem, x, y, route="litert")
   (got,) = lite.run(model, x, y)
   np.testing.assert_array_equal(got, np.asarray(jax.jit(lax.rem)(x, y)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_negation_keeps_the_signs_of_zeros(dtype):
+  # LiteRT's NEG gives +0.0 for -0.0; the route writes -x as x * -1, as the
+  # graph route does for the target's missing Neg kernel
+  # (jax2tf/native/kernel_forms.py).
+  x = np.array([-0.0, 0.0, 1.5, -np.inf, np.inf, np.nan], dtype)
+  model = jax2tf.to_tflite(lambda x: -x, x, route="litert")
+  (got,) = lite.run(model, x)
+  compare.assert_same(np.asarray(jax.jit(lambda x: -x)(x)), np.asarray(got), exact=True)

@@ -35,12 +35,13 @@ from jax2tf.native import (
   dynamic_ops,
   integer_patterns,
   kernel_forms,
+  module_lanes,
   module_patterns,
   versions,
 )
 from jax2tf.native.stablehlo_values import ops_named
 from jax2tf.native.versions import ConsumerVersions
-from jax2tf.targets import LITERT
+from jax2tf.targets import LITERT, TFLITE
 
 # Custom calls that TensorFlow's XLA executes (expanded by XLA passes or
 # implemented by TF itself), on top of those a user allows explicitly.
@@ -121,6 +122,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
     *integer_patterns.TFLITE_INTEGER_OPS,
     *dynamic_ops.DYNAMIC_OPS_FOR_TFLITE,
+    *module_lanes.patterns_for(TFLITE),
   ),
   "litert": (
     module_patterns.INLINE_COMPOSITES,
@@ -138,6 +140,8 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.PROPAGATE_NAN_IN_CLAMP,
     *dynamic_ops.DYNAMIC_OPS_FOR_TFLITE,
     *kernel_forms.patterns_for(LITERT),
+    # Last, so that the ops the patterns above write compute in the lanes too.
+    *module_lanes.patterns_for(LITERT),
   ),
 }
 

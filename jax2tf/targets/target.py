@@ -18,7 +18,9 @@ from collections.abc import Iterable, Mapping
 from jax2tf.targets import kernel_lists
 
 # Type legalizations the graph interpreter applies around a rule, by name
-# (jax2tf/graph/legalizations.py maps each to its `Lanes`):
+# (jax2tf/graph/legalizations.py maps each to its `Lanes`; all but
+# uint32_as_int32_bits also apply to the native module a target reads, op
+# by op, in jax2tf/native/module_lanes.py):
 #   float16_in_float32    16-bit floats computed in float32, rounded back
 #   narrow_ints_in_int32  8- and 16-bit integers computed in int32, cast back
 #   uint32_as_order_keys  uint32 moved, compared and ordered as int32 keys

@@ -1,0 +1,398 @@
+"""Narrow dtypes computed in a wide one, in a StableHLO module that LiteRT
+runs: the module side of the target legalizations `float16_in_float32` and
+`narrow_ints_in_int32` (jax2tf/targets/target.py), whose graph side is
+jax2tf/graph/float_lanes.py and int_lanes.py, where why each is exact is
+written.
+
+LiteRT's builtin kernels compute floats in float32 and take 8- and 16-bit
+integers in most arithmetic only quantized, while its CAST converts float32
+to float16 and bfloat16 (rounding to nearest even) and int32 to the narrow
+integers (keeping the low bits). So each op below that reads or writes a
+16-bit float or an 8- or 16-bit integer computes on wide copies of its
+operands, and each narrow result is converted back: rounded or wrapped
+where JAX rounds or wraps it, since JAX's lowering has already made every
+step an op of its own (an exp2 is a multiply and an exp, a reduction's
+identity a constant).
+
+Left narrow, so that the converter refuses them as before: the ops that
+read a value's width or bits (bitcasts, population counts, leading zeros,
+reduce_precision), a logical shift right of signed integers and an
+arithmetic one of unsigned integers (the sign bit is the narrow type's),
+conversions (the bridge between the types: a float converted to a narrow
+integer saturates at the narrow bounds), dots of narrow integers into wide
+ones (LiteRT has those kernels), and reductions, windows, scatters and sorts
+whose body would round otherwise (a float sum rounds at each step in JAX),
+reads bits or gives several results (an argmax, which the converter
+recognizes by its narrow initial values). Control flow keeps its narrow
+values; the ops in its bodies compute wide.
+
+The third legalization, `uint32_as_order_keys` (jax2tf/graph/ordered_lanes.py),
+maps uint32 onto int32 keys of the same order by flipping the top bit
+(XOR and BITCAST, which LiteRT has for uint32): the ops whose result depends
+only on the order, equality and places of their values (data movement,
+comparisons, max and min, their reductions and windows) compute on the keys.
+"""
+
+import dataclasses
+from collections.abc import Callable
+
+from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import stablehlo as hlo
+
+from jax2tf.native import module_patterns
+from jax2tf.native import stablehlo_values as values
+from jax2tf.targets import Target
+
+
+@dataclasses.dataclass(frozen=True)
+class _Lanes:
+  """How one legalization computes a narrow element type in a wide one."""
+
+  # The wide element type for a narrow one; None for any other.
+  wide_of: Callable[[ir.Type], ir.Type | None]
+  # Ops without regions computed wide, and the ops a combiner's body may
+  # hold for it to be computed wide.
+  ops: tuple[str, ...]
+  body_ops: frozenset[str]
+  # A narrow value as the wide type, a wide one back as the narrow type, and
+  # a narrow constant's element (a Python number) as the wide type's.
+  to_wide: Callable = lambda value, wide: hlo.ConvertOp(wide, value).result
+  to_narrow: Callable = lambda value, narrow: hlo.ConvertOp(narrow, value).result
+  wide_element: Callable = lambda element: element
+  # Ops that stay narrow though named in `ops`.
+  keeps: Callable = lambda op: False
+  # The wide value a narrow one was made from by `to_narrow`, where going
+  # back is exact (keys: a bijection), else None.
+  made_from: Callable = lambda value: None
+
+  def wide_type(self, t):
+    if not isinstance(t, ir.RankedTensorType):
+      return None
+    wide = self.wide_of(t.element_type)
+    return None if wide is None else ir.RankedTensorType.get(t.shape, wide, t.encoding)
+
+  def wide_operands(self, op, wide_types) -> list:
+    """`op`'s operands in the wide types (None: as they are). A splat
+    constant becomes a wide constant, not a conversion of one: the converter
+    reads a reduction's initial value, a pad's fill or a clamp's bounds only
+    from a constant."""
+    out = []
+    for o, wide in zip(op.operands, wide_types):
+      if wide is None:
+        out.append(o)
+        continue
+      source = self.made_from(o)
+      if source is not None and source.type == wide:
+        out.append(source)
+        continue
+      c = values.constant_of(o)
+      if c is not None and c.elements is not None and c.elements.size == 1:
+        splat = values.constant_splat(wide, self.wide_element(c.elements[0].item()))
+        if splat is not None:
+          out.append(splat)
+          continue
+      out.append(self.to_wide(o, wide))
+    return out
+
+
+# Elementwise ops, data movement, dots and convolutions: ops without
+# regions whose narrow result the wide one, converted back, gives.
+_ARITHMETIC = tuple(
+  "stablehlo." + name
+  for name in (
+    "abs add and atan2 broadcast_in_dim cbrt ceil clamp compare concatenate "
+    "convolution cosine divide dot_general dynamic_broadcast_in_dim "
+    "dynamic_gather dynamic_iota dynamic_pad dynamic_reshape dynamic_slice "
+    "dynamic_update_slice exponential exponential_minus_one floor gather iota "
+    "is_finite log log_plus_one logistic maximum minimum multiply negate not or "
+    "pad power real_dynamic_slice remainder reshape reverse round_nearest_afz "
+    "round_nearest_even rsqrt select shift_left shift_right_arithmetic "
+    "shift_right_logical sign sine slice sqrt subtract tan tanh transpose xor"
+  ).split()
+)
+# Those whose result depends only on the order, equality and places of the
+# values, and reads none of them as an index.
+_ORDERED = tuple(
+  "stablehlo." + name
+  for name in (
+    "broadcast_in_dim clamp compare concatenate dynamic_broadcast_in_dim "
+    "dynamic_reshape maximum minimum pad reshape reverse select slice transpose"
+  ).split()
+)
+
+# Body ops that give the same narrow result computed wide: selections and
+# comparisons of any type, the bit operations and the modular arithmetic of
+# integers. A float sum or product would round once where JAX rounds at each
+# step; keys neither add nor combine bits as the uint32 values do. Logic on
+# the booleans a comparison gives is exact in every lane.
+_SELECTING = frozenset(
+  "stablehlo." + name for name in "compare maximum minimum return select".split()
+)
+_MODULAR = frozenset("stablehlo." + name for name in "add and multiply or subtract xor".split())
+_BOOLEAN = frozenset("stablehlo." + name for name in "and not or xor".split())
+
+
+def _float16_in_float32(element) -> ir.Type | None:
+  if isinstance(element, (ir.F16Type, ir.BF16Type)):
+    return ir.F32Type.get()
+  return None
+
+
+def _narrow_int_in_int32(element) -> ir.Type | None:
+  if isinstance(element, ir.IntegerType) and element.width in (8, 16):
+    return ir.IntegerType.get_signless(32)
+  return None
+
+
+def _uint32_as_int32(element) -> ir.Type | None:
+  if isinstance(element, ir.IntegerType) and element.width == 32 and element.is_unsigned:
+    return ir.IntegerType.get_signless(32)
+  return None
+
+
+def _keeps_narrow_ints(op) -> bool:
+  """Whether `op` stays on narrow integers: a shift right whose result
+  depends on their width (it fills from the narrow type's sign bit, or must
+  not), or a dot or convolution of them into a wide type, which LiteRT
+  computes as they are (int8 FULLY_CONNECTED and BATCH_MATMUL into int32)
+  and not in int32."""
+  element = ir.RankedTensorType(op.results[0].type).element_type
+  if not isinstance(element, ir.IntegerType):
+    return False
+  if op.name in ("stablehlo.dot_general", "stablehlo.convolution"):
+    return _narrow_int_in_int32(element) is None
+  if op.name == "stablehlo.shift_right_logical":
+    return not element.is_unsigned
+  if op.name == "stablehlo.shift_right_arithmetic":
+    return element.is_unsigned
+  return False
+
+
+_TOP_BIT = 1 << 31
+
+
+def _as_order_keys(value, wide):
+  flipped = hlo.XorOp(value, values.filled_like(value, _TOP_BIT)).result
+  return hlo.BitcastConvertOp(wide, flipped).result
+
+
+def _from_order_keys(value, narrow):
+  bits = hlo.BitcastConvertOp(narrow, value).result
+  return hlo.XorOp(bits, values.filled_like(bits, _TOP_BIT)).result
+
+
+def _order_keys_of(value):
+  """The keys `value` was made from by `_from_order_keys`, or None."""
+  if not isinstance(value, ir.OpResult) or value.owner.name != "stablehlo.xor":
+    return None
+  bits, flip = value.owner.operands
+  c = values.constant_of(flip)
+  if c is None or c.elements is None or c.elements.size != 1 or int(c.elements[0]) != _TOP_BIT:
+    return None
+  if not isinstance(bits, ir.OpResult) or bits.owner.name != "stablehlo.bitcast_convert":
+    return None
+  return bits.owner.operands[0]
+
+
+def _order_key(element: int) -> int:
+  """The int32 key of the uint32 `element`: the same bits, top bit flipped."""
+  return (element ^ _TOP_BIT) - (1 << 32) if element < _TOP_BIT else element ^ _TOP_BIT
+
+
+_FLOAT16 = _Lanes(_float16_in_float32, _ARITHMETIC, _SELECTING)
+_NARROW_INTS = _Lanes(
+  _narrow_int_in_int32, _ARITHMETIC, _SELECTING | _MODULAR, keeps=_keeps_narrow_ints
+)
+_UINT32_KEYS = _Lanes(
+  _uint32_as_int32,
+  _ORDERED,
+  _SELECTING,
+  to_wide=_as_order_keys,
+  to_narrow=_from_order_keys,
+  wide_element=_order_key,
+  made_from=_order_keys_of,
+)
+
+
+# Ops whose region is a combiner of scalars that the converter legalizes as
+# a whole (a reduction's body into REDUCE_MAX, a sort's comparator): their
+# bodies keep the types of the op unless the op is computed wide whole.
+_COMBINING = frozenset(
+  "stablehlo." + name
+  for name in "reduce reduce_window scatter select_and_scatter sort all_reduce reduce_scatter map".split()
+)
+
+
+def _in_combiner(op) -> bool:
+  parent = op.parent
+  return parent is not None and parent.name in _COMBINING
+
+
+def _attributes(op, lanes: _Lanes, wide: bool) -> dict:
+  """`op`'s attributes, a comparison's type made signed for int32 keys
+  (uint32 compared UNSIGNED, its keys SIGNED)."""
+  attributes = {name: op.attributes[name] for name in op.attributes}
+  if wide and lanes is _UINT32_KEYS and op.name == "stablehlo.compare":
+    attributes["compare_type"] = hlo.ComparisonTypeAttr.get("SIGNED")
+  return attributes
+
+
+def _narrow_results(op, wide_results, result_types, lanes: _Lanes) -> None:
+  for old, new, wide in zip(op.results, wide_results, result_types):
+    old.replace_all_uses_with(lanes.to_narrow(new, old.type) if wide is not None else new)
+  op.erase()
+
+
+def _region_free(lanes: _Lanes):
+  def widen(op):
+    if len(op.regions) or _in_combiner(op):
+      return
+    operand_types = [lanes.wide_type(o.type) for o in op.operands]
+    result_types = [lanes.wide_type(r.type) for r in op.results]
+    if not any(operand_types) and not any(result_types):
+      return
+    if lanes.keeps(op):
+      return
+    if len(op.operands) and all(values.constant_of(o) is not None for o in op.operands):
+      return  # the converter folds it, and a later op may need to see a constant
+    with ir.InsertionPoint(op), op.location:
+      wide_op = ir.Operation.create(
+        op.name,
+        results=[w or r.type for w, r in zip(result_types, op.results)],
+        operands=lanes.wide_operands(op, operand_types),
+        attributes=_attributes(op, lanes, any(operand_types)),
+      )
+      _narrow_results(op, wide_op.results, result_types, lanes)
+
+  return widen
+
+
+def _is_bool(element) -> bool:
+  return isinstance(element, ir.IntegerType) and element.width == 1
+
+
+def _body_is_exact_wide(block, lanes: _Lanes) -> bool:
+  """Whether each op of `block` gives the narrow result computed wide, and
+  reads only the block's arguments and results of the ops before it (not a
+  value from outside the region, which keeps its narrow type)."""
+  inside = set(block.arguments)
+  for body_op in block.operations:
+    if len(body_op.regions) or any(o not in inside for o in body_op.operands):
+      return False
+    inside.update(body_op.results)
+    elements = [ir.RankedTensorType(r.type).element_type for r in body_op.results]
+    if body_op.name in _BOOLEAN and all(_is_bool(e) for e in elements):
+      continue
+    if body_op.name not in lanes.body_ops:
+      return False
+    if body_op.name in _MODULAR and not all(isinstance(e, ir.IntegerType) for e in elements):
+      return False
+  return True
+
+
+def _combiner(lanes: _Lanes):
+  """Reductions, windows, scatters and sorts on narrow dtypes, computed wide
+  with a body rebuilt on wide scalars, where that body is exact wide."""
+
+  def widen(op):
+    # One result: the converter recognizes an argmax (a reduction of values
+    # and indices) by its narrow initial values, which a wide one would hide.
+    if len(op.results) != 1 or len(op.regions) != 1 or len(op.regions[0].blocks) != 1:
+      return
+    operand_types = [lanes.wide_type(o.type) for o in op.operands]
+    result_types = [lanes.wide_type(r.type) for r in op.results]
+    if not any(operand_types) and not any(result_types):
+      return
+    body = op.regions[0].blocks[0]
+    if not _body_is_exact_wide(body, lanes):
+      return
+    with ir.InsertionPoint(op), op.location:
+      wide_op = ir.Operation.create(
+        op.name,
+        results=[w or r.type for w, r in zip(result_types, op.results)],
+        operands=lanes.wide_operands(op, operand_types),
+        attributes=_attributes(op, lanes, True),
+        regions=1,
+      )
+      arg_types = [lanes.wide_type(a.type) or a.type for a in body.arguments]
+      block = wide_op.regions[0].blocks.append(*arg_types)
+      wide_values = dict(zip(body.arguments, block.arguments))
+      with ir.InsertionPoint(block):
+        for body_op in body.operations:
+          wide_body_op = ir.Operation.create(
+            body_op.name,
+            results=[lanes.wide_type(r.type) or r.type for r in body_op.results],
+            operands=[wide_values[o] for o in body_op.operands],
+            attributes=_attributes(body_op, lanes, True),
+          )
+          wide_values.update(zip(body_op.results, wide_body_op.results))
+      results = list(wide_op.results)
+      if _integer_max_or_min(wide_op):
+        results = [_from_wide_identity(wide_op)]
+      _narrow_results(op, results, result_types, lanes)
+
+  return widen
+
+
+_MAX_MIN = ("stablehlo.maximum", "stablehlo.minimum")
+
+
+def _integer_max_or_min(op) -> str | None:
+  """The body op of a reduction or window of one integer operand whose body
+  is a single maximum or minimum, or None."""
+  body = list(op.regions[0].blocks[0].operations)
+  if len(op.operands) != 2 or len(body) != 2 or body[0].name not in _MAX_MIN:
+    return None
+  element = ir.RankedTensorType(op.results[0].type).element_type
+  return body[0].name if isinstance(element, ir.IntegerType) else None
+
+
+def _from_wide_identity(op):
+  """`op` (an integer max or min reduction or window, wide) started from the
+  wide type's identity, its own initial value combined with the result
+  after: the converter makes REDUCE_MAX/MIN only of a reduction from the
+  identity, and the narrow one (-128 for an int8 maximum) is not the wide
+  one's. Equal, since the initial value is combined once either way. (The
+  keys of uint32's identities are int32's: nothing to combine.)"""
+  combine = _integer_max_or_min(op)
+  element = ir.IntegerType(ir.RankedTensorType(op.results[0].type).element_type)
+  top, bottom = 2 ** (element.width - 1) - 1, -(2 ** (element.width - 1))
+  identity = bottom if combine == "stablehlo.maximum" else top
+  init = op.operands[1]
+  c = values.constant_of(init)
+  if c is not None and c.elements is not None and c.elements.size == 1:
+    if int(c.elements[0]) == identity:
+      return op.results[0]
+  op.operands[1] = values.scalar(element, identity)
+  # The identity is made before the op, which reads it.
+  op.operands[1].owner.move_before(op)
+  pick = hlo.MaxOp if combine == "stablehlo.maximum" else hlo.MinOp
+  result = op.results[0]
+  return pick(result, values.broadcast_like(init, result)).result
+
+
+_COMBINERS = tuple("stablehlo." + name for name in "reduce reduce_window scatter sort".split())
+
+
+def _patterns(name: str, lanes: _Lanes) -> tuple[module_patterns.Pattern, ...]:
+  # The ops without regions first, then those with a body, which the first
+  # leaves alone (a pattern collects its ops before it rewrites them, so it
+  # must not erase an op whose body ops it collected too).
+  return (
+    module_patterns.Pattern(name, lanes.ops, _region_free(lanes)),
+    module_patterns.Pattern(f"{name}_combiners", _COMBINERS, _combiner(lanes)),
+  )
+
+
+# The module side of each legalization of target.LEGALIZATIONS that has one
+# (uint32 as int32 bits, TF.js's, is the graph's only).
+_BY_LEGALIZATION = {
+  "float16_in_float32": _patterns("float16_in_float32", _FLOAT16),
+  "narrow_ints_in_int32": _patterns("narrow_ints_in_int32", _NARROW_INTS),
+  "uint32_as_order_keys": _patterns("uint32_as_order_keys", _UINT32_KEYS),
+}
+
+
+def patterns_for(target: Target) -> tuple[module_patterns.Pattern, ...]:
+  """The lanes `target` computes narrow dtypes in, as module patterns."""
+  return tuple(p for n in target.legalizations for p in _BY_LEGALIZATION.get(n, ()))

@@ -1,0 +1,139 @@
+"""The litert route computes 16-bit floats in float32 and 8- and 16-bit
+integers in int32 (jax2tf/native/module_lanes.py), rounding or wrapping each
+result where JAX does; the ops whose result depends on the narrow width stay
+narrow."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+
+pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
+
+import jax2tf  # noqa: E402
+from jax2tf import lite  # noqa: E402
+from tests.support import compare  # noqa: E402
+
+
+def _on_litert(fun, *args, route="litert"):
+  model = jax2tf.to_tflite(fun, *args, route=route)
+  got = lite.run(model, *args)
+  want = jax.tree_util.tree_leaves(jax.jit(fun)(*args))
+  assert len(got) == len(want)
+  for w, g in zip(want, got, strict=True):
+    compare.assert_same(np.asarray(w), np.asarray(g), exact=True)
+
+
+_F16 = np.array([-65504.0, -3.5, -1.0, -0.0, 0.0, 6e-8, 0.1, 1.0, 2.5, 300.0, 65504.0, np.inf,
+                 -np.inf, np.nan], np.float16)  # fmt: skip
+
+
+def _f16_arithmetic(x, y):
+  # Overflow to infinity, subnormals, signed zeros and NaN, each rounded to
+  # float16 where JAX rounds it. (Not sqrt: LiteRT's float32 SQRT is not
+  # correctly rounded, so its float16 result may round the other way; nor
+  # negation and maximum, whose zeros' signs LiteRT's kernels lose in every
+  # float type, recorded as gaps of the case table.)
+  return x * y, x + y, x - y, x / y, x < y, x == y
+
+
+def test_float16_arithmetic_rounds_where_jax_rounds():
+  _on_litert(_f16_arithmetic, _F16, _F16[::-1].copy())
+
+
+def test_float16_data_movement_and_selection():
+  def f(x):
+    return jnp.where(x > 0, jnp.broadcast_to(x, (3, x.size)), 1.5).T[::-1], jnp.concatenate([x, x])
+
+  _on_litert(f, _F16)
+
+
+_I8 = np.array([-128, -127, -100, -1, 0, 1, 2, 7, 100, 127], np.int8)
+_U8 = np.array([0, 1, 2, 7, 100, 127, 128, 200, 254, 255], np.uint8)
+_I16 = np.array([-32768, -32767, -300, -1, 0, 1, 3, 300, 20000, 32767], np.int16)
+
+
+def _wrapping(x, y):
+  # Sums, products and negations wrap; x / 0 is -1 (all bits) and
+  # INT_MIN / -1 is INT_MIN; comparisons see the narrow values.
+  return x + y, x * y, -x, lax.div(x, y), lax.rem(x, y), x < y, x == y, jnp.maximum(x, y)
+
+
+@pytest.mark.parametrize("values", [_I8, _U8, _I16], ids=["int8", "uint8", "int16"])
+def test_narrow_integers_wrap_as_in_jax(values):
+  divisors = np.roll(values, 3)
+  divisors[0] = 0
+  if values.dtype.kind == "i":
+    values = values.copy()
+    values[1], divisors[1] = np.iinfo(values.dtype).min, -1
+  _on_litert(_wrapping, values, divisors)
+
+
+def _litert_module(fun, *args):
+  """The text of `fun`'s module after the litert pipeline."""
+  from jax.extend.mlir import ir
+  from jax.interpreters import mlir
+
+  from jax2tf.native import module_patterns, module_rewrite
+
+  text = jax.export.export(jax.jit(fun))(*args).mlir_module()
+  with mlir.make_ir_context(), ir.Location.unknown():
+    module = ir.Module.parse(text)
+    module_patterns.run(module, module_rewrite.PIPELINES["litert"])
+    return str(module)
+
+
+def test_shifts_right_that_read_the_sign_bit_stay_narrow():
+  x = np.zeros(4, np.int8)
+  u = np.zeros(4, np.uint8)
+  text = _litert_module(
+    lambda x, u: (lax.shift_right_logical(x, x), lax.shift_right_arithmetic(x, x),
+                  lax.shift_right_arithmetic(u, u), lax.shift_right_logical(u, u)), x, u)  # fmt: skip
+  lines = {op: [ln for ln in text.splitlines() if f"stablehlo.{op} " in ln]
+           for op in ("shift_right_logical", "shift_right_arithmetic")}  # fmt: skip
+  # The width decides a logical shift of int8 and an arithmetic one of uint8.
+  assert [("xi8>" in ln, "xui8>" in ln) for ln in lines["shift_right_logical"]] == [
+    (True, False), (False, False)]  # fmt: skip
+  assert [("xi8>" in ln, "xui8>" in ln) for ln in lines["shift_right_arithmetic"]] == [
+    (False, False), (False, True)]  # fmt: skip
+
+
+def test_a_float16_sum_keeps_its_narrow_steps():
+  # A float sum computed wide would round once where JAX rounds each step.
+  text = _litert_module(lambda x: lax.reduce_sum_p.bind(x, axes=(0,)), np.zeros(8, np.float16))
+  assert "stablehlo.reduce" in text and "tensor<8xf16>" in text and "tensor<8xf32>" not in text
+
+
+def test_reductions_of_narrow_types_keep_their_single_op_bodies():
+  x16 = np.linspace(-4, 4, 24).astype(np.float16).reshape(4, 6)
+  x8 = np.arange(-12, 12, dtype=np.int8).reshape(4, 6)
+
+  def f(a, b):
+    return (jnp.max(a, axis=1), lax.reduce_window(a, -jnp.inf, lax.max, (2, 2), (1, 1), "VALID"),
+            jnp.argmax(b, axis=0), jnp.min(b, axis=1))  # fmt: skip
+
+  _on_litert(f, x16, x8)
+
+
+_U32 = np.array([0, 1, 7, 2**31 - 1, 2**31, 2**31 + 5, 2**32 - 2, 2**32 - 1], np.uint32)
+
+
+def test_uint32_order_and_movement_compute_on_int32_keys():
+  # Keys keep the order across 2**31, where an int32 reading of the bits
+  # would wrap; the identities of max and min (0, 2**32 - 1) stay exact.
+  def f(x, y):
+    grid = jnp.stack([x, y])
+    return (x < y, x == y, jnp.maximum(x, y), jnp.minimum(x, y), grid.T[::-1],
+            jnp.max(grid, axis=0), jnp.min(grid, axis=1), jnp.clip(x, np.uint32(5), y),
+            jnp.pad(x, 1, constant_values=np.uint32(2**31 + 1)))  # fmt: skip
+
+  _on_litert(f, _U32, _U32[::-1].copy())
+
+
+def test_uint32_arithmetic_stays_uint32():
+  text = _litert_module(lambda x, y: (x + y, x // y), _U32, _U32)
+  assert "stablehlo.add" in text and "stablehlo.divide" in text
+  assert all(
+    "ui32" in ln for ln in text.splitlines() if "stablehlo.add " in ln or "stablehlo.divide " in ln
+  )

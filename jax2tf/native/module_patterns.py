@@ -661,6 +661,23 @@ def _propagate_nan_in_min_max(op):
 PROPAGATE_NAN_IN_MIN_MAX = Pattern("propagate_nan_in_min_max", _MIN_MAX, _propagate_nan_in_min_max)
 
 
+def _clamp_as_min_of_max(op):
+  # XLA's clamp is min(max(x, lo), hi): where lo > hi it gives hi. The
+  # converters lower it as max(min(x, hi), lo), which gives lo there. Written
+  # as XLA computes it, with bounds given as scalars broadcast to x; the NaN
+  # patterns then see a plain maximum and minimum.
+  lo, x, hi = op.operands
+  with ir.InsertionPoint(op), op.location:
+    shaped = [
+      values.broadcast_like(b, x) if b.type.rank == 0 and x.type.rank else b for b in (lo, hi)
+    ]
+    low = hlo.MaxOp(x, shaped[0]).result
+    _replace(op, hlo.MinOp(low, shaped[1]).result)
+
+
+CLAMP_AS_MIN_OF_MAX = Pattern("clamp_as_min_of_max", ("stablehlo.clamp",), _clamp_as_min_of_max)
+
+
 def _propagate_nan_in_clamp(op):
   # TF's XLA CPU clamp drops NaN in any of its three operands, JAX's returns
   # NaN. The bounds may be scalars, so a NaN bound selects a NaN tensor built

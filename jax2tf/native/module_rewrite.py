@@ -136,6 +136,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.INTEGER_REMAINDER_FROM_DIVISION,
     module_patterns.INTEGER_DIVISION_BY_ZERO_AS_SELECT,
     module_patterns.NAN_OUTSIDE_MIN_MAX_REDUCTIONS,
+    module_patterns.CLAMP_AS_MIN_OF_MAX,
     module_patterns.PROPAGATE_NAN_IN_MIN_MAX,
     module_patterns.PROPAGATE_NAN_IN_CLAMP,
     *dynamic_ops.DYNAMIC_OPS_FOR_TFLITE,

@@ -394,3 +394,22 @@ def test_negation_keeps_the_signs_of_zeros(dtype):
   model = jax2tf.to_tflite(lambda x: -x, x, route="litert")
   (got,) = lite.run(model, x)
   compare.assert_same(np.asarray(jax.jit(lambda x: -x)(x)), np.asarray(got), exact=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.int32])
+def test_clamp_with_crossed_bounds_gives_the_upper_one(dtype):
+  # XLA's clamp is min(max(x, lo), hi), hi where lo > hi; LiteRT's lowering
+  # of clamp gave lo there.
+  lo = np.array([0, 2, -1, 5, 3], dtype)
+  x = np.array([1, 1, 3, 4, -2], dtype)
+  hi = np.array([2, 1, 0, 3, 3], dtype)
+  if dtype == np.float32:
+    x[1], lo[4] = np.nan, np.nan
+
+  def f(lo, x, hi):
+    return lax.clamp(lo, x, hi), lax.clamp(lo[1], x, hi[3])
+
+  model = jax2tf.to_tflite(f, lo, x, hi, route="litert")
+  got = lite.run(model, lo, x, hi)
+  for w, g in zip(jax.jit(f)(lo, x, hi), got, strict=True):
+    compare.assert_same(np.asarray(w), np.asarray(g), exact=True)

@@ -122,6 +122,9 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
     *integer_patterns.TFLITE_INTEGER_OPS,
     *dynamic_ops.DYNAMIC_OPS_FOR_TFLITE,
+    # TF's converter lowers clamp in the other order, which the litert
+    # pipeline fixes the same way.
+    module_patterns.CLAMP_AS_MIN_OF_MAX,
     *module_lanes.patterns_for(TFLITE),
   ),
   "litert": (

@@ -134,3 +134,19 @@ def test_softmax_and_gelu_are_single_ops_with_jax_specials(fun, op):
   # Rows holding NaN, +inf, -inf, all -inf (JAX: NaN, NaN, a zero, NaN).
   x[1, 0], x[2, 1], x[3, 2], x[4] = np.nan, np.inf, -np.inf, -np.inf
   _assert_like_jax(model, fun, x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.int32])
+def test_clamp_with_crossed_bounds_gives_the_upper_one(dtype):
+  # XLA's clamp is min(max(x, lo), hi), hi where lo > hi; TF's converter
+  # lowers clamp as max(min(x, hi), lo), which gave lo there.
+  lo = np.array([0, 2, -1, 5, 3], dtype)
+  x = np.array([1, 1, 3, 4, -2], dtype)
+  hi = np.array([2, 1, 0, 3, 3], dtype)
+
+  def f(lo, x, hi):
+    return lax.clamp(lo, x, hi), lax.clamp(lo[1], x, hi[3])
+
+  model = jax2tf.to_tflite(f, lo, x, hi, route="native")
+  for w, g in zip(jax.jit(f)(lo, x, hi), lite.run(model, lo, x, hi), strict=True):
+    np.testing.assert_array_equal(g, np.asarray(w))

@@ -108,7 +108,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     *dynamic_ops.DYNAMIC_OPS_FOR_TF_XLA,
     module_patterns.INTEGER_DIVISION_BY_ZERO_AS_SELECT,
     module_patterns.MIN_MAX_REDUCTIONS_ON_ORDERED_KEYS,
-    module_patterns.NAN_OUTSIDE_MIN_MAX_WINDOWS,
+    module_patterns.NAN_FLAGS_BESIDE_MIN_MAX_WINDOWS,
     module_patterns.PROPAGATE_NAN_IN_MIN_MAX,
     module_patterns.PROPAGATE_NAN_IN_CLAMP,
   ),

@@ -150,17 +150,25 @@ def test_for_tf_xla_a_float_reduction_is_one_integer_max_or_min(name):
   assert bodies[0][1].endswith("i32>"), bodies
 
 
-@pytest.mark.parametrize(
-  ("name", "pipeline"),
-  [(n, "tf_xla") for n in _WINDOWS] + [(n, "litert") for n in sorted(_REDUCTIONS)],
-)
-def test_a_float_pool_body_stays_one_max_or_min(name, pipeline):
-  # LiteRT's pool kernels take floats only: the values' pool stays a float
-  # one (for TF's XLA too, whose module the usual recipe hands TF's TFLite
-  # converter), whether one reached NaN's stand-in is an `or`, and a
-  # conditional pools the NaN flags. The litert route does the same for
-  # every reduction.
-  bodies, conditionals = _bodies(*reversed(_rewritten(_REDUCTIONS[name], _F32, pipeline=pipeline)))
+@pytest.mark.parametrize("name", _WINDOWS)
+def test_for_tf_xla_a_float_pool_is_two_float_pools_and_no_conditional(name):
+  # LiteRT's pool kernels take floats only, and the usual recipe hands TF's
+  # TFLite converter this module: the values' pool stays a float one, and
+  # a second one pools the NaN flags on every call, with no conditional,
+  # whose branches XLA would compile again at each new shape.
+  bodies, conditionals = _bodies(*reversed(_rewritten(_REDUCTIONS[name], _F32)))
+  combine = "stablehlo.minimum" if "min" in name else "stablehlo.maximum"
+  assert conditionals == 0
+  assert [b for b, _ in bodies] == [[combine, "stablehlo.return"]] * 2, bodies
+  assert all(t.endswith("f32>") for _, t in bodies), bodies
+
+
+@pytest.mark.parametrize("name", sorted(_REDUCTIONS))
+def test_for_litert_a_float_reduction_body_stays_one_max_or_min(name):
+  # LiteRT's pool and reduction kernels take floats only: the values'
+  # reduction stays a float one, whether one reached NaN's stand-in is an
+  # `or`, and a conditional reduces the NaN flags.
+  bodies, conditionals = _bodies(*reversed(_rewritten(_REDUCTIONS[name], _F32, pipeline="litert")))
   combine = "stablehlo.minimum" if "min" in name else "stablehlo.maximum"
   assert conditionals == 1
   bodies = [b for b, _ in bodies]

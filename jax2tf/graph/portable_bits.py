@@ -7,7 +7,8 @@ integers of up to 32 bits are carried as uint32, where
 
     a + b == (a ^ b) + 2 * (a & b)        (mod 2**32)
 
-gives `and` from xor, addition and a logical shift, `or` as (a ^ b) + (a & b),
+gives `and` from xor, addition and a logical shift, `or` as (a ^ b) + (a & b)
+(jax2tf/targets/uint32_words.py, shared with the native routes' modules),
 `not` as a xor with all ones, and a left shift as a product with a power of
 two. Narrower types are widened (sign- or zero-extended: the low bits, the only
 ones kept, come out the same) and truncated back. 64-bit integers keep TF's
@@ -51,14 +52,27 @@ def from_u32(u: tf.Tensor, dtype: tf.DType) -> tf.Tensor:
   return v if dtype == tf.int32 else tf.cast(v, dtype)
 
 
-def _and_u32(a: tf.Tensor, b: tf.Tensor) -> tf.Tensor:
-  # (a + b) - (a ^ b) is 2 * (a & b) modulo 2**32 (subtraction as the addition
-  # of a product with 2**32 - 1), which has lost the top bit of a & b: that bit
-  # is set when both top bits are.
-  doubled = a + b + tf.bitwise.bitwise_xor(a, b) * _u32(_U32_MAX)
-  low = tf.bitwise.right_shift(doubled, _u32(1))
-  top = tf.bitwise.right_shift(a, _u32(31)) * tf.bitwise.right_shift(b, _u32(31))
-  return low + top * _u32(1 << 31)
+class _Words:
+  """uint32 tensors for the formulas in uint32 words (jax2tf/targets/uint32_words.py)."""
+
+  @staticmethod
+  def add(x, y):
+    return x + (_u32(y) if isinstance(y, int) else y)
+
+  @staticmethod
+  def mul(x, y):
+    return x * (_u32(y) if isinstance(y, int) else y)
+
+  @staticmethod
+  def xor(x, y):
+    return tf.bitwise.bitwise_xor(x, _u32(y) if isinstance(y, int) else y)
+
+  @staticmethod
+  def shr(x, n: int):
+    return tf.bitwise.right_shift(x, _u32(n))
+
+
+_WORDS = _Words()
 
 
 def _binary(fn_u32):
@@ -68,8 +82,8 @@ def _binary(fn_u32):
   return op
 
 
-bitwise_and = _binary(_and_u32)
-bitwise_or = _binary(lambda a, b: tf.bitwise.bitwise_xor(a, b) + _and_u32(a, b))
+bitwise_and = _binary(lambda a, b: uint32_words.bitwise_and(_WORDS, a, b))
+bitwise_or = _binary(lambda a, b: uint32_words.bitwise_or(_WORDS, a, b))
 
 
 def invert(x: tf.Tensor) -> tf.Tensor:
@@ -143,29 +157,6 @@ def count_leading_zeros(x: tf.Tensor) -> tf.Tensor:
 def rotate_left(x: tf.Tensor, r: int) -> tf.Tensor:
   """Rotation of uint32 values by a constant 0 < r < 32: the two parts share no bit."""
   return x * _u32(1 << r) + tf.bitwise.right_shift(x, _u32(32 - r))
-
-
-class _Words:
-  """uint32 tensors for the formulas in uint32 words (jax2tf/targets/uint32_words.py)."""
-
-  @staticmethod
-  def add(x, y):
-    return x + (_u32(y) if isinstance(y, int) else y)
-
-  @staticmethod
-  def mul(x, y):
-    return x * (_u32(y) if isinstance(y, int) else y)
-
-  @staticmethod
-  def xor(x, y):
-    return tf.bitwise.bitwise_xor(x, _u32(y) if isinstance(y, int) else y)
-
-  @staticmethod
-  def shr(x, n: int):
-    return tf.bitwise.right_shift(x, _u32(n))
-
-
-_WORDS = _Words()
 
 
 def multiply_high(x: tf.Tensor, y: tf.Tensor, *, signed: bool) -> tf.Tensor:

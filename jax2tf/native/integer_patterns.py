@@ -307,7 +307,7 @@ class _Words:
     return hlo.ShiftRightLogicalOp(x, values.filled_like(x, n)).result
 
 
-_WORDS = _Words()
+WORDS = _Words()
 
 
 def _iota_fits(op) -> bool:
@@ -376,14 +376,14 @@ def _words(value, done: dict) -> tuple:
       for w in _words(op.operands[0], done)
     )
   elif name == "stablehlo.add":
-    out = uint32_words.add(_WORDS, *(_words(v, done) for v in op.operands))
+    out = uint32_words.add(WORDS, *(_words(v, done) for v in op.operands))
   elif name == "stablehlo.multiply":
-    out = uint32_words.multiply(_WORDS, *(_words(v, done) for v in op.operands))
+    out = uint32_words.multiply(WORDS, *(_words(v, done) for v in op.operands))
   else:  # a logical right shift by a constant (read as unsigned)
     x = _words(op.operands[0], done)
     n = _splat_int(op.operands[1])
     assert n is not None  # as _can_split found
-    out = uint32_words.shift_right(_WORDS, x, min(n % 2**64, 64), _zeros_like(x[1]))
+    out = uint32_words.shift_right(WORDS, x, min(n % 2**64, 64), _zeros_like(x[1]))
   done[value] = out
   return out
 
@@ -414,6 +414,25 @@ UINT64_ARITHMETIC_IN_UINT32_WORDS = Pattern(
 
 
 # In order: a rotation's `or` reads its shifts before they become products.
+def _compare(x, y, direction: str, kind: str):
+  return hlo.CompareOp(
+    x, y, hlo.ComparisonDirectionAttr.get(direction), compare_type=hlo.ComparisonTypeAttr.get(kind)
+  ).result
+
+
+def shift_out_of_range(amount, width: int):
+  """Where a shift by integer tensor `amount` moves every bit of a
+  `width`-bit integer out: XLA reads the amount as unsigned, so a negative
+  one is too. Signed amounts are compared as signed numbers, since TFLite
+  compares 32-bit integers only so (a uint32 comparison is written in int32
+  keys by jax2tf/native/module_lanes.py)."""
+  if ir.IntegerType(amount.type.element_type).is_unsigned:
+    return _compare(amount, values.filled_like(amount, width), "GE", "UNSIGNED")
+  negative = _compare(amount, values.filled_like(amount, 0), "LT", "SIGNED")
+  too_big = _compare(amount, values.filled_like(amount, width), "GE", "SIGNED")
+  return hlo.OrOp(negative, too_big).result
+
+
 TFLITE_INTEGER_OPS = (
   OR_OF_DISJOINT_BITS_AS_SUM,
   SHIFT_LEFT_BY_CONSTANT_AS_PRODUCT,

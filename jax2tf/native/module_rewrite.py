@@ -125,6 +125,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     # TF's converter lowers clamp in the other order, which the litert
     # pipeline fixes the same way.
     module_patterns.CLAMP_AS_MIN_OF_MAX,
+    *kernel_forms.patterns_for(TFLITE),
     *module_lanes.patterns_for(TFLITE),
   ),
   "litert": (

@@ -39,6 +39,36 @@ def lowest_bit(ops: Words, u):
   return ops.xor(u, ops.mul(ops.shr(u, 1), 2))
 
 
+_ALL_ONES = 0xFFFFFFFF
+
+
+def bitwise_and(ops: Words, a, b):
+  """`a & b`. (a + b) - (a ^ b) is 2 * (a & b) modulo 2**32 (the
+  subtraction as the addition of a product with 2**32 - 1), which has lost
+  the top bit of a & b: that bit is set when both top bits are."""
+  doubled = ops.add(ops.add(a, b), ops.mul(ops.xor(a, b), _ALL_ONES))
+  top = ops.mul(ops.shr(a, 31), ops.shr(b, 31))
+  return ops.add(ops.shr(doubled, 1), ops.mul(top, 1 << 31))
+
+
+def bitwise_or(ops: Words, a, b):
+  """`a | b`: the bits of `a ^ b` and those of `a & b` are disjoint."""
+  return ops.add(ops.xor(a, b), bitwise_and(ops, a, b))
+
+
+def population_count(ops: Words, u, width: int = 32):
+  """The number of set bits among the low `width` bits of `u` (the others
+  zero): u less the sum of u >> i for 0 < i < width, each bit b of u
+  counting 2**b once and 2**b - 1 in the sum; modulo 2**32, the
+  subtraction as the addition of a product with 2**32 - 1."""
+  if width == 1:
+    return u
+  shifted = ops.shr(u, 1)
+  for i in range(2, width):
+    shifted = ops.add(shifted, ops.shr(u, i))
+  return ops.add(u, ops.mul(shifted, _ALL_ONES))
+
+
 def multiply_high(ops: Words, a, b):
   """The high word of the 64-bit product of `a` and `b`.
 

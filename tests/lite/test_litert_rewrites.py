@@ -129,12 +129,6 @@ def test_left_shifts_by_constants_and_ors_of_disjoint_bits_are_exact():
     compare.assert_same(w, g, exact=True)
 
 
-def test_or_of_overlapping_bits_is_still_refused_by_name():
-  x = np.array([1, 2, 3], np.uint32)
-  with pytest.raises(litert_converter.LiteRTConversionError, match="BitwiseOr"):
-    jax2tf.to_tflite(lambda a, b: a | b, x, x, route="litert", verify=False)
-
-
 def _threefry(key_data, x):
   key = jax.random.wrap_key_data(key_data, impl="threefry2x32")
   k1, k2 = jax.random.split(key)

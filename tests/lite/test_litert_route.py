@@ -413,3 +413,40 @@ def test_clamp_with_crossed_bounds_gives_the_upper_one(dtype):
   got = lite.run(model, lo, x, hi)
   for w, g in zip(jax.jit(f)(lo, x, hi), got, strict=True):
     compare.assert_same(np.asarray(w), np.asarray(g), exact=True)
+
+
+def _edge_integers(dtype, count, seed):
+  info = np.iinfo(dtype)
+  edges = np.array([0, 1, -1, info.min, info.max, info.max // 2, 0x55, 0x0F], np.int64)
+  rng = _rng(seed).integers(info.min, info.max, size=count - edges.size, endpoint=True)
+  return np.concatenate([edges, rng]).astype(dtype)
+
+
+_BIT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32]
+
+
+@pytest.mark.parametrize("route", ["litert", "native"])
+@pytest.mark.parametrize("dtype", _BIT_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_bitwise_and_or_shift_left_and_popcount_match_xla(dtype, route):
+  # TFLite has no BitwiseAnd, BitwiseOr, LeftShift or PopulationCount: the
+  # module writes them in uint32 arithmetic, as the graph route does
+  # (jax2tf/native/kernel_forms.py), with XLA's shifts out of range (from
+  # the width on, and negative amounts) giving 0.
+  width = np.iinfo(dtype).bits
+  x, y = _edge_integers(dtype, 40, 1), _edge_integers(dtype, 40, 2)
+  amounts = np.resize(np.arange(-2, width + 3), x.size).astype(np.int64)
+  amounts = (
+    (amounts % 2**width).astype(dtype) if np.iinfo(dtype).min == 0 else amounts.astype(dtype)
+  )
+
+  def f(x, y, s):
+    return x & y, x | y, lax.shift_left(x, s), lax.population_count(x)
+
+  if route == "native":
+    pytest.importorskip("tensorflow", reason="the native route needs TF's converter")
+  model = jax2tf.to_tflite(f, x, y, amounts, route=route)
+  ops = lite_inspect.op_counts(model)
+  assert not [o for o in ops if o.startswith("STABLEHLO_")], ops
+  got = lite.run(model, x, y, amounts)
+  for w, g in zip(jax.jit(f)(x, y, amounts), got, strict=True):
+    compare.assert_same(np.asarray(w), np.asarray(g), exact=True)

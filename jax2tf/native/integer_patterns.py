@@ -25,6 +25,12 @@ The patterns here write the same identities on StableHLO:
   high word of a product the graph route's `mulhi` shares), modulo 2**64 as
   uint64 arithmetic is.
 
+For the TFLite converters alone (XLA computes them itself), a shift right
+gives XLA's bits: its amount brought into range with XLA's answer (zeros,
+or copies of the sign bit) selected outside it, and a logical shift of
+signed integers or an arithmetic one of uint32 made on the other
+signedness, since TFLite's RIGHT_SHIFT follows the type, not the op.
+
 dynamic_ops.py then writes the polymorphic iotas so that the converters
 take them.
 """
@@ -431,6 +437,99 @@ def shift_out_of_range(amount, width: int):
   negative = _compare(amount, values.filled_like(amount, 0), "LT", "SIGNED")
   too_big = _compare(amount, values.filled_like(amount, width), "GE", "SIGNED")
   return hlo.OrOp(negative, too_big).result
+
+
+def _retyped(value, element):
+  return ir.RankedTensorType.get(value.type.shape, element, value.type.encoding)
+
+
+def _shift_right_as_other_signedness(x, amount, logical: bool):
+  """A shift right of 32-bit integer tensor `x` by an amount in range, made
+  on the integers of the other signedness: TFLite's RIGHT_SHIFT is
+  arithmetic on signed integers and logical on unsigned ones, whatever the
+  op asked."""
+  element = ir.IntegerType(x.type.element_type)
+  other = (
+    ir.IntegerType.get_signless(32) if element.is_unsigned else ir.IntegerType.get_unsigned(32)
+  )
+  bits = [hlo.BitcastConvertOp(_retyped(v, other), v).result for v in (x, amount)]
+  shift = hlo.ShiftRightLogicalOp if logical else hlo.ShiftRightArithmeticOp
+  return hlo.BitcastConvertOp(x.type, shift(*bits).result).result
+
+
+def _logical_shift_right_of_signed(x, amount, width: int):
+  """x >>> amount for a signed integer tensor `x` and an amount in range,
+  in ops whose TFLite kernels shift as XLA does: 32 bits are shifted as
+  uint32; narrower ones are made non-negative in int32 (their bits,
+  zero-extended), where an arithmetic shift is a logical one, and wrapped
+  back."""
+  if width == 32:
+    return _shift_right_as_other_signedness(x, amount, logical=True)
+  i32 = ir.IntegerType.get_signless(32)
+  wide = hlo.ConvertOp(_retyped(x, i32), x).result
+  negative = _compare(wide, values.filled_like(wide, 0), "LT", "SIGNED")
+  zero_extended = hlo.SelectOp(
+    negative, hlo.AddOp(wide, values.filled_like(wide, 1 << width)).result, wide
+  ).result
+  shifted = hlo.ShiftRightArithmeticOp(
+    zero_extended, hlo.ConvertOp(_retyped(amount, i32), amount).result
+  ).result
+  return hlo.ConvertOp(x.type, shifted).result
+
+
+def _shift_right_as_xla(op):
+  # XLA reads a shift's amount as unsigned, and from the width on a right
+  # shift leaves zeros (logical) or copies of the sign bit (arithmetic).
+  # TFLite's RIGHT_SHIFT shifts by the amount as it comes (a negative one
+  # gave x back), fills a signed integer from its sign bit even for a
+  # logical shift (-8 >>> 1 gave -4) and an unsigned one with zeros even
+  # for an arithmetic shift. The amount is brought into range and XLA's
+  # answer selected outside it, as the graph route does
+  # (jax2tf/graph/bit_ops.py), and a shift of the other kind than TFLite's
+  # for the type is made on the other signedness.
+  width = _integer_width(op.results[0].type)
+  if width is None or width > 32:
+    return  # TFLite has no 64-bit shifts to fix
+  x, amount = op.operands
+  signed = not ir.IntegerType(x.type.element_type).is_unsigned
+  logical = op.name == "stablehlo.shift_right_logical"
+  r = _splat_int(amount)
+  checked = r is None or not 0 <= r < width
+  # An arithmetic shift of narrow unsigned integers stays narrow (it fills
+  # from their sign bit), refused as before (jax2tf/native/module_lanes.py).
+  mismatched = logical == signed and (logical or width == 32)
+  if not checked and not mismatched:
+    return
+  with ir.InsertionPoint(op), op.location:
+    if checked:
+      out = shift_out_of_range(amount, width)
+      amount = hlo.SelectOp(out, values.filled_like(amount, 0), amount).result
+    if mismatched and logical:
+      result = _logical_shift_right_of_signed(x, amount, width)
+    elif mismatched:
+      result = _shift_right_as_other_signedness(x, amount, logical=False)
+    else:
+      shifted = op.clone()
+      shifted.operands[1] = amount
+      result = shifted.results[0]
+    if checked:
+      if logical:
+        fill = values.filled_like(x, 0)
+      elif mismatched:
+        fill = _shift_right_as_other_signedness(x, values.filled_like(x, width - 1), logical=False)
+      else:
+        fill = hlo.ShiftRightArithmeticOp(x, values.filled_like(x, width - 1)).result
+      result = hlo.SelectOp(out, fill, result).result
+  op.results[0].replace_all_uses_with(result)
+  op.erase()
+
+
+# For the TFLite converters only: XLA computes these shifts itself.
+SHIFTS_RIGHT_AS_XLA = Pattern(
+  "shifts_right_as_xla",
+  ("stablehlo.shift_right_logical", "stablehlo.shift_right_arithmetic"),
+  _shift_right_as_xla,
+)
 
 
 TFLITE_INTEGER_OPS = (

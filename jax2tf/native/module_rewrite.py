@@ -125,6 +125,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     # TF's converter lowers clamp in the other order, which the litert
     # pipeline fixes the same way.
     module_patterns.CLAMP_AS_MIN_OF_MAX,
+    integer_patterns.SHIFTS_RIGHT_AS_XLA,
     *kernel_forms.patterns_for(TFLITE),
     *module_lanes.patterns_for(TFLITE),
   ),
@@ -144,6 +145,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.PROPAGATE_NAN_IN_MIN_MAX,
     module_patterns.PROPAGATE_NAN_IN_CLAMP,
     *dynamic_ops.DYNAMIC_OPS_FOR_TFLITE,
+    integer_patterns.SHIFTS_RIGHT_AS_XLA,
     *kernel_forms.patterns_for(LITERT),
     # Last, so that the ops the patterns above write compute in the lanes too.
     *module_lanes.patterns_for(LITERT),

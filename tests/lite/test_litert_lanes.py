@@ -84,7 +84,7 @@ def _litert_module(fun, *args):
     return str(module)
 
 
-def test_shifts_right_that_read_the_sign_bit_stay_narrow():
+def test_only_an_arithmetic_shift_of_unsigned_narrow_ints_stays_narrow():
   x = np.zeros(4, np.int8)
   u = np.zeros(4, np.uint8)
   text = _litert_module(
@@ -92,11 +92,12 @@ def test_shifts_right_that_read_the_sign_bit_stay_narrow():
                   lax.shift_right_arithmetic(u, u), lax.shift_right_logical(u, u)), x, u)  # fmt: skip
   lines = {op: [ln for ln in text.splitlines() if f"stablehlo.{op} " in ln]
            for op in ("shift_right_logical", "shift_right_arithmetic")}  # fmt: skip
-  # The width decides a logical shift of int8 and an arithmetic one of uint8.
-  assert [("xi8>" in ln, "xui8>" in ln) for ln in lines["shift_right_logical"]] == [
-    (True, False), (False, False)]  # fmt: skip
-  assert [("xi8>" in ln, "xui8>" in ln) for ln in lines["shift_right_arithmetic"]] == [
-    (False, False), (False, True)]  # fmt: skip
+  # The width decides an arithmetic shift of uint8 (its fill and, out of
+  # range, its answer); a logical shift of int8 is an arithmetic one of its
+  # zero-extended bits in int32 (jax2tf/native/integer_patterns.py).
+  assert not any("xi8>" in ln or "xui8>" in ln for ln in lines["shift_right_logical"]), lines
+  narrow = [ln for ln in lines["shift_right_arithmetic"] if "xi8>" in ln or "xui8>" in ln]
+  assert narrow and all("%arg1" in ln and "xui8>" in ln for ln in narrow), lines
 
 
 def test_a_float16_sum_keeps_its_narrow_steps():

@@ -450,3 +450,30 @@ def test_bitwise_and_or_shift_left_and_popcount_match_xla(dtype, route):
   got = lite.run(model, x, y, amounts)
   for w, g in zip(jax.jit(f)(x, y, amounts), got, strict=True):
     compare.assert_same(np.asarray(w), np.asarray(g), exact=True)
+
+
+@pytest.mark.parametrize("route", ["litert", "native"])
+@pytest.mark.parametrize("dtype", _BIT_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_shifts_right_give_xlas_bits(dtype, route):
+  # XLA reads the amount as unsigned and shifts everything out from the
+  # width on (zeros, or copies of the sign bit); TFLite's RIGHT_SHIFT gave
+  # x back for a negative amount and filled a signed integer from its sign
+  # bit in a logical shift (jax2tf/native/integer_patterns.py).
+  if route == "native":
+    pytest.importorskip("tensorflow", reason="the native route needs TF's converter")
+  width = np.iinfo(dtype).bits
+  x = _edge_integers(dtype, 40, 3)
+  amounts = np.resize(np.arange(-3, width + 4), x.size).astype(np.int64)
+  amounts = (amounts % 2**width).astype(dtype)
+  signed = np.iinfo(dtype).min < 0
+
+  def f(x, s):
+    # An arithmetic shift of an unsigned narrow integer stays narrow (it
+    # fills from the narrow sign bit) and is refused.
+    logical = lax.shift_right_logical(x, s)
+    return (logical, lax.shift_right_arithmetic(x, s)) if signed or width == 32 else (logical,)
+
+  model = jax2tf.to_tflite(f, x, amounts, route=route)
+  got = lite.run(model, x, amounts)
+  for w, g in zip(jax.jit(f)(x, amounts), got, strict=True):
+    compare.assert_same(np.asarray(w), np.asarray(g), exact=True)

@@ -235,6 +235,12 @@ def _upstream(res) -> list:
                 ratio[key] <= limit)
       if not c.passed:
         c.by = f"+{(ratio[key] / limit - 1) * 100:.0f}%"
+        without = row.get("ratio_ours_without_pool_nan")
+        if without and key == "first_call_s":
+          c.why = ("JAX's NaN through the max pools: beside each pool, the same pool of NaN "
+                   "flags, which TF's XLA compiles again at each new batch size; without it "
+                   f"this first call is {without[key]:.2f}x upstream's, whose module gives "
+                   "a number where a window holds a NaN")
       out.append(c)
   return out
 

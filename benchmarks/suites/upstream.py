@@ -1,7 +1,7 @@
 """SavedModels with a dynamic batch, this package against JAX's own
 `jax.experimental.jax2tf`: graph ops, export time, load time and first call.
 
-    python -m benchmarks.suites.upstream export {ours,upstream} WORKLOAD DIR
+    python -m benchmarks.suites.upstream export {ours,upstream,ours_without_pool_nan} WORKLOAD DIR
     python -m benchmarks.suites.upstream load DIR
 
 Both converters run the same workload, each export in a process of its own
@@ -10,6 +10,10 @@ is, and a process holds one of them), and every SavedModel is then loaded and
 called once in a fresh process that imports TensorFlow and nothing of either converter,
 as a server does. Repetitions alternate the two converters so that noise on a shared
 machine hits both alike; medians are reported.
+
+For the workloads with a max pool (POOLED), a third export, this package
+with the pools' NaN handling left out, measures what that handling costs:
+the benchmark page gives its first call beside a miss.
 
 Workloads: a Keras 3 model exported on the JAX backend with
 `model.export(format="tf_saved_model")`, which calls `jax.experimental.jax2tf`
@@ -29,6 +33,11 @@ from benchmarks.suites import sizes
 from benchmarks.timing import progress
 
 CONVERTERS = ("ours", "upstream")
+# This package with its max pools' NaN handling left out, for the workloads
+# with one: what that handling costs, measured in the same run. Upstream's
+# module has none (a window holding a NaN gives a number there).
+WITHOUT_POOL_NAN = "ours_without_pool_nan"
+POOLED = ("keras_cnn",)
 KERAS = ("keras_mlp", "keras_cnn")
 MODEL_SET = ("mlp", "cnn", "transformer_lm", "vit")
 QUICK_WORKLOADS = ("keras_mlp",)
@@ -36,12 +45,20 @@ BATCH = 3  # the batch of the first call after loading
 
 
 def _select(converter: str) -> None:
-  if converter == "ours":
+  if converter in ("ours", WITHOUT_POOL_NAN):
     import jax2tf
 
     jax2tf.install()
+    if converter == WITHOUT_POOL_NAN:
+      from jax2tf.native import module_patterns, module_rewrite
+
+      pipelines = module_rewrite.PIPELINES
+      dropped = module_patterns.NAN_FLAGS_BESIDE_MIN_MAX_WINDOWS
+      pipelines["tf_xla"] = tuple(p for p in pipelines["tf_xla"] if p is not dropped)
   elif converter != "upstream":
-    raise ValueError(f"converter must be one of {CONVERTERS}, got {converter!r}")
+    raise ValueError(
+      f"converter must be one of {(*CONVERTERS, WITHOUT_POOL_NAN)}, got {converter!r}"
+    )
 
 
 def _keras_model(name: str):
@@ -125,7 +142,7 @@ def export_child(converter: str, workload: str, path: str) -> dict:
   export(workload, path)
   seconds = time.perf_counter() - t0
   which = "ours" if jax2tf.__name__ == "jax2tf" else "upstream"
-  if which != converter:
+  if which != converter.removesuffix("_without_pool_nan"):
     raise RuntimeError(f"asked for the {converter} converter, ran {which}")
   return {"export_s": seconds, "ops": _graph_ops(path)}
 
@@ -167,9 +184,13 @@ def measure(workloads, reps: int) -> dict:
   """{workload: {converter: medians}} with ratios ours/upstream."""
   out = {}
   for w in workloads:
+    alternatives = (*CONVERTERS, WITHOUT_POOL_NAN) if w in POOLED else CONVERTERS
     row: dict = children.alternating(
-      CONVERTERS, reps, lambda c, rep, w=w: _export_and_load(w, c, rep, reps))
+      alternatives, reps, lambda c, rep, w=w: _export_and_load(w, c, rep, reps))
     row["ratio"] = {k: row["ours"][k] / row["upstream"][k] for k in row["ours"]}
+    if WITHOUT_POOL_NAN in row:
+      row["ratio_" + WITHOUT_POOL_NAN] = {
+        k: row[WITHOUT_POOL_NAN][k] / row["upstream"][k] for k in row["ours"]}
     out[w] = row
   return out
 

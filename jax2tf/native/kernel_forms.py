@@ -13,6 +13,9 @@ jax2tf/targets/target.py): the same knowledge, read for StableHLO ops.
   bits, whose low bits come out the same, and cut back. What
   jax2tf/native/integer_patterns.py writes more cheaply (an `or` of
   disjoint bits, a shift by a constant) is written there first.
+* `round_nearest_afz` where the target's converter refuses it (its kernel
+  list): from floor and ceil, with the graph route's formula
+  (jax2tf/targets/rounding.py).
 """
 
 from jax.extend.mlir import ir
@@ -21,7 +24,7 @@ from jax.extend.mlir.dialects import stablehlo as hlo
 from jax2tf.native import module_patterns
 from jax2tf.native import stablehlo_values as values
 from jax2tf.native.integer_patterns import WORDS, shift_out_of_range
-from jax2tf.targets import Target, uint32_words
+from jax2tf.targets import Target, rounding, uint32_words
 
 
 def _negate_as_product(target: Target):
@@ -122,6 +125,62 @@ def _shift_left(x, amount, width: int):
   return hlo.SelectOp(out, zeros, WORDS.mul(x, factor)).result
 
 
+class _HloFloatOps:
+  """StableHLO ops for the formulas of jax2tf/targets/rounding.py; a float
+  is a constant of `like`'s type."""
+
+  def __init__(self, like):
+    self.like = like
+
+  def _value(self, v):
+    return values.filled_like(self.like, v) if isinstance(v, float) else v
+
+  def _compare(self, x, c, direction):
+    return hlo.CompareOp(
+      x,
+      self._value(c),
+      hlo.ComparisonDirectionAttr.get(direction),
+      compare_type=hlo.ComparisonTypeAttr.get("FLOAT"),
+    ).result
+
+  def floor(self, x):
+    return hlo.FloorOp(x).result
+
+  def ceil(self, x):
+    return hlo.CeilOp(x).result
+
+  def abs(self, x):
+    return hlo.AbsOp(x).result
+
+  def add(self, x, y):
+    return hlo.AddOp(x, self._value(y)).result
+
+  def sub(self, x, y):
+    return hlo.SubtractOp(x, self._value(y)).result
+
+  def less(self, x, c):
+    return self._compare(x, c, "LT")
+
+  def greater_equal(self, x, c):
+    return self._compare(x, c, "GE")
+
+  def select(self, pred, a, b):
+    return hlo.SelectOp(pred, self._value(a), self._value(b)).result
+
+
+def _round_half_away_from_floor(target: Target):
+  def rewrite(op):
+    x = op.operands[0]
+    dtype = values.numpy_dtype(x.type.element_type)
+    if dtype is None or not target.refuses("mhlo.round_nearest_afz", (dtype.name,)):
+      return
+    with ir.InsertionPoint(op), op.location:
+      rounded = rounding.round_half_away_from_zero(_HloFloatOps(x), x)
+    _replace(op, rounded)
+
+  return rewrite
+
+
 def patterns_for(target: Target) -> tuple[module_patterns.Pattern, ...]:
   """The forms of the ops `target` lacks kernels for, as module patterns."""
 
@@ -130,6 +189,11 @@ def patterns_for(target: Target) -> tuple[module_patterns.Pattern, ...]:
 
   return (
     form("negate_as_product", "stablehlo.negate", _negate_as_product(target)),
+    form(
+      "round_half_away_from_floor",
+      "stablehlo.round_nearest_afz",
+      _round_half_away_from_floor(target),
+    ),
     form(
       "and_in_uint32",
       "stablehlo.and",

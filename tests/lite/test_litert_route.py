@@ -477,3 +477,15 @@ def test_shifts_right_give_xlas_bits(dtype, route):
   got = lite.run(model, x, amounts)
   for w, g in zip(jax.jit(f)(x, amounts), got, strict=True):
     compare.assert_same(np.asarray(w), np.asarray(g), exact=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=lambda d: np.dtype(d).name)
+def test_round_half_away_from_zero_keeps_halves_zeros_and_specials(dtype):
+  # The converter cannot legalize round_nearest_afz; the module writes it
+  # from floor and ceil, as the graph route does (jax2tf/targets/rounding.py).
+  x = np.array([0.5, -0.5, 1.5, -2.5, 0.49999997, -0.3, -0.0, 0.0, 2.4999, 1e7 + 1,
+                np.inf, -np.inf, np.nan], np.float32).astype(dtype)  # fmt: skip
+  f = lambda x: lax.round(x, lax.RoundingMethod.AWAY_FROM_ZERO)  # noqa: E731
+  model = jax2tf.to_tflite(f, x, route="litert")
+  (got,) = lite.run(model, x)
+  compare.assert_same(np.asarray(jax.jit(f)(x)), np.asarray(got), exact=True)

@@ -33,7 +33,7 @@ from jax.extend.core import primitives as core_primitives
 from jax2tf.graph import int32_bits, int_lanes, registry, windowing
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
-from jax2tf.targets import quirks
+from jax2tf.targets import quirks, rounding
 
 # Integers narrower than 32 bits: several TF and TFLite kernels lack them.
 _NARROW_INTS = (tf.int8, tf.uint8, tf.int16, tf.uint16)
@@ -322,12 +322,34 @@ def _cbrt(ctx, x, *, accuracy=None):
 def _round(ctx, x, *, rounding_method):
   if int(rounding_method) == int(lax.RoundingMethod.TO_NEAREST_EVEN):
     return tf.round(x)  # TF's Round rounds half to even.
-  # Half away from zero. floor(|x| + 0.5) is wrong when the addition rounds
-  # (0.49999997 + 0.5 == 1.0 in float32); the fractional part is exact.
-  trunc = tf.where(x < 0, tf.math.ceil(x), tf.floor(x))
-  frac = tf.abs(x - trunc)
-  step = tf.where(x < 0, sem.const(-1, x.dtype), sem.const(1, x.dtype))
-  return tf.where(frac >= sem.const(0.5, x.dtype), trunc + step, trunc)
+  return rounding.round_half_away_from_zero(_TfFloatOps(x.dtype), x)
+
+
+class _TfFloatOps:
+  """TF ops for the formulas of jax2tf/targets/rounding.py, on `dtype`."""
+
+  def __init__(self, dtype):
+    self.dtype = dtype
+
+  def _value(self, v):
+    return sem.const(v, self.dtype) if isinstance(v, float) else v
+
+  floor, ceil, abs = staticmethod(tf.floor), staticmethod(tf.math.ceil), staticmethod(tf.abs)
+
+  def add(self, x, y):
+    return x + self._value(y)
+
+  def sub(self, x, y):
+    return x - self._value(y)
+
+  def less(self, x, c):
+    return x < self._value(c)
+
+  def greater_equal(self, x, c):
+    return x >= self._value(c)
+
+  def select(self, pred, a, b):
+    return tf.where(pred, self._value(a), self._value(b))
 
 
 @register(lax.neg_p, uint32_as_int32_bits=True)  # uint32 lanes negate as int32 does

@@ -5,8 +5,8 @@ jax2tf/targets/target.py): the same knowledge, read for StableHLO ops.
 * `Neg` on floats: LiteRT's NEG (XNNPack's too) gives +0.0 for -0.0, so -x
   is x * -1, which is exact and keeps the signs of zeros, NaN and
   infinities (jax2tf/graph/semantics.py `negate_float`).
-* `BitwiseAnd`, `BitwiseOr`, `LeftShift` and `PopulationCount` on integers
-  of up to 32 bits: TFLite has none, so they are uint32 arithmetic (add,
+* `BitwiseAnd`, `BitwiseOr`, `LeftShift` and `PopulationCount` (and with it
+  the leading-zero count) on integers of up to 32 bits: TFLite has none, so they are uint32 arithmetic (add,
   multiply, xor, logical right shift, which it has), with the formulas the
   graph route's jax2tf/graph/portable_bits.py uses
   (jax2tf/targets/uint32_words.py). Narrower integers are extended to 32
@@ -206,6 +206,17 @@ def patterns_for(target: Target) -> tuple[module_patterns.Pattern, ...]:
     ),
     form(
       "shift_left_in_uint32", "stablehlo.shift_left", _in_uint32(target, "LeftShift", _shift_left)
+    ),
+    form(
+      "clz_in_uint32",
+      "stablehlo.count_leading_zeros",
+      # TF has no leading-zero count: the graph route smears and counts
+      # bits, so it is portable where PopulationCount is.
+      _in_uint32(
+        target,
+        "PopulationCount",
+        lambda u, width: uint32_words.count_leading_zeros(WORDS, _low_bits(u, width), width),
+      ),
     ),
     form(
       "popcount_in_uint32",

@@ -69,6 +69,19 @@ def population_count(ops: Words, u, width: int = 32):
   return ops.add(u, ops.mul(shifted, _ALL_ONES))
 
 
+def count_leading_zeros(ops: Words, u, width: int = 32):
+  """The number of zero bits above the highest set bit among the low
+  `width` bits of `u` (the others zero): the highest set bit smeared into
+  every lower position (shifts and ors), the width less the bits set."""
+  smeared = u
+  shift = 1
+  while shift < width:
+    smeared = bitwise_or(ops, smeared, ops.shr(smeared, shift))
+    shift *= 2
+  bit_length = population_count(ops, smeared, width)
+  return ops.add(ops.mul(bit_length, _ALL_ONES), width)
+
+
 def multiply_high(ops: Words, a, b):
   """The high word of the 64-bit product of `a` and `b`.
 

@@ -427,9 +427,9 @@ _BIT_DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32]
 
 @pytest.mark.parametrize("route", ["litert", "native"])
 @pytest.mark.parametrize("dtype", _BIT_DTYPES, ids=lambda d: np.dtype(d).name)
-def test_bitwise_and_or_shift_left_and_popcount_match_xla(dtype, route):
-  # TFLite has no BitwiseAnd, BitwiseOr, LeftShift or PopulationCount: the
-  # module writes them in uint32 arithmetic, as the graph route does
+def test_bitwise_and_or_shift_left_popcount_and_clz_match_xla(dtype, route):
+  # TFLite has no BitwiseAnd, BitwiseOr, LeftShift or PopulationCount (nor
+  # a leading-zero count): the module writes them in uint32 arithmetic, as the graph route does
   # (jax2tf/native/kernel_forms.py), with XLA's shifts out of range (from
   # the width on, and negative amounts) giving 0.
   width = np.iinfo(dtype).bits
@@ -440,7 +440,7 @@ def test_bitwise_and_or_shift_left_and_popcount_match_xla(dtype, route):
   )
 
   def f(x, y, s):
-    return x & y, x | y, lax.shift_left(x, s), lax.population_count(x)
+    return x & y, x | y, lax.shift_left(x, s), lax.population_count(x), lax.clz(x)
 
   if route == "native":
     pytest.importorskip("tensorflow", reason="the native route needs TF's converter")

@@ -40,7 +40,7 @@ from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import stablehlo as hlo
 
 from jax2tf.native import stablehlo_values as values
-from jax2tf.native.module_patterns import Pattern
+from jax2tf.native.module_patterns import Pattern, replace
 from jax2tf.targets import uint32_words
 
 
@@ -419,13 +419,6 @@ UINT64_ARITHMETIC_IN_UINT32_WORDS = Pattern(
 )
 
 
-# In order: a rotation's `or` reads its shifts before they become products.
-def _compare(x, y, direction: str, kind: str):
-  return hlo.CompareOp(
-    x, y, hlo.ComparisonDirectionAttr.get(direction), compare_type=hlo.ComparisonTypeAttr.get(kind)
-  ).result
-
-
 def shift_out_of_range(amount, width: int):
   """Where a shift by integer tensor `amount` moves every bit of a
   `width`-bit integer out: XLA reads the amount as unsigned, so a negative
@@ -433,14 +426,10 @@ def shift_out_of_range(amount, width: int):
   compares 32-bit integers only so (a uint32 comparison is written in int32
   keys by jax2tf/native/module_lanes.py)."""
   if ir.IntegerType(amount.type.element_type).is_unsigned:
-    return _compare(amount, values.filled_like(amount, width), "GE", "UNSIGNED")
-  negative = _compare(amount, values.filled_like(amount, 0), "LT", "SIGNED")
-  too_big = _compare(amount, values.filled_like(amount, width), "GE", "SIGNED")
+    return values.compare(amount, values.filled_like(amount, width), "GE", "UNSIGNED")
+  negative = values.compare(amount, values.filled_like(amount, 0), "LT", "SIGNED")
+  too_big = values.compare(amount, values.filled_like(amount, width), "GE", "SIGNED")
   return hlo.OrOp(negative, too_big).result
-
-
-def _retyped(value, element):
-  return ir.RankedTensorType.get(value.type.shape, element, value.type.encoding)
 
 
 def _shift_right_as_other_signedness(x, amount, logical: bool):
@@ -452,7 +441,7 @@ def _shift_right_as_other_signedness(x, amount, logical: bool):
   other = (
     ir.IntegerType.get_signless(32) if element.is_unsigned else ir.IntegerType.get_unsigned(32)
   )
-  bits = [hlo.BitcastConvertOp(_retyped(v, other), v).result for v in (x, amount)]
+  bits = [hlo.BitcastConvertOp(values.retyped(v, other), v).result for v in (x, amount)]
   shift = hlo.ShiftRightLogicalOp if logical else hlo.ShiftRightArithmeticOp
   return hlo.BitcastConvertOp(x.type, shift(*bits).result).result
 
@@ -466,13 +455,13 @@ def _logical_shift_right_of_signed(x, amount, width: int):
   if width == 32:
     return _shift_right_as_other_signedness(x, amount, logical=True)
   i32 = ir.IntegerType.get_signless(32)
-  wide = hlo.ConvertOp(_retyped(x, i32), x).result
-  negative = _compare(wide, values.filled_like(wide, 0), "LT", "SIGNED")
+  wide = hlo.ConvertOp(values.retyped(x, i32), x).result
+  negative = values.compare(wide, values.filled_like(wide, 0), "LT", "SIGNED")
   zero_extended = hlo.SelectOp(
     negative, hlo.AddOp(wide, values.filled_like(wide, 1 << width)).result, wide
   ).result
   shifted = hlo.ShiftRightArithmeticOp(
-    zero_extended, hlo.ConvertOp(_retyped(amount, i32), amount).result
+    zero_extended, hlo.ConvertOp(values.retyped(amount, i32), amount).result
   ).result
   return hlo.ConvertOp(x.type, shifted).result
 
@@ -520,8 +509,7 @@ def _shift_right_as_xla(op):
       else:
         fill = hlo.ShiftRightArithmeticOp(x, values.filled_like(x, width - 1)).result
       result = hlo.SelectOp(out, fill, result).result
-  op.results[0].replace_all_uses_with(result)
-  op.erase()
+  replace(op, result)
 
 
 # For the TFLite converters only: XLA computes these shifts itself.
@@ -532,6 +520,7 @@ SHIFTS_RIGHT_AS_XLA = Pattern(
 )
 
 
+# In order: a rotation's `or` reads its shifts before they become products.
 TFLITE_INTEGER_OPS = (
   OR_OF_DISJOINT_BITS_AS_SUM,
   SHIFT_LEFT_BY_CONSTANT_AS_PRODUCT,

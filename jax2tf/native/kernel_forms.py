@@ -38,7 +38,7 @@ def _negate_as_product(target: Target):
     x = op.operands[0]
     with ir.InsertionPoint(op), op.location:
       product = hlo.MulOp(x, values.filled_like(x, -1.0)).result
-    _replace(op, product)
+    module_patterns.replace(op, product)
 
   return rewrite
 
@@ -56,15 +56,6 @@ def _lacked_integer(target: Target, kernel: str, value) -> ir.IntegerType | None
   return element
 
 
-def _retyped(value, element):
-  return ir.RankedTensorType.get(value.type.shape, element, value.type.encoding)
-
-
-def _replace(op, value):
-  op.results[0].replace_all_uses_with(value)
-  op.erase()
-
-
 def _low_bits(u, width: int):
   """uint32 `u` with the bits from `width` on cleared (a narrower integer's
   extension undone)."""
@@ -80,17 +71,17 @@ def _to_u32(x):
   element = ir.IntegerType(x.type.element_type)
   u32 = ir.IntegerType.get_unsigned(32)
   if element.width == 32:
-    return x if element.is_unsigned else hlo.BitcastConvertOp(_retyped(x, u32), x).result
-  wide = hlo.ConvertOp(_retyped(x, ir.IntegerType.get_signless(32)), x).result
-  return hlo.BitcastConvertOp(_retyped(x, u32), wide).result
+    return x if element.is_unsigned else hlo.BitcastConvertOp(values.retyped(x, u32), x).result
+  wide = hlo.ConvertOp(values.retyped(x, ir.IntegerType.get_signless(32)), x).result
+  return hlo.BitcastConvertOp(values.retyped(x, u32), wide).result
 
 
 def _from_u32(u, element):
   """The low bits of uint32 tensor `u` as `element` (the inverse of `_to_u32`)."""
   if element.width == 32:
-    return u if element.is_unsigned else hlo.BitcastConvertOp(_retyped(u, element), u).result
-  wide = hlo.BitcastConvertOp(_retyped(u, ir.IntegerType.get_signless(32)), u).result
-  return hlo.ConvertOp(_retyped(u, element), wide).result
+    return u if element.is_unsigned else hlo.BitcastConvertOp(values.retyped(u, element), u).result
+  wide = hlo.BitcastConvertOp(values.retyped(u, ir.IntegerType.get_signless(32)), u).result
+  return hlo.ConvertOp(values.retyped(u, element), wide).result
 
 
 def _in_uint32(target: Target, kernel: str, formula):
@@ -104,7 +95,7 @@ def _in_uint32(target: Target, kernel: str, formula):
     with ir.InsertionPoint(op), op.location:
       words = [_to_u32(v) for v in op.operands]
       result = _from_u32(formula(*words, width=element.width), element)
-    _replace(op, result)
+    module_patterns.replace(op, result)
 
   return rewrite
 
@@ -117,7 +108,7 @@ def _shift_left(x, amount, width: int):
   out = shift_out_of_range(amount, width)
   zeros = values.filled_like(amount, 0)
   in_range = hlo.SelectOp(out, zeros, amount).result
-  s = hlo.BitcastConvertOp(_retyped(amount, ir.IntegerType.get_signless(32)), in_range).result
+  s = hlo.BitcastConvertOp(values.retyped(amount, ir.IntegerType.get_signless(32)), in_range).result
   half = hlo.ShiftRightArithmeticOp(s, values.filled_like(s, 1)).result
   two = values.filled_like(s, 2)
   factors = [hlo.PowOp(two, e).result for e in (half, hlo.SubtractOp(s, half).result)]
@@ -135,14 +126,6 @@ class _HloFloatOps:
   def _value(self, v):
     return values.filled_like(self.like, v) if isinstance(v, float) else v
 
-  def _compare(self, x, c, direction):
-    return hlo.CompareOp(
-      x,
-      self._value(c),
-      hlo.ComparisonDirectionAttr.get(direction),
-      compare_type=hlo.ComparisonTypeAttr.get("FLOAT"),
-    ).result
-
   def floor(self, x):
     return hlo.FloorOp(x).result
 
@@ -159,10 +142,10 @@ class _HloFloatOps:
     return hlo.SubtractOp(x, self._value(y)).result
 
   def less(self, x, c):
-    return self._compare(x, c, "LT")
+    return values.compare(x, self._value(c), "LT")
 
   def greater_equal(self, x, c):
-    return self._compare(x, c, "GE")
+    return values.compare(x, self._value(c), "GE")
 
   def select(self, pred, a, b):
     return hlo.SelectOp(pred, self._value(a), self._value(b)).result
@@ -176,7 +159,7 @@ def _round_half_away_from_floor(target: Target):
       return
     with ir.InsertionPoint(op), op.location:
       rounded = rounding.round_half_away_from_zero(_HloFloatOps(x), x)
-    _replace(op, rounded)
+    module_patterns.replace(op, rounded)
 
   return rewrite
 

@@ -24,7 +24,11 @@ ones (LiteRT has those kernels), and reductions, windows, scatters and sorts
 whose body would round otherwise (a float sum rounds at each step in JAX),
 reads bits or gives several results (an argmax, which the converter
 recognizes by its narrow initial values). Control flow keeps its narrow
-values; the ops in its bodies compute wide.
+values; the ops in its bodies compute wide. In the TFLite pipelines the
+patterns before these already write population counts, leading zeros and
+logical shifts right of signed integers in forms the lanes take
+(jax2tf/native/kernel_forms.py, integer_patterns.py): what reaches the
+lanes narrow there is what those leave.
 
 The third legalization, `uint32_as_order_keys` (jax2tf/graph/ordered_lanes.py),
 maps uint32 onto int32 keys of the same order by flipping the top bit

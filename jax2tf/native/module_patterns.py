@@ -37,7 +37,8 @@ def run(module, patterns: Sequence[Pattern]) -> None:
       pattern.rewrite(op)
 
 
-def _replace(op, new_value):
+def replace(op, new_value):
+  """Uses of `op`'s one result read `new_value`; `op` is erased."""
   op.results[0].replace_all_uses_with(new_value)
   op.erase()
 
@@ -83,7 +84,7 @@ def _drop_empty_concatenate_operands(op):
     return
   with ir.InsertionPoint(op), op.location:
     shorter = hlo.ConcatenateOp(kept, axis, results=[op.results[0].type])
-  _replace(op, shorter.result)
+  replace(op, shorter.result)
 
 
 DROP_EMPTY_CONCATENATE_OPERANDS = Pattern(
@@ -164,7 +165,7 @@ def _hide_transpose_from_constant_first_op(op):
     lifted = [hlo.ReshapeOp(unit, v).result for v in (x, y)]
     inner = (hlo.SubtractOp if op.name == "stablehlo.subtract" else hlo.DivOp)(*lifted)
     back = hlo.ReshapeOp(t, inner.result)
-  _replace(op, back.result)
+  replace(op, back.result)
 
 
 HIDE_TRANSPOSES_FROM_CONSTANT_FIRST_OPS = Pattern(
@@ -182,7 +183,7 @@ def _reverse_one_run_at_a_time(op):
   with ir.InsertionPoint(op), op.location:
     for run_ in runs:
       value = hlo.ReverseOp(value, run_).result
-  _replace(op, value)
+  replace(op, value)
 
 
 REVERSE_ONE_RUN_AT_A_TIME = Pattern(
@@ -206,7 +207,7 @@ def _drop_min_max_with_identity(op):
       continue
     elements = np.asarray(constant.elements, dtype=np.float64)
     if elements.size and (elements == identity).all():
-      _replace(op, a)
+      replace(op, a)
       return
 
 
@@ -232,14 +233,8 @@ def _min_max_of_extreme_constant_as_select(op):
       continue
     if quirks.tflite_drops_min_max_with(constant.elements):
       with ir.InsertionPoint(op), op.location:
-        beats = hlo.CompareOp(
-          c,
-          a,
-          hlo.ComparisonDirectionAttr.get(direction),
-          compare_type=hlo.ComparisonTypeAttr.get("FLOAT"),
-        )
-        select = hlo.SelectOp(beats.result, c, a)
-      _replace(op, select.result)
+        select = hlo.SelectOp(values.compare(c, a, direction), c, a)
+      replace(op, select.result)
       return
 
 
@@ -285,7 +280,7 @@ def _narrow_signed_convert_through_unsigned(op):
   with ir.InsertionPoint(op), op.location:
     converted = hlo.ConvertOp(through, op.operands[0])
     same_bits = hlo.BitcastConvertOp(t, converted.result)
-  _replace(op, same_bits.result)
+  replace(op, same_bits.result)
 
 
 NARROW_SIGNED_CONVERTS_THROUGH_UNSIGNED = Pattern(
@@ -330,7 +325,7 @@ def _integer_division_by_zero_as_select(op):
       fixed = hlo.SelectOp(is_zero, all_bits, hlo.DivOp(x, divisor).result)
     else:
       fixed = hlo.SelectOp(is_zero, x, hlo.RemOp(x, divisor).result)
-  _replace(op, fixed.result)
+  replace(op, fixed.result)
 
 
 def _integer_remainder_from_division(op):
@@ -354,7 +349,7 @@ def _integer_remainder_from_division(op):
       divisor = hlo.SelectOp(is_minus_one, hlo.NegOp(minus_one).result, y).result
     quotient = hlo.DivOp(x, divisor).result
     remainder = hlo.SubtractOp(x, hlo.MulOp(quotient, divisor).result)
-  _replace(op, remainder.result)
+  replace(op, remainder.result)
 
 
 INTEGER_REMAINDER_FROM_DIVISION = Pattern(
@@ -410,15 +405,6 @@ def _any(pred):
   with ir.InsertionPoint(block):
     hlo.ReturnOp([hlo.OrOp(*block.arguments).result])
   return reduce.results[0]
-
-
-def _compare(x, y, direction: str):
-  return hlo.CompareOp(
-    x,
-    y,
-    hlo.ComparisonDirectionAttr.get(direction),
-    compare_type=hlo.ComparisonTypeAttr.get("FLOAT"),
-  ).result
 
 
 # Ops that XLA fuses into the loop of their consumer: elementwise ones,
@@ -511,7 +497,7 @@ def _nan_where_flagged(op, x, init, is_max: bool):
   flagged.operands[0] = flags
   flagged.operands[1] = flag_init
   reduced = flagged.results[0]
-  any_nan = _compare(reduced, values.filled_like(reduced, 0.0), "GT" if is_max else "LT")
+  any_nan = values.compare(reduced, values.filled_like(reduced, 0.0), "GT" if is_max else "LT")
   return hlo.SelectOp(any_nan, values.filled_like(reduced, float("nan")), result).result
 
 
@@ -544,7 +530,7 @@ def _nan_outside_min_max_reduction(op):
     if not values.is_nan_free_constant(init):
       op.operands[1] = hlo.SelectOp(values.is_nan(init), values.scalar(element, wins), init).result
   with ir.InsertionPoint.after(op), op.location:
-    reached = _any(_compare(result, values.filled_like(result, wins), beyond))
+    reached = _any(values.compare(result, values.filled_like(result, wins), beyond))
     branch = hlo.IfOp([result.type], reached)
     with ir.InsertionPoint(branch.true_branch.blocks.append()):
       # The flags are made here, where the branch runs, not from the test
@@ -583,20 +569,14 @@ def _ordered_keys(bits):
   """The float bits `bits` (a signed integer tensor) with the magnitude of
   negative ones flipped: integers in the floats' order. Its own inverse."""
   element = ir.IntegerType(bits.type.element_type)
-  negative = hlo.CompareOp(
-    bits,
-    values.filled_like(bits, 0),
-    hlo.ComparisonDirectionAttr.get("LT"),
-    compare_type=hlo.ComparisonTypeAttr.get("SIGNED"),
-  ).result
+  negative = values.compare(bits, values.filled_like(bits, 0), "LT", "SIGNED")
   flipped = hlo.XorOp(bits, values.filled_like(bits, 2 ** (element.width - 1) - 1)).result
   return hlo.SelectOp(negative, flipped, bits).result
 
 
 def _as_keys(x, integer, nan_key):
   """The ordered keys of float tensor `x` as `integer`s, NaN as `nan_key`."""
-  t = ir.RankedTensorType.get(x.type.shape, integer, x.type.encoding)
-  keys = _ordered_keys(hlo.BitcastConvertOp(t, x).result)
+  keys = _ordered_keys(hlo.BitcastConvertOp(values.retyped(x, integer), x).result)
   if values.is_nan_free_constant(x):
     return keys
   return hlo.SelectOp(values.is_nan(x), values.filled_like(keys, nan_key), keys).result
@@ -618,7 +598,7 @@ def _min_max_reduction_on_ordered_keys(op):
     keys = _as_keys(x, integer, nan_key)
     reduced = ir.Operation.create(
       op.name,
-      results=[ir.RankedTensorType.get(result.type.shape, integer, result.type.encoding)],
+      results=[values.retyped(result, integer)],
       operands=[keys, values.scalar(integer, identity)],
       attributes={name: op.attributes[name] for name in op.attributes},
       regions=1,
@@ -631,7 +611,7 @@ def _min_max_reduction_on_ordered_keys(op):
     reduced_keys = reduced.results[0]
     init_keys = values.broadcast_like(_as_keys(init, integer, nan_key), reduced_keys)
     bits = _ordered_keys(pick(reduced_keys, init_keys).result)
-    _replace(op, hlo.BitcastConvertOp(result.type, bits).result)
+    replace(op, hlo.BitcastConvertOp(result.type, bits).result)
 
 
 MIN_MAX_REDUCTIONS_ON_ORDERED_KEYS = Pattern(
@@ -704,7 +684,7 @@ def _clamp_as_min_of_max(op):
       values.broadcast_like(b, x) if b.type.rank == 0 and x.type.rank else b for b in (lo, hi)
     ]
     low = hlo.MaxOp(x, shaped[0]).result
-    _replace(op, hlo.MinOp(low, shaped[1]).result)
+    replace(op, hlo.MinOp(low, shaped[1]).result)
 
 
 CLAMP_AS_MIN_OF_MAX = Pattern("clamp_as_min_of_max", ("stablehlo.clamp",), _clamp_as_min_of_max)

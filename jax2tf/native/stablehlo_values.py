@@ -156,11 +156,23 @@ def is_nan_free_constant(value) -> bool:
   return not bool(np.isnan(c.elements.astype(np.float64)).any())
 
 
+def compare(x, y, direction: str, kind: str = "FLOAT"):
+  """`x <direction> y` (EQ, NE, LT, LE, GT, GE) as a comparison of `kind`
+  (FLOAT, SIGNED, UNSIGNED): a boolean tensor."""
+  return hlo.CompareOp(
+    x, y, hlo.ComparisonDirectionAttr.get(direction), compare_type=hlo.ComparisonTypeAttr.get(kind)
+  ).result
+
+
 def is_nan(v):
   """`v != v`: true exactly where `v` is NaN, in ops every consumer keeps."""
-  return hlo.CompareOp(
-    v, v, hlo.ComparisonDirectionAttr.get("NE"), compare_type=hlo.ComparisonTypeAttr.get("FLOAT")
-  ).result
+  return compare(v, v, "NE")
+
+
+def retyped(value, element):
+  """The tensor type of `value`'s shape (and encoding) with elements of
+  type `element`."""
+  return ir.RankedTensorType.get(value.type.shape, element, value.type.encoding)
 
 
 def _attr(element, value):
@@ -197,7 +209,7 @@ def filled_like(value, fill):
 def broadcast_like(element, value):
   """The rank-0 tensor `element` broadcast to `value`'s shape (its sizes read
   at run time where they are not static)."""
-  t = ir.RankedTensorType.get(value.type.shape, element.type.element_type, value.type.encoding)
+  t = retyped(value, element.type.element_type)
   if t.has_static_shape:
     return hlo.BroadcastInDimOp(t, element, []).result
   return hlo.DynamicBroadcastInDimOp(t, element, shape_vector(value), []).result

@@ -20,7 +20,8 @@ three ops so, with the clamps of their starts that StableHLO defines:
   is the select of the indices along d, clamped into the axis;
 * a dynamic slice of a polymorphic operand is, along each axis it does not
   take whole, the select of the consecutive indices from its start, clamped
-  so that the slice fits;
+  so that the slice fits (for TF's XLA, which has no shape rule for the
+  select, a strided slice from the clamped starts);
 * a dynamic gather of one start along one axis is the select of the
   consecutive indices from that start where the slice's width there is
   static (then cut, where the slice may not take another axis whole, to
@@ -108,26 +109,76 @@ GATHER_ALONG_DYNAMIC_AXIS_AS_INDEX_SELECT = Pattern(
 )
 
 
-def _dynamic_slice_of_dynamic_operand_as_index_selects(op):
+def _dynamic_slice_of_dynamic_operand(op, form):
+  """Replaces a dynamic slice of a polymorphic operand with what
+  `form(operand, starts, sizes, result_type)` writes."""
   operand, *starts = op.operands
-  t = ir.RankedTensorType(operand.type)
-  if t.has_static_shape:
+  if ir.RankedTensorType(operand.type).has_static_shape:
     return  # the converter's own legalization
   sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
-  x = operand
   with ir.InsertionPoint(op), op.location:
-    for axis, (start, size) in enumerate(zip(starts, sizes)):
-      if not t.is_dynamic_dim(axis) and t.shape[axis] == size:
-        continue  # whole: the start clamps to 0
-      x = _selected(x, start, axis, size)
+    x = form(operand, starts, sizes, op.results[0].type)
   op.results[0].replace_all_uses_with(x)
   op.erase()
+
+
+def _as_index_selects(operand, starts, sizes, result_type):
+  t = ir.RankedTensorType(operand.type)
+  x = operand
+  for axis, (start, size) in enumerate(zip(starts, sizes)):
+    if not t.is_dynamic_dim(axis) and t.shape[axis] == size:
+      continue  # whole: the start clamps to 0
+    x = _selected(x, start, axis, size)
+  return x
+
+
+def _as_strided_slice(operand, starts, sizes, result_type):
+  # For the module of plain `convert`. TF's converter legalizes a strided
+  # slice of any shape, but not a dynamic slice of a polymorphic operand,
+  # and it turns a strided slice of constant widths back into one. So each
+  # width is min(width, size along the axis): the width itself, wherever
+  # the slice is defined, and a constant only once XlaCallModule has
+  # refined the operand's sizes, when TF's XLA gets its dynamic slice back.
+  # The slice, polymorphic along those axes, is reshaped to its own sizes.
+  t = ir.RankedTensorType(operand.type)
+  element = ir.RankedTensorType(starts[0].type).element_type
+  one = ir.RankedTensorType.get([1], element)
+  begins, widths = [], []
+  for axis, (start, size) in enumerate(zip(starts, sizes)):
+    begins.append(hlo.ReshapeOp(one, _clamped(start, operand, axis, size)).result)
+    width = values.scalar(element, size)
+    if t.is_dynamic_dim(axis):
+      width = hlo.MinOp(width, values.dimension_size(operand, axis, element)).result
+    widths.append(hlo.ReshapeOp(one, width).result)
+  begin = hlo.ConcatenateOp(begins, 0).result
+  limit = hlo.AddOp(begin, hlo.ConcatenateOp(widths, 0).result).result
+  vector = ir.RankedTensorType.get([t.rank], element)
+  dims = [
+    ir.ShapedType.get_dynamic_size() if t.is_dynamic_dim(k) else s for k, s in enumerate(sizes)
+  ]
+  sliced = hlo.RealDynamicSliceOp(
+    ir.RankedTensorType.get(dims, t.element_type),
+    operand,
+    begin,
+    limit,
+    values.constant_splat(vector, 1),
+  ).result
+  shape = np.asarray(sizes, values.numpy_dtype(element))
+  return hlo.DynamicReshapeOp(
+    result_type, sliced, hlo.ConstantOp(ir.DenseElementsAttr.get(shape, type=vector)).result
+  ).result
 
 
 DYNAMIC_SLICE_OF_DYNAMIC_OPERAND_AS_INDEX_SELECTS = Pattern(
   "dynamic_slice_of_dynamic_operand_as_index_selects",
   ("stablehlo.dynamic_slice",),
-  _dynamic_slice_of_dynamic_operand_as_index_selects,
+  functools.partial(_dynamic_slice_of_dynamic_operand, form=_as_index_selects),
+)
+
+DYNAMIC_SLICE_OF_DYNAMIC_OPERAND_AS_STRIDED_SLICE = Pattern(
+  "dynamic_slice_of_dynamic_operand_as_strided_slice",
+  ("stablehlo.dynamic_slice",),
+  functools.partial(_dynamic_slice_of_dynamic_operand, form=_as_strided_slice),
 )
 
 
@@ -384,12 +435,13 @@ DYNAMIC_IOTA_AS_BROADCAST_RANGE = Pattern(
 # recipe hands TF's converter: XlaCallModule refines the padding, the range
 # and a strided slice of a polymorphic size to static shapes, but has no
 # shape rule for `torch_index_select` ("has dynamic shapes"). So a dynamic
-# gather of one start is a strided slice there (its result is polymorphic;
-# one of a static size both consumers would turn back into a
-# `dynamic_slice`, which TF's converter refuses on a polymorphic operand:
-# a scan's read of one step stays so), and a gather of many indices stays.
+# gather of one start and a dynamic slice of a polymorphic operand (a
+# scan's read of one step) are strided slices there, whose widths the
+# converter cannot fold back into a `dynamic_slice`; a gather of many
+# indices stays.
 DYNAMIC_OPS_FOR_TF_XLA = (
   DYNAMIC_GATHER_OF_ONE_START_AS_STRIDED_SLICE,
+  DYNAMIC_SLICE_OF_DYNAMIC_OPERAND_AS_STRIDED_SLICE,
   DYNAMIC_CONV_AS_PADDED_CONVOLUTION,
   DYNAMIC_IOTA_AS_BROADCAST_RANGE,
 )

@@ -14,6 +14,10 @@ from benchmarks.timing import progress, round_robin, sync_jax, sync_tf
 JAX = "jax.jit"
 # The call every other way of calling is measured against.
 BARE = "tf.function(tf.math.sin)"
+# The same call converted by JAX's own jax2tf (native serialization), where
+# `jax.experimental.jax2tf` is JAX's module in this process: the floor that
+# XlaCallModule's launch sets for any converter.
+UPSTREAM = "JAX's jax2tf, native: tf.function(converted)"
 # The fixed cost of a call: many short rounds, so that the differences taken
 # round by round (timing.paired_excess) have many samples.
 OVERHEAD = timing.Settings(samples=61, sample_s=0.04, warmup=20, conversions=1)
@@ -50,6 +54,16 @@ def measure_workload(w, cfg) -> dict:
           "seconds": seconds, "errors": errors}
 
 
+def _jax_own_jax2tf():
+  """JAX's own `jax.experimental.jax2tf`, or None where it is missing or this
+  package stands in its place (jax2tf.install())."""
+  try:
+    from jax.experimental import jax2tf as module  # pylint: disable=import-outside-toplevel
+  except ImportError:
+    return None
+  return None if module is jax2tf else module
+
+
 def measure_overhead(cfg) -> dict:
   """A scalar jnp.sin: what each way of calling costs beyond the op itself:
   the median seconds per call of each way, and, round by round, its excess
@@ -69,6 +83,10 @@ def measure_overhead(cfg) -> dict:
     wrapped = tf.function(conv, autograph=False, input_signature=spec)
     alts[f"{lw.name}: tf.function(converted)"] = lambda f=wrapped: sync_tf(f(x))
     alts[f"{lw.name}: converted, eager"] = lambda f=conv: sync_tf(f(x))
+  upstream = _jax_own_jax2tf()
+  if upstream is not None:
+    wrapped = tf.function(upstream.convert(jnp.sin), autograph=False, input_signature=spec)
+    alts[UPSTREAM] = lambda f=wrapped: sync_tf(f(x))
   sin_jit, xj = jax.jit(jnp.sin), jnp.float32(0.5)
   alts["jax.jit(jnp.sin)"] = lambda: sync_jax(sin_jit(xj))
   samples = timing.round_robin_samples(alts, OVERHEAD_QUICK if cfg == timing.QUICK else OVERHEAD)

@@ -245,6 +245,72 @@ MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT = Pattern(
 )
 
 
+def _gather_bounds(op):
+  """Per entry of a gather's index vectors, (operand axis, the largest start
+  at which its slice fits there)."""
+  numbers = hlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+  sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
+  return [(axis, sizes[axis]) for axis in numbers.start_index_map], numbers.index_vector_dim
+
+
+def _in_bounds(indices, operand, bounds, vector_axis: int) -> bool:
+  """Whether the constant `indices` (None: not constant) start every slice
+  inside the static `operand`."""
+  c = values.constant_of(indices)
+  t = ir.RankedTensorType(operand.type)
+  if c is None or c.elements is None or not t.has_static_shape:
+    return False
+  it = ir.RankedTensorType(indices.type)
+  elements = np.broadcast_to(c.elements, it.shape)
+  if vector_axis == it.rank:
+    elements = elements[..., None]
+  else:
+    elements = np.moveaxis(elements, vector_axis, -1)
+  last = np.array([t.shape[axis] - size for axis, size in bounds])
+  return bool(((elements >= 0) & (elements <= last)).all())
+
+
+def _gather_starts_clamped(op):
+  # StableHLO clamps a gather's starts so that each slice fits (JAX's
+  # "fill" and "clip" modes and jnp.take rely on it); both TFLite
+  # converters write GATHER_ND from the starts as they are, which LiteRT
+  # refuses out of range ("gather_nd index out of bounds", or for a
+  # negative start "indices_has_only_positive_elements"). The clamp,
+  # written out, reads the operand's sizes at run time where they are
+  # polymorphic; XLA's own clamp then has nothing to do.
+  operand, indices = op.operands
+  bounds, vector_axis = _gather_bounds(op)
+  if not bounds or _in_bounds(indices, operand, bounds, vector_axis):
+    return
+  it = ir.RankedTensorType(indices.type)
+  element = it.element_type
+  one = ir.RankedTensorType.get([1], element)
+  with ir.InsertionPoint(op), op.location:
+    lasts = [
+      hlo.SubtractOp(
+        values.dimension_size(operand, axis, element), values.scalar(element, size)
+      ).result
+      for axis, size in bounds
+    ]
+    if vector_axis == it.rank:
+      (last,) = lasts
+      highest = values.broadcast_like(last, indices)
+    else:
+      vector = hlo.ConcatenateOp([hlo.ReshapeOp(one, v).result for v in lasts], 0).result
+      if it.has_static_shape:
+        highest = hlo.BroadcastInDimOp(it, vector, [vector_axis]).result
+      else:
+        highest = hlo.DynamicBroadcastInDimOp(
+          it, vector, values.shape_vector(indices, element), [vector_axis]
+        ).result
+    clamped = hlo.MaxOp(hlo.MinOp(indices, highest).result, values.filled_like(indices, 0))
+  op.operands[1] = clamped.result
+
+
+GATHER_STARTS_CLAMPED = Pattern(
+  "gather_starts_clamped", ("stablehlo.gather",), _gather_starts_clamped
+)
+
 # --- What TF's XLA needs to compute JAX's values -------------------------------
 
 

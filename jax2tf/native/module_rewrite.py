@@ -106,6 +106,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     # module: XLA runs the same identities at the same cost.
     *integer_patterns.TFLITE_INTEGER_OPS,
     *dynamic_ops.DYNAMIC_OPS_FOR_TF_XLA,
+    module_patterns.GATHER_STARTS_CLAMPED,
     module_patterns.INTEGER_DIVISION_BY_ZERO_AS_SELECT,
     module_patterns.MIN_MAX_REDUCTIONS_ON_ORDERED_KEYS,
     module_patterns.NAN_FLAGS_BESIDE_MIN_MAX_WINDOWS,
@@ -122,6 +123,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
     *integer_patterns.TFLITE_INTEGER_OPS,
     *dynamic_ops.DYNAMIC_OPS_FOR_TFLITE,
+    module_patterns.GATHER_STARTS_CLAMPED,
     # TF's converter lowers clamp in the other order, which the litert
     # pipeline fixes the same way.
     module_patterns.CLAMP_AS_MIN_OF_MAX,
@@ -145,6 +147,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.PROPAGATE_NAN_IN_MIN_MAX,
     module_patterns.PROPAGATE_NAN_IN_CLAMP,
     *dynamic_ops.DYNAMIC_OPS_FOR_TFLITE,
+    module_patterns.GATHER_STARTS_CLAMPED,
     integer_patterns.SHIFTS_RIGHT_AS_XLA,
     *kernel_forms.patterns_for(LITERT),
     # Last, so that the ops the patterns above write compute in the lanes too.

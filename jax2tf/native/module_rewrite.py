@@ -37,6 +37,7 @@ from jax2tf.native import (
   kernel_forms,
   module_lanes,
   module_patterns,
+  reduce_folds,
   versions,
 )
 from jax2tf.native.stablehlo_values import ops_named
@@ -121,6 +122,9 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.REVERSE_ONE_RUN_AT_A_TIME,
     module_patterns.DROP_MIN_MAX_WITH_IDENTITY,
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
+    # Before the patterns of single ops, which then meet the body's ops.
+    reduce_folds.REDUCE_AS_FOLD,
+    reduce_folds.MIN_MAX_INIT_AFTER_REDUCTION,
     *integer_patterns.TFLITE_INTEGER_OPS,
     *dynamic_ops.DYNAMIC_OPS_FOR_TFLITE,
     module_patterns.GATHER_STARTS_CLAMPED,
@@ -139,6 +143,8 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.REVERSE_ONE_RUN_AT_A_TIME,
     module_patterns.DROP_MIN_MAX_WITH_IDENTITY,
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
+    reduce_folds.REDUCE_AS_FOLD,
+    reduce_folds.MIN_MAX_INIT_AFTER_REDUCTION,
     *integer_patterns.TFLITE_INTEGER_OPS,
     module_patterns.INTEGER_REMAINDER_FROM_DIVISION,
     module_patterns.INTEGER_DIVISION_BY_ZERO_AS_SELECT,

@@ -19,6 +19,7 @@ from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import tf_private
 from jax2tf.shapes import dim_eval
+from jax2tf.targets import xla_fold
 
 
 def _axes(axes):
@@ -232,17 +233,9 @@ def _reduce(ctx, *args, computation, jaxpr, dimensions):
   return generic(ctx, operands, inits, jaxpr, axes)
 
 
-# XLA's CPU backend reduces one operand along axes longer than this as a tree
-# (its tree-reduction rewriter, measured against jax.jit): windows of at most
-# this many elements per reduced axis (SAME-padded), each folded from the
-# init, then the windows' results the same way, until no reduced axis is
-# longer; variadic reductions fold straight through.
-_XLA_CPU_TREE_WINDOW = 32
-
-
 def _reduce_fold(ctx, operands, inits, jaxpr, axes):
-  """A reduction with any body as XLA's CPU backend folds it: from the init
-  values, one element at a time, in row-major order of the reduced axes."""
+  """A reduction with any body as XLA's CPU backend folds it (the order of
+  jax2tf/targets/xla_fold.py)."""
   shape = list(ctx.avals_in[0].shape)
   xs, ones = list(operands), [1] * len(shape)
   if any(dim_eval.is_zero(shape[a]) for a in axes):  # nothing to fold in
@@ -255,10 +248,10 @@ def _reduce_fold(ctx, operands, inits, jaxpr, axes):
         dict(dimensions=tuple(axes), shape=tuple(shape)),
         f"XLA folds a reduction with a custom body in an order that depends on the length "
         f"of the reduced axis {symbolic[0]} (a tree of windows of "
-        f"{_XLA_CPU_TREE_WINDOW} from {_XLA_CPU_TREE_WINDOW + 1} elements on), which "
+        f"{xla_fold.TREE_WINDOW} from {xla_fold.TREE_WINDOW + 1} elements on), which "
         "is symbolic here; give the reduced axes constant sizes",
       )
-    while any(shape[a] > _XLA_CPU_TREE_WINDOW for a in axes):
+    while xla_fold.needs_tree([shape[a] for a in axes]):
       xs, shape = _tree_level(ctx, xs, inits, jaxpr, axes, shape)
   out_shape = [1 if a in axes else d for a, d in enumerate(shape)]
   window = [d if a in axes else 1 for a, d in enumerate(shape)]
@@ -271,14 +264,13 @@ def _reduce_fold(ctx, operands, inits, jaxpr, axes):
 
 
 def _tree_level(ctx, xs, inits, jaxpr, axes, shape):
-  """One level of XLA's tree reduction: windows of up to _XLA_CPU_TREE_WINDOW
-  elements along each reduced axis, SAME-padded, each folded from the init."""
-  window = [min(d, _XLA_CPU_TREE_WINDOW) if a in axes else 1 for a, d in enumerate(shape)]
+  """One level of XLA's tree reduction (xla_fold.tree_windows)."""
+  windows = dict(zip(axes, xla_fold.tree_windows([shape[a] for a in axes])))
+  window = [windows.get(a, 1) for a in range(len(shape))]
   out_shape = [-(-d // w) for d, w in zip(shape, window)]
-  padding = []
-  for d, w, n in zip(shape, window, out_shape):
-    total = max((n - 1) * w + w - d, 0)
-    padding.append((total // 2, total - total // 2))
+  padding = [
+    xla_fold.same_padding(d, windows[a]) if a in windows else (0, 0) for a, d in enumerate(shape)
+  ]
   ones = [1] * len(shape)
   body = windowing.body_at(ctx, jaxpr, None, out_shape)
   xs = windowing.window_fold(

@@ -1,0 +1,266 @@
+"""A `stablehlo.reduce` that no TFLite kernel runs, as elementwise folds.
+
+Both TFLite converters turn a reduction whose body is one add, multiply,
+maximum or minimum (and JAX's argmax and argmin) into a reduce kernel.
+Any other body (a bitwise and/or/xor of integers, several operands, a
+function of JAX's `lax.reduce`) becomes STABLEHLO_REDUCE, which LiteRT has
+no kernel for. Here such a reduction is the fold XLA's CPU backend
+computes, in its order (jax2tf/targets/xla_fold.py): the operands padded
+where a tree level's windows need it, split into (windows, positions) along
+each reduced axis, and the body applied elementwise to the accumulators
+and the slice of each position in turn, a padded position leaving the
+accumulators as they were. Static shapes only, and at most FOLD_POSITIONS
+positions a level: a reduction beyond that stays for the converter.
+"""
+
+import itertools
+import math
+
+import numpy as np
+from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import stablehlo as hlo
+
+from jax2tf.native import stablehlo_values as values
+from jax2tf.native.module_patterns import Pattern
+from jax2tf.targets import xla_fold
+
+# The positions one level may unroll: each is a copy of the body.
+FOLD_POSITIONS = 256
+
+# Ops applied to each element on their own, which a body may hold.
+_ELEMENTWISE = frozenset(
+  "stablehlo." + name
+  for name in (
+    "abs add and atan2 bitcast_convert cbrt ceil clamp compare convert cosine "
+    "count_leading_zeros divide exponential exponential_minus_one floor is_finite "
+    "log log_plus_one logistic maximum minimum multiply negate not or popcnt power "
+    "remainder round_nearest_afz round_nearest_even rsqrt select shift_left "
+    "shift_right_arithmetic shift_right_logical sign sine sqrt subtract tan tanh xor"
+  ).split()
+)
+# Single-op bodies the converters make a reduce kernel of.
+_KERNEL_BODIES = frozenset(
+  "stablehlo." + name for name in ("add", "multiply", "maximum", "minimum")
+)
+_BOOL_KERNEL_BODIES = frozenset({"stablehlo.and", "stablehlo.or"})
+_MIN_MAX = frozenset({"stablehlo.maximum", "stablehlo.minimum"})
+
+
+def _body_ops(op):
+  """The body's ops before its return, or None where one is not elementwise
+  on scalars (a constant is, broadcast)."""
+  block = op.regions[0].blocks[0]
+  ops = list(block.operations)
+  for o in ops[:-1]:
+    if o.name == "stablehlo.constant":
+      continue
+    if o.name not in _ELEMENTWISE or len(o.regions):
+      return None
+  return ops
+
+
+def _has_kernel(op, body) -> bool:
+  if len(op.results) != 1:
+    # JAX's argmax and argmin: values and an iota, which both converters
+    # recognize as ARG_MAX/ARG_MIN.
+    second = op.operands[1]
+    return isinstance(second, ir.OpResult) and second.owner.name in (
+      "stablehlo.iota",
+      "stablehlo.dynamic_iota",
+    )
+  if len(body) != 2:
+    return False
+  element = ir.RankedTensorType(op.results[0].type).element_type
+  is_bool = str(element) == "i1"
+  return body[0].name in _KERNEL_BODIES or (is_bool and body[0].name in _BOOL_KERNEL_BODIES)
+
+
+def _apply(body, block, accumulators, elements, shape):
+  """The body's results for tensors of `shape`: each op of the body on
+  whole tensors, the block's arguments being `accumulators` then
+  `elements`."""
+  mapped = dict(zip(block.arguments, [*accumulators, *elements]))
+
+  def value(v):
+    if v not in mapped:
+      # A scalar from outside the body (a constant hoisted out of it).
+      t = ir.RankedTensorType(v.type)
+      wide = ir.RankedTensorType.get(shape, t.element_type)
+      mapped[v] = hlo.BroadcastInDimOp(wide, v, []).result
+    return mapped[v]
+
+  for o in body[:-1]:
+    if o.name == "stablehlo.constant":
+      t = ir.RankedTensorType(o.results[0].type)
+      wide = ir.RankedTensorType.get(shape, t.element_type)
+      scalar = hlo.ConstantOp(o.attributes["value"]).result
+      mapped[o.results[0]] = hlo.BroadcastInDimOp(wide, scalar, []).result
+      continue
+    results = [
+      ir.RankedTensorType.get(shape, ir.RankedTensorType(r.type).element_type) for r in o.results
+    ]
+    attributes = {name: o.attributes[name] for name in o.attributes}
+    clone = ir.Operation.create(
+      o.name, results=results, operands=[value(v) for v in o.operands], attributes=attributes
+    )
+    for old, new in zip(o.results, clone.results):
+      mapped[old] = new
+  return [value(v) for v in body[-1].operands]
+
+
+def _level(xs, inits, axes, windows, body, block):
+  """One level of the fold: along each reduced axis, windows of
+  `windows[axis]` positions, SAME-padded; the accumulators per window."""
+  shape = list(ir.RankedTensorType(xs[0].type).shape)
+  padding = {a: xla_fold.same_padding(shape[a], windows[a]) for a in axes}
+  counts = {a: -(-shape[a] // windows[a]) for a in axes}
+  split, out = [], []
+  for axis, d in enumerate(shape):
+    if axis in axes:
+      split += [counts[axis], windows[axis]]
+      out.append(counts[axis])
+    else:
+      split.append(d)
+      out.append(d)
+  pieces = []
+  for x, init in zip(xs, inits):
+    t = ir.RankedTensorType(x.type)
+    if any(padding[a] != (0, 0) for a in axes):
+      low = [padding[a][0] if a in axes else 0 for a in range(t.rank)]
+      high = [padding[a][1] if a in axes else 0 for a in range(t.rank)]
+      x = hlo.PadOp(x, init, low, high, [0] * t.rank).result
+    pieces.append(hlo.ReshapeOp(ir.RankedTensorType.get(split, t.element_type), x).result)
+  accumulators = [
+    hlo.BroadcastInDimOp(ir.RankedTensorType.get(out, init.type.element_type), init, []).result
+    for init in inits
+  ]
+  # Where each split axis holds a position, in `split`'s axes.
+  position_axis = {}
+  k = 0
+  for axis in range(len(shape)):
+    if axis in axes:
+      position_axis[axis] = k + 1
+      k += 2
+    else:
+      k += 1
+  for position in itertools.product(*(range(windows[a]) for a in axes)):
+    at = dict(zip(axes, position))
+    start = [0] * len(split)
+    limit = list(split)
+    for axis, p in at.items():
+      start[position_axis[axis]] = p
+      limit[position_axis[axis]] = p + 1
+    elements = []
+    for piece in pieces:
+      element = ir.RankedTensorType(piece.type).element_type
+      cut = hlo.SliceOp(piece, start, limit, [1] * len(split)).result
+      elements.append(hlo.ReshapeOp(ir.RankedTensorType.get(out, element), cut).result)
+    folded = _apply(body, block, accumulators, elements, out)
+    valid = _valid(at, shape, windows, counts, padding, out)
+    if valid is not None:
+      folded = [hlo.SelectOp(valid, f, a).result for f, a in zip(folded, accumulators)]
+    accumulators = folded
+  return accumulators
+
+
+def _valid(at, shape, windows, counts, padding, out):
+  """Where the elements at window positions `at` are the operand's, not
+  padding, as a boolean constant of shape `out`; None where they all are."""
+  mask = np.ones(out, bool)
+  for axis, p in at.items():
+    index = np.arange(counts[axis]) * windows[axis] + p - padding[axis][0]
+    inside = (index >= 0) & (index < shape[axis])
+    if inside.all():
+      continue
+    along = [1] * len(out)
+    along[axis] = counts[axis]
+    mask &= inside.reshape(along)
+  if mask.all():
+    return None
+  i1 = ir.IntegerType.get_signless(1)
+  return hlo.ConstantOp(
+    ir.DenseElementsAttr.get(mask, type=ir.RankedTensorType.get(out, i1))
+  ).result
+
+
+def _reduce_as_fold(op):
+  n = len(op.results)
+  xs, inits = list(op.operands[:n]), list(op.operands[n:])
+  body = _body_ops(op)
+  if body is None or _has_kernel(op, body):
+    return
+  shape = ir.RankedTensorType(xs[0].type)
+  if not shape.has_static_shape:
+    return
+  shape = list(shape.shape)
+  axes = sorted(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+  block = op.regions[0].blocks[0]
+  with ir.InsertionPoint(op), op.location:
+    if any(shape[a] == 0 for a in axes):  # nothing to fold in: the inits
+      results = [
+        hlo.BroadcastInDimOp(r.type, init, []).result for r, init in zip(op.results, inits)
+      ]
+    else:
+      results = _folded(xs, inits, axes, shape, body, block)
+      if results is None:
+        return
+      results = [hlo.ReshapeOp(r.type, v).result for r, v in zip(op.results, results)]
+  for old, new in zip(op.results, results):
+    old.replace_all_uses_with(new)
+  op.erase()
+
+
+def _folded(xs, inits, axes, shape, body, block):
+  """The accumulators of every level, or None where a level has more than
+  FOLD_POSITIONS positions."""
+  lengths = [shape[a] for a in axes]
+  plan = []
+  while len(xs) == 1 and xla_fold.needs_tree(lengths):
+    windows = xla_fold.tree_windows(lengths)
+    plan.append(windows)
+    lengths = [-(-d // w) for d, w in zip(lengths, windows)]
+  plan.append(lengths)
+  if any(math.prod(w) > FOLD_POSITIONS for w in plan):
+    return None
+  for windows in plan:
+    xs = _level(xs, inits, axes, dict(zip(axes, windows)), body, block)
+  return xs
+
+
+REDUCE_AS_FOLD = Pattern("reduce_as_fold", ("stablehlo.reduce",), _reduce_as_fold)
+
+
+def _min_max_init_after(op):
+  # The converters make REDUCE_MAX/MIN of a float maximum or minimum only
+  # from its identity (-inf, +inf). XLA's fold from another init is the
+  # maximum (minimum) of that init and the reduction from the identity:
+  # the same set of values, NaN and signed zeros included, which the
+  # elementwise patterns after this one then keep as JAX does.
+  if op.name != "stablehlo.reduce" or len(op.results) != 1:
+    return
+  body = _body_ops(op)
+  if body is None or len(body) != 2 or body[0].name not in _MIN_MAX:
+    return
+  x, init = op.operands
+  t = ir.RankedTensorType(op.results[0].type)
+  if not values.is_float_tensor(t):
+    return
+  identity = -np.inf if body[0].name == "stablehlo.maximum" else np.inf
+  constant = values.constant_of(init)
+  if constant is not None and constant.elements is not None:
+    if (np.asarray(constant.elements, np.float64) == identity).all():
+      return
+  result = op.results[0]
+  uses = [(use.owner, use.operand_number) for use in result.uses]
+  with ir.InsertionPoint(op), op.location:
+    op.operands[1] = values.scalar(t.element_type, identity)
+  with ir.InsertionPoint.after(op), op.location:
+    combine = hlo.MaxOp if body[0].name == "stablehlo.maximum" else hlo.MinOp
+    after = combine(result, values.broadcast_like(init, result)).result
+  for owner, position in uses:
+    owner.operands[position] = after
+
+
+MIN_MAX_INIT_AFTER_REDUCTION = Pattern(
+  "min_max_init_after_reduction", ("stablehlo.reduce",), _min_max_init_after
+)

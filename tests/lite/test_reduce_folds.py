@@ -1,0 +1,98 @@
+"""Reductions no TFLite kernel runs, as the folds XLA computes
+(jax2tf/native/reduce_folds.py), on both StableHLO routes, exactly as
+`jax.jit` gives them."""
+
+import jax
+import numpy as np
+import pytest
+from jax import lax
+
+pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
+
+import jax2tf  # noqa: E402
+from jax2tf import lite  # noqa: E402
+from jax2tf.lite import inspect as lite_inspect  # noqa: E402
+from tests.support import compare  # noqa: E402
+
+_RNG = np.random.default_rng(0)
+
+
+def _ints(shape, dtype=np.int32, seed=0):
+  return np.random.default_rng(seed).integers(-9, 9, size=shape).astype(dtype)
+
+
+def _ordered(a, b):
+  # Neither associative nor commutative: the result shows the fold's order.
+  return a * np.int32(3) + b
+
+
+def _pair(a, b):
+  return a[0] * np.int32(3) + b[0], a[1] * np.int32(5) - b[1] + a[0]
+
+
+def _bits(dtype, shape=(5, 4)):
+  info = np.iinfo(dtype)
+  return _RNG.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+
+
+_CASES = {
+  # XLA folds 100 elements as a tree: windows of 32, SAME-padded.
+  "ordered_tree": (lambda x: lax.reduce(x, np.int32(7), _ordered, (1,)), (_ints((3, 100)),)),
+  "ordered_two_axes": (lambda x: lax.reduce(x, np.int32(7), _ordered, (0, 2)), (_ints((3, 4, 5)),)),
+  "pair": (
+    lambda x, y: lax.reduce((x, y), (np.int32(1), np.int32(2)), _pair, (0, 2)),
+    (_ints((3, 4, 5)), _ints((3, 4, 5), seed=1)),
+  ),
+  "and_int32": (lambda x: lax.reduce_and(x, (1,)), (_bits(np.int32),)),
+  "or_uint8": (lambda x: lax.reduce_or(x, (0,)), (_bits(np.uint8),)),
+  "xor_int16": (lambda x: lax.reduce_xor(x, (0, 1)), (_bits(np.int16),)),
+  "empty": (lambda x: lax.reduce(x, np.int32(7), _ordered, (0,)), (_ints((0, 3)),)),
+  "max_from_a_finite_init": (
+    lambda x: lax.reduce(x, np.float32(0.5), lax.max, (0, 2)),
+    (
+      np.where(_RNG.random((3, 4, 5)) < 0.1, np.nan, _RNG.normal(size=(3, 4, 5))).astype(
+        np.float32
+      ),
+    ),
+  ),
+  "min_from_a_nan_init": (
+    lambda x: lax.reduce(x, np.float32(np.nan), lax.min, (1,)),
+    (_RNG.normal(size=(3, 4)).astype(np.float32),),
+  ),
+}
+
+
+# Cases whose NaN the native route's MAXIMUM/MINIMUM may drop: that route
+# keeps JAX's module as it is and says so (to_tflite warns, docs/tflite.md).
+_NAN = {"max_from_a_finite_init", "min_from_a_nan_init"}
+
+
+def _params():
+  for name in sorted(_CASES):
+    for route in ("litert", "native"):
+      if route == "native" and name in _NAN:
+        continue
+      yield pytest.param(name, route, id=f"{name}-{route}")
+
+
+@pytest.mark.parametrize("name,route", list(_params()))
+def test_reduction_runs_as_jax(name, route):
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  fun, args = _CASES[name]
+  model = jax2tf.to_tflite(fun, *args, route=route, verify=False)
+  assert "STABLEHLO_REDUCE" not in lite_inspect.op_counts(model)
+  got = lite.run(model, *args)
+  want = jax.tree_util.tree_leaves(jax.jit(fun)(*args))
+  assert len(got) == len(want)
+  for w, g in zip(want, got, strict=True):
+    compare.assert_same(np.asarray(w), np.asarray(g), exact=True)
+
+
+def test_a_reduction_too_long_to_unroll_stays_for_the_converter():
+  # 40 x 50 elements take 32 x 32 positions at the first tree level, more
+  # than a level unrolls: the converter's STABLEHLO_REDUCE, which LiteRT
+  # cannot run, rather than a model of thousands of copies of the body.
+  fun = lambda x: lax.reduce(x, np.int32(7), _ordered, (0, 1))  # noqa: E731
+  model = jax2tf.to_tflite(fun, _ints((40, 50)), route="litert", verify=False)
+  assert "STABLEHLO_REDUCE" in lite_inspect.op_counts(model)

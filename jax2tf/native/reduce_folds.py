@@ -1,4 +1,4 @@
-"""A `stablehlo.reduce` that no TFLite kernel runs, as elementwise folds.
+"""Reductions and windows that no TFLite kernel runs, as elementwise folds.
 
 Both TFLite converters turn a reduction whose body is one add, multiply,
 maximum or minimum (and JAX's argmax and argmin) into a reduce kernel.
@@ -9,12 +9,19 @@ computes, in its order (jax2tf/targets/xla_fold.py): the operands padded
 where a tree level's windows need it, split into (windows, positions) along
 each reduced axis, and the body applied elementwise to the accumulators
 and the slice of each position in turn, a padded position leaving the
-accumulators as they were. Static shapes only, and at most FOLD_POSITIONS
-positions a level: a reduction beyond that stays for the converter.
+accumulators as they were. A reduce_window of such a body (which LiteRT's
+STABLEHLO_REDUCE_WINDOW refuses: it runs one-op bodies) is folded the same
+way over its window's positions, strided slices of the padded, dilated
+operand. Static shapes only, and at most FOLD_POSITIONS positions a level:
+a reduction beyond that stays for the converter.
+
+A one-op reduction from another init than its identity reduces from the
+identity and takes the init after (INIT_AFTER_REDUCTION).
 """
 
 import itertools
 import math
+import typing
 
 import numpy as np
 from jax.extend.mlir import ir
@@ -44,6 +51,8 @@ _KERNEL_BODIES = frozenset(
 )
 _BOOL_KERNEL_BODIES = frozenset({"stablehlo.and", "stablehlo.or"})
 _MIN_MAX = frozenset({"stablehlo.maximum", "stablehlo.minimum"})
+# On the body's scalars, these return their operand.
+_SCALAR_IDENTITIES = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.reshape"})
 
 
 def _body_ops(op):
@@ -52,7 +61,9 @@ def _body_ops(op):
   block = op.regions[0].blocks[0]
   ops = list(block.operations)
   for o in ops[:-1]:
-    if o.name == "stablehlo.constant":
+    if o.name == "stablehlo.constant" or (
+      o.name in _SCALAR_IDENTITIES and o.results[0].type == o.operands[0].type
+    ):
       continue
     if o.name not in _ELEMENTWISE or len(o.regions):
       return None
@@ -95,6 +106,9 @@ def _apply(body, block, accumulators, elements, shape):
       wide = ir.RankedTensorType.get(shape, t.element_type)
       scalar = hlo.ConstantOp(o.attributes["value"]).result
       mapped[o.results[0]] = hlo.BroadcastInDimOp(wide, scalar, []).result
+      continue
+    if o.name in _SCALAR_IDENTITIES:
+      mapped[o.results[0]] = value(o.operands[0])
       continue
     results = [
       ir.RankedTensorType.get(shape, ir.RankedTensorType(r.type).element_type) for r in o.results
@@ -175,12 +189,7 @@ def _valid(at, shape, windows, counts, padding, out):
     along = [1] * len(out)
     along[axis] = counts[axis]
     mask &= inside.reshape(along)
-  if mask.all():
-    return None
-  i1 = ir.IntegerType.get_signless(1)
-  return hlo.ConstantOp(
-    ir.DenseElementsAttr.get(mask, type=ir.RankedTensorType.get(out, i1))
-  ).result
+  return None if mask.all() else _bool_constant(mask)
 
 
 def _reduce_as_fold(op):
@@ -230,22 +239,47 @@ def _folded(xs, inits, axes, shape, body, block):
 REDUCE_AS_FOLD = Pattern("reduce_as_fold", ("stablehlo.reduce",), _reduce_as_fold)
 
 
-def _min_max_init_after(op):
+_COMBINE = {
+  "stablehlo.add": hlo.AddOp,
+  "stablehlo.multiply": hlo.MulOp,
+  "stablehlo.maximum": hlo.MaxOp,
+  "stablehlo.minimum": hlo.MinOp,
+}
+
+
+def _identity(name: str, dtype: np.dtype):
+  if name == "stablehlo.add":
+    return 0
+  if name == "stablehlo.multiply":
+    return 1
+  if dtype.kind == "f":
+    return -np.inf if name == "stablehlo.maximum" else np.inf
+  info = np.iinfo(dtype)
+  return info.min if name == "stablehlo.maximum" else info.max
+
+
+def _init_after(op):
   # The converters make REDUCE_MAX/MIN of a float maximum or minimum only
-  # from its identity (-inf, +inf). XLA's fold from another init is the
-  # maximum (minimum) of that init and the reduction from the identity:
-  # the same set of values, NaN and signed zeros included, which the
-  # elementwise patterns after this one then keep as JAX does.
-  if op.name != "stablehlo.reduce" or len(op.results) != 1:
+  # from its identity (-inf, +inf), and LiteRT's STABLEHLO_REDUCE_WINDOW
+  # folds another init in wherever the window meets padding, which XLA's
+  # CPU loop skips. XLA's fold from another init is the reduction from the
+  # identity combined with the init once: the same values (for a float sum
+  # or product, rounded in another order), NaN and signed zeros included,
+  # which the elementwise patterns after this one then keep as JAX does.
+  # A reduce of a sum or product keeps its init: the converters take it.
+  if len(op.results) != 1:
     return
   body = _body_ops(op)
-  if body is None or len(body) != 2 or body[0].name not in _MIN_MAX:
+  if body is None or len(body) != 2 or body[0].name not in _COMBINE:
+    return
+  if op.name == "stablehlo.reduce" and body[0].name not in _MIN_MAX:
     return
   x, init = op.operands
   t = ir.RankedTensorType(op.results[0].type)
-  if not values.is_float_tensor(t):
+  dtype = values.numpy_dtype(t.element_type)
+  if dtype is None or dtype.kind not in "fiu" or dtype == np.bool_:
     return
-  identity = -np.inf if body[0].name == "stablehlo.maximum" else np.inf
+  identity = _identity(body[0].name, dtype)
   constant = values.constant_of(init)
   if constant is not None and constant.elements is not None:
     if (np.asarray(constant.elements, np.float64) == identity).all():
@@ -255,12 +289,114 @@ def _min_max_init_after(op):
   with ir.InsertionPoint(op), op.location:
     op.operands[1] = values.scalar(t.element_type, identity)
   with ir.InsertionPoint.after(op), op.location:
-    combine = hlo.MaxOp if body[0].name == "stablehlo.maximum" else hlo.MinOp
-    after = combine(result, values.broadcast_like(init, result)).result
+    after = _COMBINE[body[0].name](result, values.broadcast_like(init, result)).result
   for owner, position in uses:
     owner.operands[position] = after
 
 
-MIN_MAX_INIT_AFTER_REDUCTION = Pattern(
-  "min_max_init_after_reduction", ("stablehlo.reduce",), _min_max_init_after
+INIT_AFTER_REDUCTION = Pattern(
+  "init_after_reduction", ("stablehlo.reduce", "stablehlo.reduce_window"), _init_after
 )
+
+
+def _ints_attribute(op, name: str, default: list[int]) -> list[int]:
+  if name not in op.attributes:
+    return default
+  return list(ir.DenseI64ArrayAttr(op.attributes[name]))
+
+
+def _window_as_fold(op):
+  # The same for a reduce_window whose body LiteRT's STABLEHLO_REDUCE_WINDOW
+  # refuses ("Only one kernel is allowed within stablehlo.reduce_window
+  # body"): each output element folds the elements of its window in, in
+  # row-major order of the window's positions, from the init, skipping the
+  # padding and the holes of a base dilation (XLA's CPU loop, measured
+  # against jax.jit by the graph route's fold, jax2tf/graph/windowing.py).
+  n = len(op.results)
+  xs, inits = list(op.operands[:n]), list(op.operands[n:])
+  body = _body_ops(op)
+  if body is None or (len(body) == 2 and body[0].name in _KERNEL_BODIES):
+    return
+  t = ir.RankedTensorType(xs[0].type)
+  result = ir.RankedTensorType(op.results[0].type)
+  if not (t.has_static_shape and result.has_static_shape):
+    return
+  rank = t.rank
+  window = _ints_attribute(op, "window_dimensions", [])
+  strides = _ints_attribute(op, "window_strides", [1] * rank)
+  base = _ints_attribute(op, "base_dilations", [1] * rank)
+  dilations = _ints_attribute(op, "window_dilations", [1] * rank)
+  if "padding" in op.attributes:
+    pads = np.asarray(ir.DenseIntElementsAttr(op.attributes["padding"])).reshape(rank, 2)
+  else:
+    pads = np.zeros((rank, 2), int)
+  if math.prod(window) > FOLD_POSITIONS:
+    return
+  out = list(result.shape)
+  low, high = [int(p) for p in pads[:, 0]], [int(p) for p in pads[:, 1]]
+  interior = [b - 1 for b in base]
+  valid = _window_valid(list(t.shape), low, high, interior)
+  block = op.regions[0].blocks[0]
+  with ir.InsertionPoint(op), op.location:
+    if 0 in out or 0 in window:  # no output, or windows of no position: the inits
+      results = [
+        hlo.BroadcastInDimOp(r.type, init, []).result for r, init in zip(op.results, inits)
+      ]
+    else:
+      padded = [
+        hlo.PadOp(x, init, low, high, interior).result if any(low + high + interior) else x
+        for x, init in zip(xs, inits)
+      ]
+      accumulators = [
+        hlo.BroadcastInDimOp(ir.RankedTensorType.get(out, init.type.element_type), init, []).result
+        for init in inits
+      ]
+      for position in itertools.product(*(range(w) for w in window)):
+        start = [p * d for p, d in zip(position, dilations)]
+        limit = [s + (o - 1) * st + 1 for s, o, st in zip(start, out, strides)]
+        elements = [hlo.SliceOp(x, start, limit, strides).result for x in padded]
+        folded = _apply(body, block, accumulators, elements, out)
+        keep = valid[tuple(slice(s, lim, st) for s, lim, st in zip(start, limit, strides))]
+        if not keep.all():
+          mask = _bool_constant(keep)
+          folded = [hlo.SelectOp(mask, f, a).result for f, a in zip(folded, accumulators)]
+        accumulators = folded
+      results = accumulators
+  for old, new in zip(op.results, results):
+    old.replace_all_uses_with(new)
+  op.erase()
+
+
+def _window_valid(shape, low, high, interior) -> np.ndarray:
+  """Where the padded, base-dilated operand holds the operand's elements."""
+  valid = np.ones(shape, bool)
+  for axis, (lo, hi, gap) in enumerate(zip(low, high, interior)):
+    if gap:
+      spread = np.zeros(
+        [*valid.shape[:axis], (valid.shape[axis] - 1) * (gap + 1) + 1, *valid.shape[axis + 1 :]],
+        bool,
+      )
+      index = [slice(None)] * valid.ndim
+      index[axis] = slice(None, None, gap + 1)
+      spread[tuple(index)] = valid
+      valid = spread
+    # Negative padding crops.
+    index = [slice(None)] * valid.ndim
+    index[axis] = slice(max(-lo, 0), valid.shape[axis] - max(-hi, 0))
+    valid = valid[tuple(index)]
+    widths = [(0, 0)] * valid.ndim
+    widths[axis] = (max(lo, 0), max(hi, 0))
+    valid = np.pad(valid, widths)
+  return valid
+
+
+def _bool_constant(mask: np.ndarray):
+  # Any: numpy's stubs do not declare an array a Buffer, which it is.
+  data: typing.Any = np.ascontiguousarray(mask)
+  i1 = ir.IntegerType.get_signless(1)
+  return hlo.ConstantOp(
+    ir.DenseElementsAttr.get(data, type=ir.RankedTensorType.get(list(mask.shape), i1))
+  ).result
+
+
+WINDOW_AS_FOLD = Pattern("window_as_fold", ("stablehlo.reduce_window",), _window_as_fold)

@@ -1,4 +1,4 @@
-"""Reductions no TFLite kernel runs, as the folds XLA computes
+"""Reductions and windows no TFLite kernel runs, as the folds XLA computes
 (jax2tf/native/reduce_folds.py), on both StableHLO routes, exactly as
 `jax.jit` gives them."""
 
@@ -30,6 +30,12 @@ def _pair(a, b):
   return a[0] * np.int32(3) + b[0], a[1] * np.int32(5) - b[1] + a[0]
 
 
+def _argmax(a, b):
+  # The larger value, the smaller index among ties.
+  take = (b[0] > a[0]) | ((b[0] == a[0]) & (b[1] < a[1]))
+  return lax.select(take, b[0], a[0]), lax.select(take, b[1], a[1])
+
+
 def _bits(dtype, shape=(5, 4)):
   info = np.iinfo(dtype)
   return _RNG.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
@@ -55,6 +61,31 @@ _CASES = {
       ),
     ),
   ),
+  # Windows: padding (skipped, not folded in), strides, both dilations.
+  "window_ordered": (
+    lambda x: lax.reduce_window(x, np.int32(7), _ordered, (3,), (2,), ((2, 1),)),
+    (_ints((9,)),),
+  ),
+  "window_dilated": (
+    lambda x: lax.reduce_window(
+      x, np.int32(7), _ordered, (2, 3), (1, 2), ((1, 0), (2, 1)), (2, 2), (1, 2)
+    ),
+    (_ints((5, 6)),),
+  ),
+  "window_cropped": (
+    lambda x: lax.reduce_window(x, np.int32(7), _ordered, (4,), (1,), ((-1, 2),)),
+    (_ints((7,)),),
+  ),
+  "window_argmax_pool": (
+    lambda x, i: lax.reduce_window(
+      (x, i), (-np.inf, np.int32(-1)), _argmax, (2, 2), (2, 2), ((0, 1), (1, 0))
+    ),
+    (_RNG.normal(size=(5, 5)).astype(np.float32), np.arange(25, dtype=np.int32).reshape(5, 5)),
+  ),
+  "window_sum_from_another_init": (
+    lambda x: lax.reduce_window(x, np.int32(5), lax.add, (3,), (1,), ((1, 1),)),
+    (_ints((8,)),),
+  ),
   "min_from_a_nan_init": (
     lambda x: lax.reduce(x, np.float32(np.nan), lax.min, (1,)),
     (_RNG.normal(size=(3, 4)).astype(np.float32),),
@@ -65,6 +96,7 @@ _CASES = {
 # Cases whose NaN the native route's MAXIMUM/MINIMUM may drop: that route
 # keeps JAX's module as it is and says so (to_tflite warns, docs/tflite.md).
 _NAN = {"max_from_a_finite_init", "min_from_a_nan_init"}
+_ONE_OP_BODIES = {"window_sum_from_another_init"}
 
 
 def _params():
@@ -81,7 +113,10 @@ def test_reduction_runs_as_jax(name, route):
     pytest.importorskip("tensorflow")
   fun, args = _CASES[name]
   model = jax2tf.to_tflite(fun, *args, route=route, verify=False)
-  assert "STABLEHLO_REDUCE" not in lite_inspect.op_counts(model)
+  ops = lite_inspect.op_counts(model)
+  assert "STABLEHLO_REDUCE" not in ops, ops
+  if name not in _ONE_OP_BODIES:  # which LiteRT's STABLEHLO_REDUCE_WINDOW runs
+    assert "STABLEHLO_REDUCE_WINDOW" not in ops, ops
   got = lite.run(model, *args)
   want = jax.tree_util.tree_leaves(jax.jit(fun)(*args))
   assert len(got) == len(want)

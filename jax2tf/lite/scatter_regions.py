@@ -8,12 +8,11 @@ native module, and litert-converter) legalize the region's `stablehlo.add`
 into a builtin ADD like any other, which the kernel then refuses at run time
 ("Only update, Add, Multiply, Maximum and Minimum operations are currently
 supported"): a segment sum (`x.at[i].add(v)`, `jax.ops.segment_sum`) did not
-run. `scatter_regions_as_stablehlo` writes such a region's ADD or MUL back as
-the StableHLO operator it was, which computes the same sum or product.
-
-MAXIMUM and MINIMUM are left alone: the litert pipeline writes JAX's
-NaN-propagating max as several operators, and the kernel's own max would
-not keep JAX's NaN.
+run. `scatter_regions_as_stablehlo` writes such a region's ADD, MUL,
+MAXIMUM or MINIMUM back as the StableHLO operator it was, which computes the
+same combination. (The litert pipeline keeps a float max or min region one
+operator and tests NaN beside the scatter:
+module_patterns.NAN_BESIDE_MIN_MAX_SCATTERS.)
 """
 
 from jax2tf.lite.flatbuffer import Graph, fused_activation
@@ -26,13 +25,15 @@ Op = schema.BuiltinOperator
 _AS_STABLEHLO = {
   Op.ADD: Op.STABLEHLO_ADD,
   Op.MUL: Op.STABLEHLO_MULTIPLY,
+  Op.MAXIMUM: Op.STABLEHLO_MAXIMUM,
+  Op.MINIMUM: Op.STABLEHLO_MINIMUM,
 }
 
 
 def scatter_regions_as_stablehlo(g: Graph) -> None:
-  """The update region of each STABLEHLO_SCATTER of `g` that is one ADD or
-  MUL of its two arguments, without a fused activation, holds the
-  StableHLO operator instead."""
+  """The update region of each STABLEHLO_SCATTER of `g` that is one ADD, MUL,
+  MAXIMUM or MINIMUM of its two arguments, without a fused activation,
+  holds the StableHLO operator instead."""
   if g.region:
     return
   for op in g.ops:

@@ -8,6 +8,7 @@ per consumer of the module; why each exists is written on it.
 """
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Sequence
 
@@ -443,8 +444,8 @@ _MIN_MAX = ("stablehlo.maximum", "stablehlo.minimum")
 
 def _min_max_body(op) -> str | None:
   """The name of the maximum or minimum that is the whole body of the float
-  reduction or reduce_window `op` of one operand, or None."""
-  if op.name not in _REDUCTIONS or len(op.results) != 1:
+  reduction, reduce_window or scatter `op` of one operand, or None."""
+  if op.name not in (*_REDUCTIONS, "stablehlo.scatter") or len(op.results) != 1:
     return None
   t = op.results[0].type
   if not values.is_float_tensor(t) or values.numpy_dtype(t.element_type) is None:
@@ -614,6 +615,43 @@ NAN_OUTSIDE_MIN_MAX_REDUCTIONS = Pattern(
 )
 
 
+def _nan_beside_min_max_scatter(op):
+  # LiteRT's STABLEHLO_SCATTER runs a region of one maximum or minimum,
+  # which keeps a NaN of neither side. The same scatter of NaN flags (1.0
+  # where NaN; for a minimum negated) beside it says where a NaN reached
+  # each element, from the operand or from an update; a select writes NaN
+  # there, and the region stays one op.
+  combine = _min_max_body(op)
+  if op.name != "stablehlo.scatter" or combine is None:
+    return
+  is_max = combine == "stablehlo.maximum"
+  operand, indices, updates = op.operands
+  result = op.results[0]
+  uses = [(use.owner, use.operand_number) for use in result.uses]
+
+  def flags(x):
+    f = hlo.ConvertOp(x.type, values.is_nan(x)).result
+    return f if is_max else hlo.NegOp(f).result
+
+  with ir.InsertionPoint(op), op.location:
+    operand_flags, update_flags = flags(operand), flags(updates)
+    flagged = op.clone()
+  flagged.operands[0] = operand_flags
+  flagged.operands[2] = update_flags
+  reached = flagged.results[0]
+  with ir.InsertionPoint.after(op), op.location:
+    zero = values.filled_like(reached, 0.0)
+    hit = values.compare(reached, zero, "GT" if is_max else "LT")
+    nan = hlo.SelectOp(hit, values.filled_like(result, float("nan")), result).result
+  for owner, position in uses:
+    owner.operands[position] = nan
+
+
+NAN_BESIDE_MIN_MAX_SCATTERS = Pattern(
+  "nan_beside_min_max_scatters", ("stablehlo.scatter",), _nan_beside_min_max_scatter
+)
+
+
 # The same NaN semantics for XLA's reductions (not windows), in one
 # reduction and no conditional. A float's bits read as a signed integer,
 # with the magnitude bits of negative floats flipped, order as the floats do
@@ -715,13 +753,14 @@ NAN_FLAGS_BESIDE_MIN_MAX_WINDOWS = Pattern(
 )
 
 
-def _propagate_nan_in_min_max(op):
+def _propagate_nan_in_min_max(op, scatters_outside: bool):
   result = op.results[0]
   if not values.is_float_tensor(result.type):
     return
   parent = op.parent
   if parent is not None and _min_max_body(parent) is not None:
-    return  # NaN is tested outside the reduction (above)
+    if parent.name != "stablehlo.scatter" or scatters_outside:
+      return  # NaN is tested outside the reduction or scatter (above)
   # A constant without NaN needs no test: ReLU's max(x, 0) costs one select.
   checked = [v for v in op.operands if not values.is_nan_free_constant(v)]
   if not checked:
@@ -736,7 +775,17 @@ def _propagate_nan_in_min_max(op):
   _redirect_uses(result, current, keep)
 
 
-PROPAGATE_NAN_IN_MIN_MAX = Pattern("propagate_nan_in_min_max", _MIN_MAX, _propagate_nan_in_min_max)
+PROPAGATE_NAN_IN_MIN_MAX = Pattern(
+  "propagate_nan_in_min_max",
+  _MIN_MAX,
+  functools.partial(_propagate_nan_in_min_max, scatters_outside=False),
+)
+# Where NAN_BESIDE_MIN_MAX_SCATTERS has tested a scatter's NaN outside it.
+PROPAGATE_NAN_IN_MIN_MAX_BESIDE_SCATTERS = Pattern(
+  "propagate_nan_in_min_max_beside_scatters",
+  _MIN_MAX,
+  functools.partial(_propagate_nan_in_min_max, scatters_outside=True),
+)
 
 
 def _clamp_as_min_of_max(op):

@@ -104,6 +104,32 @@ def test_scatter_sums_and_products_run_like_jax():
     compare.assert_same(w, g, tol=(1e-6, 1e-6))
 
 
+def _scatter_extremes(x, index, updates, counts):
+  return (
+    x.at[index].max(updates),
+    x.at[index].min(updates),
+    counts.at[index].max(np.int32(3)),
+    counts.at[index].min(np.int32(-2)),
+  )
+
+
+def test_scatter_maxima_and_minima_keep_jax_nan():
+  # NaN in the operand, in an update, in both, and nowhere, each reaching
+  # an element of its own; an index repeated (two updates combined).
+  x = np.array([[0.0, np.nan], [1.0, -1.0], [2.0, 5.0], [np.nan, 3.0], [-4.0, 4.0]], np.float32)
+  index = np.array([4, 0, 4, 1, 3], np.int32)
+  updates = np.array(
+    [[1.0, 9.0], [np.nan, 2.0], [-7.0, np.nan], [0.5, -3.0], [6.0, 1.0]], np.float32
+  )
+  counts = np.arange(5, dtype=np.int32)
+  model, got, want = _litert(_scatter_extremes, x, index, updates, counts)
+  ops = lite_inspect.op_counts(model)
+  # Each float scatter has a scatter of its NaN flags beside it.
+  assert ops["STABLEHLO_SCATTER"] == 6 and ops["STABLEHLO_MAXIMUM"] == 3, ops
+  for w, g in zip(want, got, strict=True):
+    compare.assert_same(w, g, exact=True)
+
+
 # --- Integer ops TFLite lacks: shifts left, or, uint64 counters --------------
 
 

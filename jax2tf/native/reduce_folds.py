@@ -15,8 +15,9 @@ way over its window's positions, strided slices of the padded, dilated
 operand. Static shapes only, and at most FOLD_POSITIONS positions a level:
 a reduction beyond that stays for the converter.
 
-A one-op reduction from another init than its identity reduces from the
-identity and takes the init after (INIT_AFTER_REDUCTION).
+A float max/min reduction, or a window of one add or multiply, from another
+init than its identity reduces from the identity and takes the init after
+(INIT_AFTER_REDUCTION).
 """
 
 import itertools
@@ -261,18 +262,20 @@ def _identity(name: str, dtype: np.dtype):
 def _init_after(op):
   # The converters make REDUCE_MAX/MIN of a float maximum or minimum only
   # from its identity (-inf, +inf), and LiteRT's STABLEHLO_REDUCE_WINDOW
-  # folds another init in wherever the window meets padding, which XLA's
-  # CPU loop skips. XLA's fold from another init is the reduction from the
-  # identity combined with the init once: the same values (for a float sum
-  # or product, rounded in another order), NaN and signed zeros included,
-  # which the elementwise patterns after this one then keep as JAX does.
-  # A reduce of a sum or product keeps its init: the converters take it.
+  # folds another init of a sum or product in again wherever the window
+  # meets padding, which XLA's CPU loop skips. XLA's fold from another init
+  # is the reduction from the identity combined with the init once: the
+  # same values (for a float sum or product, rounded in another order), NaN
+  # included, which the elementwise patterns after this one then keep as
+  # JAX does. A reduce of a sum or product keeps its init (the converters
+  # take it), and so does a window of a maximum or minimum, for which
+  # folding the init in again changes nothing.
   if len(op.results) != 1:
     return
   body = _body_ops(op)
   if body is None or len(body) != 2 or body[0].name not in _COMBINE:
     return
-  if op.name == "stablehlo.reduce" and body[0].name not in _MIN_MAX:
+  if (op.name == "stablehlo.reduce") != (body[0].name in _MIN_MAX):
     return
   x, init = op.operands
   t = ir.RankedTensorType(op.results[0].type)

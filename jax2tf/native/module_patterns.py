@@ -312,6 +312,58 @@ GATHER_STARTS_CLAMPED = Pattern(
   "gather_starts_clamped", ("stablehlo.gather",), _gather_starts_clamped
 )
 
+
+def _is_bool(value) -> bool:
+  return str(ir.RankedTensorType(value.type).element_type) == "i1"
+
+
+# Ops whose region is a computation applied to elements, not control flow.
+_COMPUTATION_REGIONS = frozenset(
+  "stablehlo." + name
+  for name in ("reduce", "reduce_window", "scatter", "select_and_scatter", "sort")
+)
+
+
+def _bool_op_as_logic(op):
+  # TFLite has no MAXIMUM, MINIMUM, ordered comparison or XOR of bools
+  # (the targets' kernel lists), but LOGICAL_AND, LOGICAL_OR and
+  # LOGICAL_NOT, which compute them on bools exactly (False < True).
+  if not all(_is_bool(v) for v in op.operands):
+    return
+  parent = op.parent
+  if parent is not None and parent.name in _COMPUTATION_REGIONS:
+    # A body the converters recognize as a whole (JAX's argmax of bools
+    # compares them, and becomes ARG_MAX); reduce_folds.py has already
+    # unrolled the bodies that no kernel runs.
+    return
+  a, b = op.operands
+  with ir.InsertionPoint(op), op.location:
+    if op.name == "stablehlo.maximum":
+      logic = hlo.OrOp(a, b).result
+    elif op.name == "stablehlo.minimum":
+      logic = hlo.AndOp(a, b).result
+    elif op.name == "stablehlo.xor":
+      logic = hlo.AndOp(hlo.OrOp(a, b).result, hlo.NotOp(hlo.AndOp(a, b).result).result).result
+    else:
+      direction = str(hlo.ComparisonDirectionAttr(op.attributes["comparison_direction"]).value)
+      forms = {
+        "GT": lambda: hlo.AndOp(a, hlo.NotOp(b).result),
+        "GE": lambda: hlo.OrOp(a, hlo.NotOp(b).result),
+        "LT": lambda: hlo.AndOp(hlo.NotOp(a).result, b),
+        "LE": lambda: hlo.OrOp(hlo.NotOp(a).result, b),
+      }
+      if direction not in forms:
+        return  # EQ and NE have bool kernels
+      logic = forms[direction]().result
+  replace(op, logic)
+
+
+BOOL_OPS_AS_LOGIC = Pattern(
+  "bool_ops_as_logic",
+  ("stablehlo.maximum", "stablehlo.minimum", "stablehlo.xor", "stablehlo.compare"),
+  _bool_op_as_logic,
+)
+
 # --- What TF's XLA needs to compute JAX's values -------------------------------
 
 

@@ -138,3 +138,43 @@ def test_uint32_arithmetic_stays_uint32():
   assert all(
     "ui32" in ln for ln in text.splitlines() if "stablehlo.add " in ln or "stablehlo.divide " in ln
   )
+
+
+def _bool_ops(a, b):
+  return (
+    jnp.maximum(a, b),
+    jnp.minimum(a, b),
+    a ^ b,
+    a < b,
+    a <= b,
+    a > b,
+    a >= b,
+    lax.reduce_window(a, False, lax.max, (2,), (1,), "VALID"),
+    lax.reduce_xor(a, (0,)),
+  )
+
+
+@pytest.mark.parametrize("route", ["litert", "native"])
+def test_bool_maxima_comparisons_and_xor_are_logic(route):
+  # TFLite has no MAXIMUM, MINIMUM, ordered comparison or XOR of bools;
+  # each is LOGICAL_AND/OR/NOT of them (module_patterns.BOOL_OPS_AS_LOGIC).
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  a = np.array([False, False, True, True, False, True], bool)
+  b = np.array([False, True, False, True, True, False], bool)
+  _on_litert(_bool_ops, a, b, route=route)
+
+
+@pytest.mark.parametrize("route", ["litert", "native"])
+def test_argmax_of_bools_stays_one_kernel(route):
+  # Its body compares bools: the converters recognize it as ARG_MAX only
+  # as JAX writes it, so the logic forms leave reduction bodies alone.
+  from jax2tf.lite import inspect as lite_inspect
+
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  fun = lambda x: jnp.argmax(x, axis=1)  # noqa: E731
+  x = np.array([[False, True, True], [False, False, False], [True, False, True]], bool)
+  _on_litert(fun, x, route=route)
+  ops = lite_inspect.op_counts(jax2tf.to_tflite(fun, x, route=route, verify=False))
+  assert ops.get("ARG_MAX") == 1 and "STABLEHLO_REDUCE" not in ops, ops

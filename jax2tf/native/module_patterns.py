@@ -704,6 +704,34 @@ NAN_BESIDE_MIN_MAX_SCATTERS = Pattern(
 )
 
 
+def _scatter_sub_as_add(op):
+  # LiteRT's STABLEHLO_SCATTER combines by add, multiply, maximum or minimum
+  # only. x - u is x + (-u) exactly (IEEE defines subtraction so; integers
+  # wrap the same), NaN and signed zeros included, in the same order.
+  if op.name != "stablehlo.scatter" or len(op.results) != 1:
+    return
+  block = op.regions[0].blocks[0]
+  body = list(block.operations)
+  if len(body) != 2 or body[0].name != "stablehlo.subtract":
+    return
+  a, b = block.arguments
+  if list(body[0].operands) != [a, b] or list(body[1].operands) != [body[0].results[0]]:
+    return
+  updates = op.operands[2]
+  element = ir.RankedTensorType(updates.type).element_type
+  if not values.is_float_tensor(updates.type) and not (
+    isinstance(element, ir.IntegerType) and ir.IntegerType(element).is_signless
+  ):
+    return  # TFLite negates no unsigned integers
+  with ir.InsertionPoint(op), op.location:
+    op.operands[2] = hlo.NegOp(updates).result
+  with ir.InsertionPoint(body[0]), body[0].location:
+    replace(body[0], hlo.AddOp(a, b).result)
+
+
+SCATTER_SUB_AS_ADD = Pattern("scatter_sub_as_add", ("stablehlo.scatter",), _scatter_sub_as_add)
+
+
 # The same NaN semantics for XLA's reductions (not windows), in one
 # reduction and no conditional. A float's bits read as a signed integer,
 # with the magnitude bits of negative floats flipped, order as the floats do

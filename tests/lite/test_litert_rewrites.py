@@ -130,6 +130,32 @@ def test_scatter_maxima_and_minima_keep_jax_nan():
     compare.assert_same(w, g, exact=True)
 
 
+def _scatter_differences(x, index, updates, counts):
+  dims = lax.ScatterDimensionNumbers((1,), (0,), (0,))
+  return (
+    lax.scatter_sub(x, index[:, None], updates, dims),
+    lax.scatter_sub(counts, index[:, None], counts, dims),
+  )
+
+
+@pytest.mark.parametrize("route", ["litert", "native"])
+def test_scatter_subtractions_run_like_jax(route):
+  # LiteRT's scatter has no subtraction: x - u is x + (-u), exactly.
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  x = np.array([[0.0, np.nan], [-0.0, 1.0], [2.0, np.inf], [3.0, -1.0], [4.0, 0.0]], np.float32)
+  index = np.array([4, 0, 4, 1, 3], np.int32)
+  updates = np.array([[0.0, 1.0], [0.0, 2.0], [-7.0, 1.0], [np.inf, -3.0], [6.0, -0.0]], np.float32)
+  counts = np.array([[2**31 - 1], [-(2**31)], [5], [7], [-3]], np.int32)
+  model = jax2tf.to_tflite(
+    _scatter_differences, x, index, updates, counts, route=route, verify=False
+  )
+  got = lite.run(model, x, index, updates, counts)
+  want = jax.jit(_scatter_differences)(x, index, updates, counts)
+  for w, g in zip(want, got, strict=True):
+    compare.assert_same(np.asarray(w), g, exact=True)
+
+
 # --- Integer ops TFLite lacks: shifts left, or, uint64 counters --------------
 
 

@@ -271,10 +271,6 @@ def _region_free(lanes: _Lanes):
   return widen
 
 
-def _is_bool(element) -> bool:
-  return isinstance(element, ir.IntegerType) and element.width == 1
-
-
 def _body_is_exact_wide(block, lanes: _Lanes) -> bool:
   """Whether each op of `block` gives the narrow result computed wide, and
   reads only the block's arguments and results of the ops before it (not a
@@ -285,7 +281,7 @@ def _body_is_exact_wide(block, lanes: _Lanes) -> bool:
       return False
     inside.update(body_op.results)
     elements = [ir.RankedTensorType(r.type).element_type for r in body_op.results]
-    if body_op.name in _BOOLEAN and all(_is_bool(e) for e in elements):
+    if body_op.name in _BOOLEAN and all(values.is_bool_tensor(r.type) for r in body_op.results):
       continue
     if body_op.name not in lanes.body_ops:
       return False

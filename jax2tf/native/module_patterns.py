@@ -313,10 +313,6 @@ GATHER_STARTS_CLAMPED = Pattern(
 )
 
 
-def _is_bool(value) -> bool:
-  return str(ir.RankedTensorType(value.type).element_type) == "i1"
-
-
 # Ops whose region is a computation applied to elements, not control flow.
 _COMPUTATION_REGIONS = frozenset(
   "stablehlo." + name
@@ -328,7 +324,7 @@ def _bool_op_as_logic(op):
   # TFLite has no MAXIMUM, MINIMUM, ordered comparison or XOR of bools
   # (the targets' kernel lists), but LOGICAL_AND, LOGICAL_OR and
   # LOGICAL_NOT, which compute them on bools exactly (False < True).
-  if not all(_is_bool(v) for v in op.operands):
+  if not all(values.is_bool_tensor(v.type) for v in op.operands):
     return
   parent = op.parent
   if parent is not None and parent.name in _COMPUTATION_REGIONS:

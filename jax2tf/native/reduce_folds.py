@@ -82,14 +82,10 @@ def _has_kernel(op, body) -> bool:
     )
   if len(body) != 2:
     return False
-  if _is_bool(op):
+  if values.is_bool_tensor(op.results[0].type):
     # TFLite has REDUCE_ANY and REDUCE_ALL for bools, no maximum or minimum.
     return body[0].name in _BOOL_KERNEL_BODIES
   return body[0].name in _KERNEL_BODIES
-
-
-def _is_bool(op) -> bool:
-  return str(ir.RankedTensorType(op.results[0].type).element_type) == "i1"
 
 
 def _apply(body, block, accumulators, elements, shape):
@@ -323,7 +319,11 @@ def _window_as_fold(op):
   n = len(op.results)
   xs, inits = list(op.operands[:n]), list(op.operands[n:])
   body = _body_ops(op)
-  if body is None or (len(body) == 2 and body[0].name in _KERNEL_BODIES and not _is_bool(op)):
+  if body is None or (
+    len(body) == 2
+    and body[0].name in _KERNEL_BODIES
+    and not values.is_bool_tensor(op.results[0].type)
+  ):
     return
   t = ir.RankedTensorType(xs[0].type)
   result = ir.RankedTensorType(op.results[0].type)

@@ -52,6 +52,10 @@ def is_integer_tensor(t) -> bool:
   return isinstance(t, ir.RankedTensorType) and isinstance(t.element_type, ir.IntegerType)
 
 
+def is_bool_tensor(t) -> bool:
+  return is_integer_tensor(t) and ir.IntegerType(t.element_type).width == 1
+
+
 def numpy_dtype(element_type) -> np.dtype | None:
   """The NumPy dtype of a StableHLO element type, or None where NumPy (with
   ml_dtypes) has none that this module reads."""

@@ -591,6 +591,23 @@ def _recomputed(value):
   return clones[value.owner].results[value.result_number]
 
 
+def _nan_flags(x, is_max: bool):
+  """1.0 where the float tensor `x` is NaN, else 0.0; negated for a
+  minimum, so that the same maximum (minimum) of flags passes 0 exactly
+  where it met a NaN."""
+  flags = hlo.ConvertOp(x.type, values.is_nan(x)).result
+  return flags if is_max else hlo.NegOp(flags).result
+
+
+def _nan_where_flags_reached(flagged, result, is_max: bool):
+  """`result`, NaN wherever `flagged`, the same combination of the NaN
+  flags (`_nan_flags`), passed 0."""
+  reached = values.compare(flagged, values.filled_like(flagged, 0.0), "GT" if is_max else "LT")
+  # The NaNs take their sizes from `flagged`, not `result`: a caller may
+  # redirect every use of `result` but the select to the select.
+  return hlo.SelectOp(reached, values.filled_like(flagged, float("nan")), result).result
+
+
 def _nan_where_flagged(op, x, init, is_max: bool):
   """The result of the float max or min reduction `op` of `x` from `init`,
   NaN wherever its window or slice holds a NaN: the same reduction (a clone:
@@ -599,9 +616,7 @@ def _nan_where_flagged(op, x, init, is_max: bool):
   result = op.results[0]
   element = result.type.element_type
   hit, miss = (1.0, float("-inf")) if is_max else (-1.0, float("inf"))
-  flags = hlo.ConvertOp(x.type, values.is_nan(x)).result
-  if not is_max:
-    flags = hlo.NegOp(flags).result
+  flags = _nan_flags(x, is_max)
   if values.is_nan_free_constant(init):
     flag_init = values.scalar(element, miss)
   else:
@@ -611,9 +626,7 @@ def _nan_where_flagged(op, x, init, is_max: bool):
   flagged = op.clone()
   flagged.operands[0] = flags
   flagged.operands[1] = flag_init
-  reduced = flagged.results[0]
-  any_nan = values.compare(reduced, values.filled_like(reduced, 0.0), "GT" if is_max else "LT")
-  return hlo.SelectOp(any_nan, values.filled_like(reduced, float("nan")), result).result
+  return _nan_where_flags_reached(flagged.results[0], result, is_max)
 
 
 def _nan_outside_min_max_reduction(op):
@@ -676,21 +689,13 @@ def _nan_beside_min_max_scatter(op):
   operand, indices, updates = op.operands
   result = op.results[0]
   uses = [(use.owner, use.operand_number) for use in result.uses]
-
-  def flags(x):
-    f = hlo.ConvertOp(x.type, values.is_nan(x)).result
-    return f if is_max else hlo.NegOp(f).result
-
   with ir.InsertionPoint(op), op.location:
-    operand_flags, update_flags = flags(operand), flags(updates)
+    operand_flags, update_flags = _nan_flags(operand, is_max), _nan_flags(updates, is_max)
     flagged = op.clone()
   flagged.operands[0] = operand_flags
   flagged.operands[2] = update_flags
-  reached = flagged.results[0]
   with ir.InsertionPoint.after(op), op.location:
-    zero = values.filled_like(reached, 0.0)
-    hit = values.compare(reached, zero, "GT" if is_max else "LT")
-    nan = hlo.SelectOp(hit, values.filled_like(result, float("nan")), result).result
+    nan = _nan_where_flags_reached(flagged.results[0], result, is_max)
   for owner, position in uses:
     owner.operands[position] = nan
 

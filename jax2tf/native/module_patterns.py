@@ -298,12 +298,7 @@ def _gather_starts_clamped(op):
       highest = values.broadcast_like(last, indices)
     else:
       vector = hlo.ConcatenateOp([hlo.ReshapeOp(one, v).result for v in lasts], 0).result
-      if it.has_static_shape:
-        highest = hlo.BroadcastInDimOp(it, vector, [vector_axis]).result
-      else:
-        highest = hlo.DynamicBroadcastInDimOp(
-          it, vector, values.shape_vector(indices, element), [vector_axis]
-        ).result
+      highest = values.broadcast_like(vector, indices, [vector_axis])
     clamped = hlo.MaxOp(hlo.MinOp(indices, highest).result, values.filled_like(indices, 0))
   op.operands[1] = clamped.result
 

@@ -210,13 +210,14 @@ def filled_like(value, fill):
   return broadcast_like(scalar(value.type.element_type, fill), value)
 
 
-def broadcast_like(element, value):
-  """The rank-0 tensor `element` broadcast to `value`'s shape (its sizes read
-  at run time where they are not static)."""
+def broadcast_like(element, value, dims=()):
+  """The tensor `element` (rank 0 by default; else its axes are `value`'s
+  axes `dims`) broadcast to `value`'s shape, its sizes read at run time
+  where they are not static."""
   t = retyped(value, element.type.element_type)
   if t.has_static_shape:
-    return hlo.BroadcastInDimOp(t, element, []).result
-  return hlo.DynamicBroadcastInDimOp(t, element, shape_vector(value), []).result
+    return hlo.BroadcastInDimOp(t, element, list(dims)).result
+  return hlo.DynamicBroadcastInDimOp(t, element, shape_vector(value), list(dims)).result
 
 
 def dimension_size(value, axis: int, element=None):

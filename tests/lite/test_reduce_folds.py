@@ -12,6 +12,12 @@ pytest.importorskip("litert_converter", reason="the litert route needs litert-co
 import jax2tf  # noqa: E402
 from jax2tf import lite  # noqa: E402
 from jax2tf.lite import inspect as lite_inspect  # noqa: E402
+
+# The case table's bodies: neither associative nor commutative (the result
+# shows the fold's order), and an argmax of pairs.
+from tests.cases.reductions import _argmax_body as _argmax  # noqa: E402
+from tests.cases.reductions import _ordered  # noqa: E402
+from tests.cases.reductions import _ordered_pair as _pair  # noqa: E402
 from tests.support import compare  # noqa: E402
 
 _RNG = np.random.default_rng(0)
@@ -19,21 +25,6 @@ _RNG = np.random.default_rng(0)
 
 def _ints(shape, dtype=np.int32, seed=0):
   return np.random.default_rng(seed).integers(-9, 9, size=shape).astype(dtype)
-
-
-def _ordered(a, b):
-  # Neither associative nor commutative: the result shows the fold's order.
-  return a * np.int32(3) + b
-
-
-def _pair(a, b):
-  return a[0] * np.int32(3) + b[0], a[1] * np.int32(5) - b[1] + a[0]
-
-
-def _argmax(a, b):
-  # The larger value, the smaller index among ties.
-  take = (b[0] > a[0]) | ((b[0] == a[0]) & (b[1] < a[1]))
-  return lax.select(take, b[0], a[0]), lax.select(take, b[1], a[1])
 
 
 def _bits(dtype, shape=(5, 4)):

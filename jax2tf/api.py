@@ -358,7 +358,7 @@ class _NativeBackend:
       platforms=options.platforms,
       disabled_checks=options.disabled_checks,
       target_tf_version=options.target_tf_version,
-      pipeline=options.target.native_pipeline,
+      target=options.target,
     )
     module = split.lower_split(fun_jit, args_avals, kwargs_avals, fun_name=name, export=export)
     if module is None:

@@ -343,8 +343,8 @@ def _litert_module(fun, specs, params, polymorphic_shapes):
     platforms=("cpu",),
     disabled_checks=(_ALL_CUSTOM_CALLS,),
     # Linear algebra as StableHLO ops and XLA-expanded custom calls, not
-    # LAPACK's, as for TF.
-    _override_lowering_rules=portable_lowering.portable_lowering_rules(),
+    # LAPACK's, as for TF; what LiteRT has no kernel for as JAX forms.
+    _override_lowering_rules=portable_lowering.lowering_rules(targets.LITERT),
   )(*avals)
   pipeline = targets.LITERT.native_pipeline
   assert pipeline is not None

@@ -14,6 +14,7 @@ from jax import export as jax_export
 from jax2tf.call_tf import function_list as call_tf_function_list
 from jax2tf.internals import jax_private
 from jax2tf.native import module_rewrite, portable_lowering, shardings, versions
+from jax2tf.targets import TF_XLA, Target
 
 logger = logging.getLogger("jax2tf")
 
@@ -83,8 +84,11 @@ def export_native(
   platforms: Sequence[str] | None,
   disabled_checks: Sequence[jax_export.DisabledSafetyCheck],
   target_tf_version: str | None,
-  pipeline: str = "tf_xla",
+  target: Target = TF_XLA,
 ) -> NativeModule:
+  pipeline = target.native_pipeline
+  if pipeline is None:
+    raise ValueError(f"target {target.name} reads no native module")
   consumer = versions.consumer(target_tf_version)
   cc_version = versions.calling_convention_version(consumer)
   allowed_targets = {dc._impl.split(":", 1)[1] for dc in disabled_checks if dc.is_custom_call()}
@@ -102,7 +106,7 @@ def export_native(
         fun_jit,  # type: ignore[arg-type]  # a jax.jit-wrapped function
         platforms=platforms,
         disabled_checks=export_checks,
-        _override_lowering_rules=portable_lowering.portable_lowering_rules(),
+        _override_lowering_rules=portable_lowering.lowering_rules(target),
       )(*args_avals, **kwargs_avals)
   except (ValueError, NotImplementedError) as e:
     # jax.export refuses host callbacks itself, with a message that does not
@@ -123,7 +127,7 @@ def export_native(
     consumer=consumer,
     allowed_targets=allowed_targets,
     disabled_checks=disabled_checks,
-    # The target's pipeline of module rewrites (Target.native_pipeline).
+    # The target's pipeline of module rewrites.
     pipeline=pipeline,
     function_list=tuple(called_tf_functions),
   )

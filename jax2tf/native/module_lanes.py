@@ -68,6 +68,9 @@ class _Lanes:
   # The wide value a narrow one was made from by `to_narrow`, where going
   # back is exact (keys: a bijection), else None.
   made_from: Callable = lambda value: None
+  # Whether a wide value means another number than its narrow one (order
+  # keys), so that indices stay narrow.
+  encodes_values: bool = False
 
   def wide_type(self, t):
     if not isinstance(t, ir.RankedTensorType):
@@ -119,10 +122,22 @@ _ARITHMETIC = tuple(
 _ORDERED = tuple(
   "stablehlo." + name
   for name in (
-    "broadcast_in_dim clamp compare concatenate dynamic_broadcast_in_dim "
-    "dynamic_reshape maximum minimum pad reshape reverse select slice transpose"
+    "broadcast_in_dim clamp compare concatenate dynamic_broadcast_in_dim dynamic_gather "
+    "dynamic_reshape dynamic_slice dynamic_update_slice gather maximum minimum pad "
+    "real_dynamic_slice reshape reverse select slice transpose"
   ).split()
 )
+
+# Moves whose operands after the first (after the first two: an update's)
+# are indices. Lanes that encode values anew (order keys) leave those alone:
+# an index must keep its value.
+_DATA_OPERANDS = {
+  "stablehlo.dynamic_gather": 1,
+  "stablehlo.dynamic_slice": 1,
+  "stablehlo.dynamic_update_slice": 2,
+  "stablehlo.gather": 1,
+  "stablehlo.real_dynamic_slice": 1,
+}
 
 # Body ops that give the same narrow result computed wide: selections and
 # comparisons of any type, the bit operations and the modular arithmetic of
@@ -215,6 +230,7 @@ _UINT32_KEYS = _Lanes(
   to_narrow=_from_order_keys,
   wide_element=_order_key,
   made_from=_order_keys_of,
+  encodes_values=True,
 )
 
 
@@ -252,6 +268,9 @@ def _region_free(lanes: _Lanes):
     if len(op.regions) or _in_combiner(op):
       return
     operand_types = [lanes.wide_type(o.type) for o in op.operands]
+    data = _DATA_OPERANDS.get(op.name)
+    if lanes.encodes_values and data is not None:
+      operand_types[data:] = [None] * (len(operand_types) - data)
     result_types = [lanes.wide_type(r.type) for r in op.results]
     if not any(operand_types) and not any(result_types):
       return

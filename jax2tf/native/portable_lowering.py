@@ -20,6 +20,8 @@ from jax.interpreters import mlir
 from jax.lax import linalg as lax_linalg
 
 from jax2tf.internals import jax_private
+from jax2tf.native import target_lowerings
+from jax2tf.targets import Target
 
 
 def _default_rule(primitive):
@@ -154,3 +156,9 @@ def portable_lowering_rules() -> tuple:
 
 def _is_static(shape) -> bool:
   return not any(jax_export.is_symbolic_dim(d) for d in shape)
+
+
+def lowering_rules(target: Target) -> tuple:
+  """Every lowering a module for `target` is exported with: the rules above,
+  then the forms of the primitives `target` has no kernel for."""
+  return portable_lowering_rules() + target_lowerings.lowering_rules(target)

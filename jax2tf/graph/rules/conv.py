@@ -20,11 +20,6 @@ wraps modulo 2**n as XLA does on every target.
 Cases: tests/cases/conv.py
 """
 
-import dataclasses
-import itertools
-from typing import Any
-
-import jax.numpy as jnp
 import numpy as np
 import tensorflow as tf
 from jax import lax
@@ -33,6 +28,7 @@ from jax2tf.graph import registry, windowing
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import tf_private
+from jax2tf.jax_forms import integer_conv
 from jax2tf.shapes import dim_eval
 
 
@@ -341,9 +337,10 @@ def _int_conv_as_dot(
   feature_group_count,
   batch_group_count,
 ):
-  """An integer convolution without XLA ops: JAX's own pad, slices and one
-  dot_general, lowered through their rules (the dot's wraps modulo 2**n on
-  every target, in exact halves on TF.js)."""
+  """An integer convolution without XLA ops: the form of
+  jax2tf/jax_forms/integer_conv.py, lowered through the rules of its pad,
+  slices and dot_general (the dot wraps modulo 2**n on every target, in
+  exact halves on TF.js)."""
   kernel = [ctx.avals_in[1].shape[d] for d in dimension_numbers.rhs_spec[2:]]
   if not all(dim_eval.is_constant(k) for k in kernel):
     raise registry.no_xla_error(
@@ -352,77 +349,14 @@ def _int_conv_as_dot(
       "an integer convolution is written out once per kernel position, and the kernel's "
       "spatial size is symbolic here; give the kernel a constant shape",
     )
-  spec = _IntConv(
-    tuple(window_strides),
-    tuple(tuple(p) for p in padding),
-    tuple(lhs_dilation),
-    tuple(rhs_dilation),
-    dimension_numbers,
-    feature_group_count,
-    batch_group_count,
-    np.dtype(ctx.aval_out.dtype),
-    tuple(ctx.aval_out.shape),
+  spec = integer_conv.IntegerConv.of(
+    ctx.aval_out,
+    window_strides=window_strides,
+    padding=padding,
+    lhs_dilation=lhs_dilation,
+    rhs_dilation=rhs_dilation,
+    dimension_numbers=dimension_numbers,
+    feature_group_count=feature_group_count,
+    batch_group_count=batch_group_count,
   )
   return ctx.lower_fun(spec, [lhs, rhs])[0]
-
-
-@dataclasses.dataclass(frozen=True)
-class _IntConv:
-  """conv_general_dilated as a JAX function of pad, slice and dot_general."""
-
-  strides: tuple
-  padding: tuple
-  lhs_dilation: tuple
-  rhs_dilation: tuple
-  dimension_numbers: Any
-  groups: int
-  batch_groups: int
-  dtype: np.dtype
-  out_shape: tuple
-
-  def __call__(self, lhs, rhs):
-    lhs_spec, rhs_spec, out_spec = self.dimension_numbers
-    # (N, C, spatial...) and (O, I, kernel spatial...), in the result's dtype:
-    # XLA converts the operands to it and wraps there.
-    x = lax.convert_element_type(lax.transpose(lhs, tuple(lhs_spec)), self.dtype)
-    w = lax.convert_element_type(lax.transpose(rhs, tuple(rhs_spec)), self.dtype)
-    res = self._dot(self._windows(x, w.shape[2:]), w)  # (N, O, out spatial...)
-    return [lax.transpose(res, tuple(int(i) for i in np.argsort(out_spec)))]
-
-  def _windows(self, x, kernel):
-    """(N, C, K, out spatial...): for each of the K kernel positions
-    (row-major), the slice of the padded, dilated input it meets."""
-    zero = np.zeros((), self.dtype)
-    edges = [(0, 0, 0)] * 2 + [
-      (lo, hi, d - 1) for (lo, hi), d in zip(self.padding, self.lhs_dilation)
-    ]
-    x = lax.pad(x, zero, edges)
-    out_spatial = [self.out_shape[d] for d in self.dimension_numbers.out_spec[2:]]
-    pieces = []
-    for position in itertools.product(*[range(int(k)) for k in kernel]):
-      start = [0, 0] + [p * d for p, d in zip(position, self.rhs_dilation)]
-      limit = list(x.shape[:2]) + [
-        b + (n - 1) * s + 1 for b, n, s in zip(start[2:], out_spatial, self.strides)
-      ]
-      pieces.append(lax.slice(x, start, limit, (1, 1, *self.strides)))
-    return jnp.stack(pieces, axis=2)
-
-  def _dot(self, patches, w):
-    """Sums over (C, K) per feature group (and batch group): channel block g
-    meets output block g, batch block b output block b."""
-    n, c, k, *spatial = patches.shape
-    o = w.shape[0]
-    g, b = self.groups, self.batch_groups
-    groups = g * b
-    w = jnp.reshape(w, (groups, o // groups, c // g, k))
-    if b > 1:  # batch blocks against output blocks (no feature groups then)
-      patches = jnp.reshape(patches, (b, n // b, c, k, *spatial))
-    else:
-      patches = jnp.moveaxis(jnp.reshape(patches, (n, g, c // g, k, *spatial)), 1, 0)
-    # (groups, rows, C/g, K, spatial...) . (groups, O/groups, C/g, K)
-    res = lax.dot_general(patches, w, (((2, 3), (2, 3)), ((0,), (0,))))
-    # (groups, rows, spatial..., O/groups) -> (rows, groups * O/groups, spatial...)
-    rows = res.shape[1]
-    res = jnp.moveaxis(res, -1, 2)
-    res = jnp.reshape(jnp.moveaxis(res, 0, 1), (rows, o, *spatial))
-    return res

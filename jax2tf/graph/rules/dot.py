@@ -11,6 +11,7 @@ Cases: tests/cases/dot.py
 import math
 
 import jax.numpy as jnp
+import numpy as np
 import tensorflow as tf
 from jax import lax
 
@@ -18,6 +19,7 @@ from jax2tf.graph import int32_bits, registry
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import jax_private
+from jax2tf.jax_forms import summed_products as summed_products_form
 from jax2tf.shapes import dim_eval
 
 
@@ -90,6 +92,7 @@ def _dot_general(
   (lhs_contract, rhs_contract), (lhs_batch, rhs_batch) = dimension_numbers
   out_dtype = ctx.aval_out.dtype
   dt = sem.compute_dtype(out_dtype)
+  operands = lhs, rhs
   lhs, rhs = tf.cast(lhs, dt), tf.cast(rhs, dt)
   lhs_rank, rhs_rank = len(ctx.avals_in[0].shape), len(ctx.avals_in[1].shape)
   flags = _matmul_flags(lhs_rank, rhs_rank, lhs_contract, rhs_contract, lhs_batch, rhs_batch)
@@ -115,10 +118,13 @@ def _dot_general(
 
     def summed_products(lhs, rhs):
       # TFLite has no int32 MatMul (FULLY_CONNECTED and BATCH_MATMUL take
-      # integers only quantized); its MUL and SUM wrap as XLA's dot does.
+      # integers only quantized): the form a native module for it gets too.
       if _contracts_one_element(ctx, lhs_contract):
         return dot(lhs, rhs)
-      return _summed_products(ctx, lhs, rhs, dims)
+      form = summed_products_form.SummedProducts(
+        dimension_numbers, np.dtype(dt.as_numpy_dtype), np.dtype(dt.as_numpy_dtype)
+      )
+      return ctx.lower_fun(lambda a, b: [form(a, b)], operands)[0]
 
     products = ctx.kernel_or("Mul", dot, exact_products, dt)
     res = ctx.kernel_or("MatMul", products, summed_products, dt)(lhs, rhs)
@@ -128,31 +134,6 @@ def _dot_general(
 def _contracts_one_element(ctx, lhs_contract) -> bool:
   shape = ctx.avals_in[0].shape
   return all(isinstance(shape[d], int) and shape[d] == 1 for d in lhs_contract)
-
-
-def _summed_products(ctx, lhs, rhs, dims):
-  """A dot_general as the products of every pair, broadcast, summed over the
-  contracted dimensions: memory for all of them at once, but only MUL and SUM."""
-  lhs_contract, rhs_contract, lhs_batch, rhs_batch = dims
-  lhs_shape, rhs_shape = ctx.avals_in[0].shape, ctx.avals_in[1].shape
-  lhs_free = _free_dims(lhs_shape, lhs_contract, lhs_batch)
-  rhs_free = _free_dims(rhs_shape, rhs_contract, rhs_batch)
-  batch = [lhs_shape[d] for d in lhs_batch]
-  contracted = [lhs_shape[d] for d in lhs_contract]
-  a = _laid_out(
-    ctx,
-    lhs,
-    [*lhs_batch, *lhs_free, *lhs_contract],
-    batch + [lhs_shape[d] for d in lhs_free] + [1] * len(rhs_free) + contracted,
-  )
-  b = _laid_out(
-    ctx,
-    rhs,
-    [*rhs_batch, *rhs_free, *rhs_contract],
-    batch + [1] * len(lhs_free) + [rhs_shape[d] for d in rhs_free] + contracted,
-  )
-  rank = len(batch) + len(lhs_free) + len(rhs_free)
-  return tf.reduce_sum(tf.multiply(a, b), axis=list(range(rank, rank + len(contracted))))
 
 
 def _laid_out(ctx, x, order, out_shape):

@@ -1,0 +1,116 @@
+"""The lowerings of primitives a target has no kernel for, as JAX forms.
+
+A native module for a target without XLA (TF's TFLite converter, the
+standalone litert-converter) would carry `stablehlo.sort`, an integer
+`convolution` or `dot_general`, which those converters refuse or LiteRT
+cannot run. Exported for such a target, those primitives lower to the JAX
+forms the graph route lowers for the same target (jax2tf/jax_forms), chosen
+by the same kernel lists (`Target.lacks_kernel`):
+  - sort, top_k and approx_top_k: TopK passes over integer order keys, where
+    the target lacks `XlaSort` (no sort op but XLA's);
+  - integer convolutions: one dot_general of the input's windows, where it
+    lacks `XlaConv` (TF's graph route writes them the same way);
+  - integer dot_general: the products summed, where it lacks an int32 `MatMul`.
+"""
+
+import functools
+
+import numpy as np
+from jax import lax
+from jax.interpreters import mlir
+
+from jax2tf.internals import jax_private
+from jax2tf.jax_forms import integer_conv, sorting, summed_products
+from jax2tf.targets import Target
+
+
+def _jax_rule(primitive):
+  """JAX's CPU lowering of `primitive` (every export that takes these
+  rules is for the CPU platform), else its default one."""
+  entry = jax_private.platform_lowerings["cpu"].get(primitive)
+  if entry is None:
+    entry = jax_private.default_lowerings[primitive]
+  return entry.rule
+
+
+def _rule(primitive, form_of):
+  """A lowering of `primitive` as the JAX function `form_of(ctx, **params)`
+  returns (a function of the operands returning a list of results), or as
+  JAX lowers it where that returns None."""
+  jax_rule = _jax_rule(primitive)
+
+  def rule(ctx, *operands, **params):
+    form = form_of(ctx, **params)
+    if form is None:
+      return jax_rule(ctx, *operands, **params)
+    return mlir.lower_fun(form, multiple_results=True)(ctx, *operands)
+
+  return primitive, rule
+
+
+def _is_static(*dims) -> bool:
+  return all(isinstance(d, (int, np.integer)) for d in dims)
+
+
+# The forms gather along the sorted axis, which the converters refuse on
+# operands of a symbolic shape; and TopK takes no symbolic k.
+def _sort_form(ctx, *, dimension, num_keys, **_):
+  shape = ctx.avals_in[0].shape
+  if not _is_static(*shape) or shape[dimension] == 0:
+    return None
+  return sorting.Sort(dimension, num_keys)
+
+
+def _top_k_form(ctx, *, k, axis=-1, **_):
+  (aval,) = ctx.avals_in
+  if sorting.is_own_key(aval.dtype) or not _is_static(k, *aval.shape):
+    return None  # TopK's kernel orders it as JAX does
+  return sorting.TopK(int(k), axis % len(aval.shape))
+
+
+def _approx_top_k_form(ctx, *, reduction_dimension, is_max_k, **_):
+  axis = reduction_dimension % len(ctx.avals_in[0].shape)
+  size = ctx.avals_out[0].shape[axis]
+  if not _is_static(size, *ctx.avals_in[0].shape):
+    return None
+  return sorting.ApproxTopK(int(size), axis, is_max_k)
+
+
+def _is_integer(dtype) -> bool:
+  return np.dtype(dtype).kind in "iub" and np.dtype(dtype).itemsize <= 4
+
+
+def _integer_conv_form(ctx, **params):
+  out = ctx.avals_out[0]
+  spatial = ctx.avals_in[1].shape
+  if not _is_integer(out.dtype) or not _is_static(*spatial, *out.shape[2:]):
+    return None
+  if any(d == 0 for d in out.shape):
+    return None  # no result to compute
+  return integer_conv.IntegerConv.of(out, **params)
+
+
+def _integer_dot_form(ctx, *, dimension_numbers, **_):
+  out = ctx.avals_out[0]
+  if not _is_integer(out.dtype):
+    return None
+  products = summed_products.SummedProducts(dimension_numbers, np.dtype(np.int32), out.dtype)
+  return lambda lhs, rhs: [products(lhs, rhs)]
+
+
+@functools.cache
+def lowering_rules(target: Target) -> tuple:
+  """(primitive, rule) pairs for `jax.export.export(_override_lowering_rules=...)`
+  that give a module for `target` the forms of what it has no kernel for."""
+  rules = []
+  if target.lacks_kernel("XlaSort"):
+    rules += [
+      _rule(lax.sort_p, _sort_form),
+      _rule(lax.top_k_p, _top_k_form),
+      _rule(lax.approx_top_k_p, _approx_top_k_form),
+    ]
+  if target.lacks_kernel("XlaConv"):
+    rules.append(_rule(lax.conv_general_dilated_p, _integer_conv_form))
+  if target.lacks_kernel("MatMul", "int32"):
+    rules.append(_rule(lax.dot_general_p, _integer_dot_form))
+  return tuple(rules)

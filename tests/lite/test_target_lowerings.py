@@ -1,0 +1,103 @@
+"""Primitives LiteRT has no kernel for, lowered to the JAX forms the graph
+route writes (jax2tf/native/target_lowerings.py).
+
+A native module for LiteRT would carry `stablehlo.sort` (LiteRT has no
+STABLEHLO_SORT kernel), integer convolutions and integer dot_generals (its
+CONV_2D and BATCH_MATMUL take integers only quantized). Exported for the
+litert and tflite targets, they become TopK passes over order keys and
+products summed; TF's XLA keeps its own sort.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import export as jax_export
+from jax import lax
+
+pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
+
+import jax2tf  # noqa: E402
+from jax2tf import lite, targets  # noqa: E402
+from jax2tf.lite import inspect as lite_inspect  # noqa: E402
+from jax2tf.native import portable_lowering  # noqa: E402
+from tests.support import compare  # noqa: E402
+
+_RNG = np.random.default_rng(0)
+_X = _RNG.normal(size=(3, 7)).astype(np.float32)
+# NaN and both zeros: sort puts NaN last and keeps -0.0 and +0.0 in their
+# order; top_k orders them by IEEE's total order.
+_X[0, 2], _X[1, 1], _X[1, 3], _X[2, 5] = np.nan, -0.0, 0.0, -np.nan
+_TIES = np.round(_X * 2) / 2  # many equal keys: stability shows
+_A = _RNG.integers(-100, 100, (2, 4, 5)).astype(np.int32)
+_B = _RNG.integers(-100, 100, (2, 5, 3)).astype(np.int32)
+_IMAGE = _RNG.integers(-9, 9, (2, 6, 6, 3)).astype(np.int32)
+_KERNEL = _RNG.integers(-9, 9, (3, 3, 3, 4)).astype(np.int32)
+
+_CASES = {
+  "sort_last": (lambda x: jnp.sort(x, axis=-1), (_X,)),
+  "sort_first": (lambda x: jnp.sort(x, axis=0), (_X,)),
+  "argsort_stable": (lambda x: jnp.argsort(x, axis=-1, stable=True), (_TIES,)),
+  "sort_two_keys": (lambda x: lax.sort((x[0], x[1], x[2]), num_keys=2), (_TIES,)),
+  "sort_uint32": (lambda a: jnp.sort(a.astype(np.uint32).reshape(-1)), (_A,)),
+  "sort_int8": (lambda a: jnp.sort(a.astype(np.int8), axis=1), (_A,)),
+  "sort_bfloat16": (lambda x: jnp.sort(x.astype(jnp.bfloat16), axis=-1), (_X,)),
+  "top_k_float32": (lambda x: lax.top_k(x, 4), (_X,)),
+  "top_k_bfloat16": (lambda x: lax.top_k(x.astype(jnp.bfloat16), 4), (_X,)),
+  "top_k_float16": (lambda x: lax.top_k(x.astype(np.float16), 3), (_TIES,)),
+  "approx_min_k": (lambda x: lax.approx_min_k(x, 2), (_TIES,)),
+  "dot_int32_batched": (lambda a, b: a @ b, (_A, _B)),
+  "dot_int8_wraps": (lambda a, b: a.astype(np.int8) @ b.astype(np.int8), (_A, _B)),
+  "dot_uint32": (
+    lambda a, b: a.astype(np.uint32) @ b.astype(np.uint32) * np.uint32(99991),
+    (_A, _B),
+  ),
+  "dot_bool": (
+    lambda a, b: lax.dot_general(a > 50, b > 50, (((2,), (1,)), ((0,), (0,)))),
+    (_A, _B),
+  ),
+  "conv_int32_strided": (
+    lambda x, k: lax.conv_general_dilated(
+      x, k, (2, 1), "SAME", rhs_dilation=(1, 2), dimension_numbers=("NHWC", "HWIO", "NHWC")
+    ),
+    (_IMAGE, _KERNEL),
+  ),
+}
+
+
+@pytest.mark.parametrize("route", ["litert", "native"])
+@pytest.mark.parametrize("name", sorted(_CASES))
+def test_lowered_forms_compute_what_jax_computes(name, route):
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  fun, args = _CASES[name]
+  got = lite.run(jax2tf.to_tflite(fun, *args, route=route, verify=False), *args)
+  want = jax.tree.leaves(jax.jit(fun)(*args))
+  assert len(got) == len(want)
+  for i, (w, g) in enumerate(zip(want, got)):
+    compare.assert_same(np.asarray(w), np.asarray(g), exact=True, where=f"{name} result {i}")
+
+
+def _module_text(fun, args, target):
+  exported = jax_export.export(
+    jax.jit(fun), _override_lowering_rules=portable_lowering.lowering_rules(target)
+  )(*args)
+  return exported.mlir_module()
+
+
+def test_litert_models_hold_no_sort_and_no_integer_products():
+  # The forms' TopK is chlo.top_k, which both converters write as TOPK_V2.
+  for name in ("sort_two_keys", "dot_int32_batched", "conv_int32_strided"):
+    fun, args = _CASES[name]
+    ops = set(lite_inspect.op_counts(jax2tf.to_tflite(fun, *args, route="litert", verify=False)))
+    assert not ops & {"STABLEHLO_SORT", "BATCH_MATMUL", "FULLY_CONNECTED", "CONV_2D"}, (name, ops)
+
+
+def test_tf_xla_modules_keep_xla_s_sort_and_products():
+  for name, op in (
+    ("sort_two_keys", "stablehlo.sort"),
+    ("dot_int32_batched", "stablehlo.dot_general"),
+    ("conv_int32_strided", "stablehlo.convolution"),
+  ):
+    fun, args = _CASES[name]
+    assert op in _module_text(fun, args, targets.TF_XLA), name

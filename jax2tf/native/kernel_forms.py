@@ -16,15 +16,23 @@ jax2tf/targets/target.py): the same knowledge, read for StableHLO ops.
 * `round_nearest_afz` where the target's converter refuses it (its kernel
   list): from floor and ceil, with the graph route's formula
   (jax2tf/targets/rounding.py).
+* `log`, `log_plus_one`, `exponential_minus_one`, `tan` and JAX's
+  composites for `sinh`, `cosh`, `asinh`, `atanh`, `asin` and `acos`, where
+  the target lacks the TF op: the graph route's formulas of
+  jax2tf/targets/portable_math.py (16-bit floats in float32).
+* Without XLA (TFLite's converters): `cbrt`, float `remainder`, float
+  `sign` and float-to-integer `convert` with XLA's values, from the graph
+  route's formulas of jax2tf/targets/float_formulas.py.
 """
 
+import numpy as np
 from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import stablehlo as hlo
 
 from jax2tf.native import module_patterns
 from jax2tf.native import stablehlo_values as values
 from jax2tf.native.integer_patterns import WORDS, shift_out_of_range
-from jax2tf.targets import Target, rounding, uint32_words
+from jax2tf.targets import Target, float_formulas, portable_math, rounding, uint32_words
 
 
 def _negate_as_product(target: Target):
@@ -117,11 +125,13 @@ def _shift_left(x, amount, width: int):
 
 
 class _HloFloatOps:
-  """StableHLO ops for the formulas of jax2tf/targets/rounding.py; a float
-  is a constant of `like`'s type."""
+  """StableHLO ops for the formulas of jax2tf/targets/rounding.py,
+  float_formulas.py and portable_math.py; a float is a constant of
+  `like`'s type."""
 
-  def __init__(self, like):
+  def __init__(self, like, int_type=None):
     self.like = like
+    self.int_type = int_type  # the result's tensor type, for float_to_int
 
   def _value(self, v):
     return values.filled_like(self.like, v) if isinstance(v, float) else v
@@ -141,14 +151,188 @@ class _HloFloatOps:
   def sub(self, x, y):
     return hlo.SubtractOp(x, self._value(y)).result
 
+  def mul(self, x, y):
+    return hlo.MulOp(x, self._value(y)).result
+
+  def div(self, x, y):
+    return hlo.DivOp(x, self._value(y)).result
+
+  def pow(self, x, c):
+    return hlo.PowOp(x, self._value(c)).result
+
+  def negate(self, x):
+    # A product: LiteRT's NEG gives +0.0 for -0.0 (see _negate_as_product).
+    return hlo.MulOp(x, self._value(-1.0)).result
+
+  def equal(self, x, y):
+    return values.compare(x, self._value(y), "EQ")
+
   def less(self, x, c):
     return values.compare(x, self._value(c), "LT")
 
   def greater_equal(self, x, c):
     return values.compare(x, self._value(c), "GE")
 
+  def is_regular(self, x):
+    finite = hlo.IsFiniteOp(x).result
+    return hlo.AndOp(finite, values.compare(x, self._value(0.0), "NE")).result
+
+  def is_negative(self, x):
+    # 1/x tells the zeros apart (-inf for -0.0), as the graph route does.
+    inverse = hlo.DivOp(self._value(1.0), x).result
+    return hlo.OrOp(self.less(x, 0.0), self.less(inverse, 0.0)).result
+
+  def remainder_of_magnitudes(self, a, b):
+    # The converters write a remainder from a floored modulo, which on
+    # magnitudes needs none of its corrections.
+    return hlo.RemOp(a, b).result
+
   def select(self, pred, a, b):
     return hlo.SelectOp(pred, self._value(a), self._value(b)).result
+
+  def less_equal(self, x, c):
+    return values.compare(x, self._value(c), "LE")
+
+  def is_nan(self, x):
+    return values.is_nan(x)
+
+  def logical_or(self, a, b):
+    return hlo.OrOp(a, b).result
+
+  def truncate(self, x):
+    return hlo.ConvertOp(self.int_type, x).result
+
+  def int_select(self, pred, value, res):
+    return hlo.SelectOp(pred, values.filled_like(res, value), res).result
+
+  def sign(self, x):
+    return hlo.SignOp(x).result
+
+  def constant(self, c, like):
+    return values.filled_like(like, c)
+
+  def exp(self, x):
+    return hlo.ExpOp(x).result
+
+  def log(self, x):
+    return hlo.LogOp(x).result
+
+  def sqrt(self, x):
+    return hlo.SqrtOp(x).result
+
+  def sin(self, x):
+    return hlo.SineOp(x).result
+
+  def cos(self, x):
+    return hlo.CosineOp(x).result
+
+  def atan2(self, y, x):
+    return hlo.Atan2Op(y, x).result
+
+  def round_half_even(self, x):
+    return hlo.RoundNearestEvenOp(x).result
+
+  def not_equal(self, x, y):
+    return values.compare(x, self._value(y), "NE")
+
+
+def _float_to_int(op):
+  x = op.operands[0]
+  t = op.results[0].type
+  if not values.is_float_tensor(x.type) or not values.is_integer_tensor(t):
+    return
+  dtype = values.numpy_dtype(ir.RankedTensorType(t).element_type)
+  if dtype is None or dtype == np.bool_:
+    return
+  info = np.iinfo(dtype)
+  with ir.InsertionPoint(op), op.location:
+    res = float_formulas.float_to_int(_HloFloatOps(x, t), x, int(info.min), int(info.max))
+  module_patterns.replace(op, res)
+
+
+def _in_float32(formula, applies=lambda op, dtype: True):
+  """A rewrite of a float op (that `applies` to, given its NumPy dtype)
+  into `formula(ops, *operands)`, 16-bit floats computed in float32 and
+  rounded once, as XLA computes them."""
+
+  def rewrite(op):
+    t = op.results[0].type
+    if not values.is_float_tensor(t):
+      return
+    element = ir.RankedTensorType(t).element_type
+    dtype = values.numpy_dtype(element)
+    if dtype is None or not applies(op, dtype):
+      return
+    narrow = isinstance(element, (ir.F16Type, ir.BF16Type))
+    with ir.InsertionPoint(op), op.location:
+      xs = list(op.operands)
+      if narrow:
+        f32 = ir.F32Type.get()
+        xs = [hlo.ConvertOp(values.retyped(x, f32), x).result for x in xs]
+      res = formula(_HloFloatOps(xs[0]), *xs)
+      if narrow:
+        res = hlo.ConvertOp(t, res).result
+    module_patterns.replace(op, res)
+
+  return rewrite
+
+
+# The elementary functions of jax2tf/targets/portable_math.py, by the TF op
+# a target may lack: StableHLO's own ops, and the composites JAX writes for
+# chlo ops (whose decompositions would run on kernels that lose the signs of
+# zeros and accuracy near zero). Log first: the forms after it write LOGs of
+# their own, which are meant as they are.
+_MATH_OPS = (
+  ("stablehlo.log", "Log", portable_math.log),
+  ("stablehlo.log_plus_one", "Log1p", portable_math.log1p),
+  ("stablehlo.exponential_minus_one", "Expm1", portable_math.expm1),
+  ("stablehlo.tan", "Tan", portable_math.tan),
+)
+_MATH_COMPOSITES = (
+  ("chlo.sinh", "Sinh", portable_math.sinh),
+  ("chlo.cosh", "Cosh", portable_math.cosh),
+  ("chlo.asinh", "Asinh", portable_math.asinh),
+  ("chlo.atanh", "Atanh", portable_math.atanh),
+  ("chlo.asin", "Asin", portable_math.asin),
+  ("chlo.acos", "Acos", portable_math.acos),
+)
+
+
+def _is_a_sum(value) -> bool:
+  """Whether `value` is a reduction's result, reshaped or not (the sum of
+  log_softmax, kept as a dimension of 1)."""
+  while isinstance(value, ir.OpResult) and value.owner.name in _RESHAPING:
+    value = value.owner.operands[0]
+  return isinstance(value, ir.OpResult) and value.owner.name == "stablehlo.reduce"
+
+
+_RESHAPING = (
+  "stablehlo.broadcast_in_dim",
+  "stablehlo.dynamic_broadcast_in_dim",
+  "stablehlo.dynamic_reshape",
+  "stablehlo.reshape",
+)
+
+
+def _composite_name(op) -> str:
+  return ir.StringAttr(op.attributes["name"]).value
+
+
+def composite_forms_for(target: Target) -> tuple[module_patterns.Pattern, ...]:
+  """The forms of the chlo composites `target` lacks kernels for: before
+  the pipeline inlines composites."""
+
+  def lacked(name, kernel):
+    return lambda op, dtype: _composite_name(op) == name and target.lacks_kernel(kernel, dtype.name)
+
+  return tuple(
+    module_patterns.Pattern(
+      f"{name}_portable_for_{target.name}",
+      ("stablehlo.composite",),
+      _in_float32(formula, lacked(name, kernel)),
+    )
+    for name, kernel, formula in _MATH_COMPOSITES
+  )
 
 
 def _round_half_away_from_floor(target: Target):
@@ -170,44 +354,82 @@ def patterns_for(target: Target) -> tuple[module_patterns.Pattern, ...]:
   def form(name: str, ops: str, rewrite):
     return module_patterns.Pattern(f"{name}_for_{target.name}", (ops,), rewrite)
 
+  without_xla = (
+    ()
+    if target.xla_ops
+    else (
+      # A consumer without XLA has no cube root (TF none; litert-converter's
+      # is a power of 1/3, NaN below zero) nor truncated float remainder.
+      form("cbrt_from_power", "stablehlo.cbrt", _in_float32(float_formulas.cbrt)),
+      form("fmod_of_magnitudes", "stablehlo.remainder", _in_float32(float_formulas.fmod)),
+      # Its casts leave NaN and floats out of the integer's range undefined.
+      form("float_to_int_saturating", "stablehlo.convert", _float_to_int),
+      # float64 keeps LiteRT's SIGN: LiteRT compares no float64.
+      form(
+        "sign_keeping_zeros",
+        "stablehlo.sign",
+        _in_float32(float_formulas.sign, lambda op, dtype: dtype != np.float64),
+      ),
+    )
+  )
+
+  def lacked(kernel):
+    def applies(op, dtype):
+      if kernel == "Log" and _is_a_sum(op.operands[0]):
+        # log(sum(exp(x - max))): the flatbuffer pass makes the chain one
+        # LOG_SOFTMAX (jax2tf/lite/activations.py), whose kernel is exact
+        # where LiteRT's LOG is not.
+        return False
+      return target.lacks_kernel(kernel, dtype.name)
+
+    return applies
+
+  math = tuple(
+    form(f"{name.split('.')[1]}_portable", name, _in_float32(formula, lacked(kernel)))
+    for name, kernel, formula in _MATH_OPS
+  )
   return (
-    form("negate_as_product", "stablehlo.negate", _negate_as_product(target)),
-    form(
-      "round_half_away_from_floor",
-      "stablehlo.round_nearest_afz",
-      _round_half_away_from_floor(target),
-    ),
-    form(
-      "and_in_uint32",
-      "stablehlo.and",
-      _in_uint32(target, "BitwiseAnd", lambda a, b, width: uint32_words.bitwise_and(WORDS, a, b)),
-    ),
-    form(
-      "or_in_uint32",
-      "stablehlo.or",
-      _in_uint32(target, "BitwiseOr", lambda a, b, width: uint32_words.bitwise_or(WORDS, a, b)),
-    ),
-    form(
-      "shift_left_in_uint32", "stablehlo.shift_left", _in_uint32(target, "LeftShift", _shift_left)
-    ),
-    form(
-      "clz_in_uint32",
-      "stablehlo.count_leading_zeros",
-      # TF has no leading-zero count: the graph route smears and counts
-      # bits, so it is portable where PopulationCount is.
-      _in_uint32(
-        target,
-        "PopulationCount",
-        lambda u, width: uint32_words.count_leading_zeros(WORDS, _low_bits(u, width), width),
+    math
+    + without_xla
+    + (
+      form("negate_as_product", "stablehlo.negate", _negate_as_product(target)),
+      form(
+        "round_half_away_from_floor",
+        "stablehlo.round_nearest_afz",
+        _round_half_away_from_floor(target),
       ),
-    ),
-    form(
-      "popcount_in_uint32",
-      "stablehlo.popcnt",
-      _in_uint32(
-        target,
-        "PopulationCount",
-        lambda u, width: uint32_words.population_count(WORDS, _low_bits(u, width), width),
+      form(
+        "and_in_uint32",
+        "stablehlo.and",
+        _in_uint32(target, "BitwiseAnd", lambda a, b, width: uint32_words.bitwise_and(WORDS, a, b)),
       ),
-    ),
+      form(
+        "or_in_uint32",
+        "stablehlo.or",
+        _in_uint32(target, "BitwiseOr", lambda a, b, width: uint32_words.bitwise_or(WORDS, a, b)),
+      ),
+      form(
+        "shift_left_in_uint32", "stablehlo.shift_left", _in_uint32(target, "LeftShift", _shift_left)
+      ),
+      form(
+        "clz_in_uint32",
+        "stablehlo.count_leading_zeros",
+        # TF has no leading-zero count: the graph route smears and counts
+        # bits, so it is portable where PopulationCount is.
+        _in_uint32(
+          target,
+          "PopulationCount",
+          lambda u, width: uint32_words.count_leading_zeros(WORDS, _low_bits(u, width), width),
+        ),
+      ),
+      form(
+        "popcount_in_uint32",
+        "stablehlo.popcnt",
+        _in_uint32(
+          target,
+          "PopulationCount",
+          lambda u, width: uint32_words.population_count(WORDS, _low_bits(u, width), width),
+        ),
+      ),
+    )
   )

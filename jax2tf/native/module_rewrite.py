@@ -115,6 +115,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.PROPAGATE_NAN_IN_CLAMP,
   ),
   "tflite": (
+    *kernel_forms.composite_forms_for(TFLITE),
     module_patterns.INLINE_COMPOSITES,
     module_patterns.DROP_EMPTY_CONCATENATE_OPERANDS,
     module_patterns.EMPTY_EIG_AS_CONSTANTS,
@@ -139,6 +140,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     *module_lanes.patterns_for(TFLITE),
   ),
   "litert": (
+    *kernel_forms.composite_forms_for(LITERT),
     module_patterns.INLINE_COMPOSITES,
     module_patterns.DROP_EMPTY_CONCATENATE_OPERANDS,
     module_patterns.EMPTY_EIG_AS_CONSTANTS,

@@ -22,7 +22,6 @@ Cases: tests/cases/elementwise.py
 """
 
 import functools
-import math
 
 import ml_dtypes
 import numpy as np
@@ -33,7 +32,7 @@ from jax.extend.core import primitives as core_primitives
 from jax2tf.graph import int32_bits, int_lanes, registry, windowing
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
-from jax2tf.targets import quirks, rounding
+from jax2tf.targets import float_formulas, portable_math, quirks, rounding
 
 # Integers narrower than 32 bits: several TF and TFLite kernels lack them.
 _NARROW_INTS = (tf.int8, tf.uint8, tf.int16, tf.uint16)
@@ -92,164 +91,14 @@ def _exp(ctx, x, *, accuracy=None):
   return _exp_complex(x) if x.dtype.is_complex else sem.in_f32(tf.exp, x)
 
 
-# Without XLA the graph feeds the TFLite and TF.js converters. Neither has
-# Atan, Asin or Cosh kernels, and TFLite has no Tan, Acos, Sinh, Asinh,
-# Acosh or Atanh either: real floats take a formulation in ops they have
-# (Sin, Cos, Atan2, Sqrt, Exp, Log), exact at zeros (of either sign),
-# infinities and NaN, within a few units in the last place elsewhere
-# (LiteRT's own Exp is further off for large arguments). LiteRT's Log is
-# accurate only to about 1.2e-7 absolute near 1, so where a result is small
-# an odd Taylor series takes over (each truncated below 1e-9 relative at its
-# threshold), and the results taken never come from Log or Sqrt of values
-# beyond 2**126 (LiteRT's Sqrt is off there, its Log overflows from about
-# 2.6e38).
-def _atan_portable(x):
-  return tf.math.atan2(x, tf.ones_like(x))
+# Without XLA the graph feeds the TFLite and TF.js converters, which lack
+# some of these kernels: the formulas of jax2tf/targets/portable_math.py,
+# which a native module for those targets computes too.
+def _portable(formula):
+  return lambda x: formula(_TfFloatOps(x.dtype), x)
 
 
-def _asin_portable(x):
-  one = tf.ones_like(x)
-  return tf.math.atan2(x, tf.sqrt((one - x) * (one + x)))
-
-
-def _acos_portable(x):
-  one = tf.ones_like(x)
-  return tf.math.atan2(tf.sqrt((one - x) * (one + x)), x)
-
-
-# pi/2 in three parts, the first two with trailing zero bits, so that k times
-# each is exact for |k| < 2**12 (Cody and Waite's reduction).
-_HALF_PI_PARTS = (
-  1.5703125,
-  4.837512969970703125e-4,
-  np.pi / 2 - 1.5703125 - 4.837512969970703125e-4,
-)
-
-
-def _tan_portable(x):
-  # sin(x) / cos(x) loses LiteRT's Cos's absolute accuracy near its zeros;
-  # reduced to r in [-pi/4, pi/4], tan(x) is tan(r) or -1 / tan(r), within
-  # a few units in the last place up to |x| of about 8192.
-  k = tf.round(x * (2 / np.pi))
-  r = x
-  for part in _HALF_PI_PARTS:
-    r = r - k * part
-  sin, cos = tf.sin(r), tf.cos(r)
-  odd = tf.not_equal(tf.floor(k * 0.5) * 2, k)
-  # r is +0.0 for x = -0.0 (-0.0 - -0.0 is +0.0): zeros are their own tangent.
-  return tf.where(tf.equal(x, 0), x, tf.where(odd, -cos / sin, sin / cos))
-
-
-def _exp_halved(x):
-  # e^x / 2 as (e^(x/2) / 2) e^(x/2): it overflows where cosh and sinh do
-  # (LiteRT's Exp overflows from 88.38, short of float32's 88.72), and no
-  # rounded argument shifts it (e^(x - log 2) is 60 units off near 88).
-  root = tf.exp(x * 0.5)
-  return root * 0.5 * root
-
-
-def _cosh_portable(x):
-  a = tf.abs(x)
-  return _exp_halved(a) + _exp_halved(-a)
-
-
-def _odd_series(coefficients, x):
-  """x * p(x^2), p's coefficients lowest degree first (x's sign of zero kept)."""
-  return x * sem.polynomial(coefficients[::-1], x * x)
-
-
-# 1 / (2n+1)!, n = 0..6: the series' error below 1e-12 at |x| = 1.
-_SINH_TAYLOR = tuple(1 / math.factorial(2 * n + 1) for n in range(7))
-
-
-def _sinh_portable(x):
-  large = _exp_halved(x) - _exp_halved(-x)
-  return tf.where(tf.abs(x) < 1, _odd_series(_SINH_TAYLOR, x), large)
-
-
-# (-1)^n (2n)! / (4^n (n!)^2 (2n+1)), n = 0..10: below 2e-9 at |x| = 0.5.
-_ASINH_TAYLOR = tuple(
-  (-1) ** n * math.factorial(2 * n) / (4**n * math.factorial(n) ** 2 * (2 * n + 1))
-  for n in range(11)
-)
-_LOG_8 = np.log(8.0)
-# Beyond it x^2 + 1 rounds to x^2 in float32, and x^2 stays far below overflow.
-_HUGE = 2.0**32
-
-
-def _log_of_twice(a):
-  # log(2a) as log(a / 4) + log 8: a / 4 stays below the magnitude where
-  # LiteRT's Log overflows.
-  return tf.math.log(a * 0.25) + _LOG_8.astype(a.dtype.as_numpy_dtype)
-
-
-def _asinh_portable(x):
-  a = tf.abs(x)
-  middle = tf.math.log(a + tf.sqrt(a * a + 1))
-  magnitude = tf.where(a < _HUGE, middle, _log_of_twice(a))
-  small = _odd_series(_ASINH_TAYLOR, x)
-  return tf.where(a < 0.5, small, tf.where(x < 0, -magnitude, magnitude))
-
-
-# acosh(1 + t) / sqrt(2t) = sum (-1)^n (2n)! t^n / (8^n (n!)^2 (2n+1)), n = 0..8:
-# below 1e-9 at t = 0.25.
-_ACOSH_NEAR_1 = tuple(
-  (-1) ** n * math.factorial(2 * n) / (8**n * math.factorial(n) ** 2 * (2 * n + 1))
-  for n in range(9)
-)
-
-
-def _acosh_portable(x):
-  t = x - 1
-  near_1 = tf.sqrt(2 * t) * sem.polynomial(_ACOSH_NEAR_1[::-1], t)
-  middle = tf.math.log(x + tf.sqrt(t * (x + 1)))
-  # x < 1 and -inf give NaN through near_1's square root, NaN through the last branch.
-  return tf.where(x < 1.25, near_1, tf.where(x < _HUGE, middle, _log_of_twice(x)))
-
-
-# 1 / (2n+1), n = 0..6: below 5e-9 at |x| = 0.25.
-_ATANH_TAYLOR = tuple(1 / (2 * n + 1) for n in range(7))
-
-
-def _atanh_portable(x):
-  one = tf.ones_like(x)
-  # (1 + x) / (1 - x) is negative beyond +-1 (NaN through Log), 0 at -1, inf at 1.
-  large = 0.5 * tf.math.log((one + x) / (one - x))
-  return tf.where(tf.abs(x) < 0.25, _odd_series(_ATANH_TAYLOR, x), large)
-
-
-# 1 / (n+1)!, n = 0..10: the series' error below 1e-12 at |x| = 0.5.
-_EXPM1_TAYLOR = tuple(1 / math.factorial(n + 1) for n in range(11))
-
-
-def _expm1_portable(x):
-  # LiteRT's EXPM1 is exp(x) - 1: +0.0 for -0.0, and 5% off at 1e-6.
-  small = x * sem.polynomial(_EXPM1_TAYLOR[::-1], x)
-  large = 2 * _exp_halved(x) - 1
-  return tf.where(tf.abs(x) < 0.5, small, large)
-
-
-_LOG_OF_2_TO_THE_64 = 64 * np.log(2.0)
-
-
-def _log_portable(x):
-  # LiteRT's Log is accurate only to about 1.2e-7 absolute near 1, where
-  # x - 1 is exact and log1p's series takes over; and it overflows to inf
-  # from about 2**127.6, so huge arguments are scaled down by 2**64 first.
-  scaled = tf.math.log(x * 2.0**-64) + _LOG_OF_2_TO_THE_64.astype(x.dtype.as_numpy_dtype)
-  far = tf.where(x < 2.0**100, tf.math.log(x), scaled)
-  t = x - 1
-  return tf.where(tf.abs(t) < 0.4, _log1p_series(t), far)
-
-
-def _log1p_series(t):
-  # log1p(t) is 2 atanh(t / (2 + t)), within the series' 0.25 for |t| < 0.4.
-  return 2 * _odd_series(_ATANH_TAYLOR, t / (2 + t))
-
-
-def _log1p_portable(x):
-  # The converter writes Log1p as LOG(1 + x): +0.0 for -0.0, 5% off at 1e-6.
-  return tf.where(tf.abs(x) < 0.4, _log1p_series(x), _log_portable(1 + x))
+_log_portable = _portable(portable_math.log)
 
 
 def _portable_rule(op: str, tf_fn, portable_fn):
@@ -263,20 +112,20 @@ def _portable_rule(op: str, tf_fn, portable_fn):
   return rule
 
 
-for _p, _op, _tf_fn, _portable_fn in [
-  (lax.atan_p, "Atan", tf.atan, _atan_portable),
-  (lax.asin_p, "Asin", tf.asin, _asin_portable),
-  (lax.cosh_p, "Cosh", tf.cosh, _cosh_portable),
-  (lax.tan_p, "Tan", tf.tan, _tan_portable),
-  (lax.acos_p, "Acos", tf.acos, _acos_portable),
-  (lax.sinh_p, "Sinh", tf.sinh, _sinh_portable),
-  (lax.asinh_p, "Asinh", tf.asinh, _asinh_portable),
-  (lax.acosh_p, "Acosh", tf.acosh, _acosh_portable),
-  (lax.atanh_p, "Atanh", tf.atanh, _atanh_portable),
-  (lax.expm1_p, "Expm1", tf.math.expm1, _expm1_portable),
-  (lax.log1p_p, "Log1p", tf.math.log1p, _log1p_portable),
+for _p, _op, _tf_fn, _formula in [
+  (lax.atan_p, "Atan", tf.atan, portable_math.atan),
+  (lax.asin_p, "Asin", tf.asin, portable_math.asin),
+  (lax.cosh_p, "Cosh", tf.cosh, portable_math.cosh),
+  (lax.tan_p, "Tan", tf.tan, portable_math.tan),
+  (lax.acos_p, "Acos", tf.acos, portable_math.acos),
+  (lax.sinh_p, "Sinh", tf.sinh, portable_math.sinh),
+  (lax.asinh_p, "Asinh", tf.asinh, portable_math.asinh),
+  (lax.acosh_p, "Acosh", tf.acosh, portable_math.acosh),
+  (lax.atanh_p, "Atanh", tf.atanh, portable_math.atanh),
+  (lax.expm1_p, "Expm1", tf.math.expm1, portable_math.expm1),
+  (lax.log1p_p, "Log1p", tf.math.log1p, portable_math.log1p),
 ]:
-  register(_p)(_portable_rule(_op, _tf_fn, _portable_fn))
+  register(_p)(_portable_rule(_op, _tf_fn, _portable(_formula)))
 
 for _p, _fn in [
   (lax.floor_p, tf.floor),
@@ -303,19 +152,7 @@ def _exp2(ctx, x, *, accuracy=None):
 @register(lax.cbrt_p)
 def _cbrt(ctx, x, *, accuracy=None):
   del accuracy
-
-  def cbrt(v):
-    a = tf.abs(v)
-    y = tf.pow(a, sem.const(1.0 / 3.0, v.dtype))
-    # pow with a rounded exponent 1/3 loses accuracy for large |log a|; one
-    # Newton step (written so that nothing overflows) restores it.
-    refined = y + (a / (y * y) - y) / sem.const(3.0, v.dtype)
-    regular = tf.logical_and(tf.math.is_finite(a), tf.not_equal(a, 0))
-    y = tf.where(regular, refined, y)
-    # Selecting on v == 0 keeps the sign of -0.0.
-    return tf.where(tf.equal(v, 0), v, tf.where(v < 0, -y, y))
-
-  return sem.in_f32(cbrt, x)
+  return sem.in_f32(lambda v: float_formulas.cbrt(_TfFloatOps(v.dtype), v), x)
 
 
 @register(lax.round_p)
@@ -326,10 +163,14 @@ def _round(ctx, x, *, rounding_method):
 
 
 class _TfFloatOps:
-  """TF ops for the formulas of jax2tf/targets/rounding.py, on `dtype`."""
+  """TF ops for the formulas of jax2tf/targets/rounding.py,
+  float_formulas.py and portable_math.py, on `dtype` (`signed_zeros`: the
+  target's)."""
 
-  def __init__(self, dtype):
+  def __init__(self, dtype, signed_zeros: bool = True, int_dtype=None):
     self.dtype = dtype
+    self.signed_zeros = signed_zeros
+    self.int_dtype = int_dtype
 
   def _value(self, v):
     return sem.const(v, self.dtype) if isinstance(v, float) else v
@@ -342,11 +183,58 @@ class _TfFloatOps:
   def sub(self, x, y):
     return x - self._value(y)
 
+  def mul(self, x, y):
+    return x * self._value(y)
+
+  def div(self, x, y):
+    return x / self._value(y)
+
+  def pow(self, x, c):
+    return tf.pow(x, self._value(c))
+
+  def negate(self, x):
+    return sem.negate_float(x)
+
+  def equal(self, x, y):
+    return tf.equal(x, self._value(y))
+
   def less(self, x, c):
     return x < self._value(c)
 
   def greater_equal(self, x, c):
     return x >= self._value(c)
+
+  def is_regular(self, x):
+    return tf.logical_and(tf.math.is_finite(x), tf.not_equal(x, self._value(0.0)))
+
+  def is_negative(self, x):
+    return sem.is_negative(x, signed_zeros=self.signed_zeros)
+
+  def remainder_of_magnitudes(self, a, b):
+    # TruncateMod has no TFLite or TF.js kernel; FloorMod has.
+    return tf.math.floormod(a, b)
+
+  def less_equal(self, x, c):
+    return x <= self._value(c)
+
+  def constant(self, c, like):
+    return tf.fill(tf.shape(like), sem.const(c, self.dtype))
+
+  exp, log, sqrt = staticmethod(tf.exp), staticmethod(tf.math.log), staticmethod(tf.sqrt)
+  sin, cos, atan2 = staticmethod(tf.sin), staticmethod(tf.cos), staticmethod(tf.math.atan2)
+  round_half_even = staticmethod(tf.round)  # TF's Round rounds half to even
+
+  def not_equal(self, x, y):
+    return tf.not_equal(x, self._value(y))
+
+  is_nan, logical_or = staticmethod(tf.math.is_nan), staticmethod(tf.logical_or)
+  sign = staticmethod(tf.sign)
+
+  def truncate(self, x):
+    return tf.cast(x, self.int_dtype)
+
+  def int_select(self, pred, value, res):
+    return tf.where(pred, sem.const(value, self.int_dtype), res)
 
   def select(self, pred, a, b):
     return tf.where(pred, self._value(a), self._value(b))
@@ -381,9 +269,7 @@ def _sign(ctx, x):
   if sem.is_unsigned(x.dtype):
     return tf.cast(_is_nonzero(ctx, x), x.dtype)
   if sem.is_float(x.dtype):
-    # sign(+-0) is +-0 and sign(NaN) is NaN in JAX; TF's eager kernel gives +0.
-    keep = tf.logical_or(tf.equal(x, 0), tf.math.is_nan(x))
-    return tf.where(keep, x, tf.sign(x))
+    return float_formulas.sign(_TfFloatOps(x.dtype), x)
   return tf.sign(x)
 
 
@@ -698,11 +584,7 @@ def _div(ctx, x, y):
 
 
 def _fmod_portable(x, y, *, signed_zeros: bool):
-  # TruncateMod has no TFLite or TF.js kernel; FloorMod has. On |x| and |y|
-  # the two agree, and exactly: fmod takes the sign of x (of -0.0 too).
-  # The negation as a product: LiteRT's NEG gives +0.0 for -(+0.0).
-  r = tf.math.floormod(tf.abs(x), tf.abs(y))
-  return tf.where(sem.is_negative(x, signed_zeros=signed_zeros), sem.negate_float(r), r)
+  return float_formulas.fmod(_TfFloatOps(x.dtype, signed_zeros), x, y)
 
 
 @register(lax.rem_p)
@@ -969,20 +851,11 @@ def _clz(ctx, x):
 
 
 def _float_to_int(x, target: tf.DType):
-  """XLA's conversion: truncation, saturating at the bounds, NaN -> 0.
-
-  TF's eager Cast leaves NaN and out-of-range values undefined.
-  """
+  """XLA's conversion: TF's eager Cast leaves NaN and out-of-range values
+  undefined."""
   info = np.iinfo(target.as_numpy_dtype)
-  # info.max + 1 and info.min are 0 or powers of two: exact in any float type
-  # whose range holds them, +-inf otherwise, so the comparisons are exact.
-  with np.errstate(over="ignore"):
-    above = x >= sem.const(float(info.max) + 1.0, x.dtype)
-    below = x <= sem.const(float(info.min), x.dtype)
-  bad = tf.logical_or(tf.logical_or(above, below), tf.math.is_nan(x))
-  res = tf.cast(tf.where(bad, tf.zeros_like(x), x), target)
-  res = tf.where(below, sem.const(info.min, target), res)
-  return tf.where(above, sem.const(info.max, target), res)
+  ops = _TfFloatOps(x.dtype, int_dtype=target)
+  return float_formulas.float_to_int(ops, x, int(info.min), int(info.max))
 
 
 def _f64_to_f32_rounded_to_odd(x: tf.Tensor) -> tf.Tensor:

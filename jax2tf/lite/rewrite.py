@@ -524,6 +524,15 @@ def _nan_propagating_relus(g: Graph) -> None:
       continue
     if g.code(test) != Op.NOT_EQUAL or test.inputs != [x, x]:
       continue
+    if g.code(maximum) == Op.RELU and maximum.inputs == [x]:
+      # litert-converter writes max(x, 0.0) as RELU itself.
+      if g.signature(x) == g.signature(select.outputs[0]) == g.signature(rectified):
+        select.opcodeIndex = g.opcode_index(Op.ABS)
+        select.inputs = [rectified]
+        select.builtinOptionsType, select.builtinOptions = 0, None
+        if g.only_reader(readers, mask) is select:
+          g.remove([test])
+      continue
     if g.code(maximum) != Op.MAXIMUM or x not in maximum.inputs or len(maximum.inputs) != 2:
       continue
     zero = maximum.inputs[1] if maximum.inputs[0] == x else maximum.inputs[0]

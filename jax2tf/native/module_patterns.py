@@ -851,6 +851,35 @@ def _propagate_nan_in_min_max(op, scatters_outside: bool):
   _redirect_uses(result, current, keep)
 
 
+def _order_zeros_in_min_max(op):
+  # XLA orders -0.0 below +0.0 in max and min; LiteRT's MAXIMUM and MINIMUM
+  # return either zero of a tie. Where both are zeros the result is the
+  # operand XLA picks, told apart by 1/x (-inf for -0.0), as the graph
+  # route's semantics.maximum does. A constant operand is left alone: ReLU's
+  # zero is fixed on the flatbuffer (lite/rewrite.py), and another constant
+  # ties no zero or is rare.
+  result = op.results[0]
+  if not values.is_float_tensor(result.type):
+    return
+  parent = op.parent
+  if parent is not None and _min_max_body(parent) is not None:
+    return  # a reduction's, window's or scatter's body
+  x, y = op.operands
+  if any(values.constant_at_any_shape(v) is not None for v in (x, y)):
+    return
+  is_max = op.name == "stablehlo.maximum"
+  with ir.InsertionPoint.after(op), op.location:
+    zero = values.filled_like(x, 0.0)
+    both_zero = hlo.AndOp(values.compare(x, zero, "EQ"), values.compare(y, zero, "EQ")).result
+    x_negative = values.compare(hlo.DivOp(values.filled_like(x, 1.0), x).result, zero, "LT")
+    tie = hlo.SelectOp(x_negative, y, x) if is_max else hlo.SelectOp(x_negative, x, y)
+    select = hlo.SelectOp(both_zero, tie.result, result)
+  _redirect_uses(result, select.result, {select.operation})
+
+
+ORDER_ZEROS_IN_MIN_MAX = Pattern("order_zeros_in_min_max", _MIN_MAX, _order_zeros_in_min_max)
+
+
 PROPAGATE_NAN_IN_MIN_MAX = Pattern(
   "propagate_nan_in_min_max",
   _MIN_MAX,

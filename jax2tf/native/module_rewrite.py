@@ -160,6 +160,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.NAN_BESIDE_MIN_MAX_SCATTERS,
     module_patterns.CLAMP_AS_MIN_OF_MAX,
     module_patterns.PROPAGATE_NAN_IN_MIN_MAX_BESIDE_SCATTERS,
+    module_patterns.ORDER_ZEROS_IN_MIN_MAX,
     module_patterns.PROPAGATE_NAN_IN_CLAMP,
     *dynamic_ops.DYNAMIC_OPS_FOR_TFLITE,
     module_patterns.GATHER_STARTS_CLAMPED,

@@ -61,9 +61,9 @@ NATIVE_MAX_MIN_ZERO = gaps(
     ["native"], error="signs of zero differ")
 
 _RELU_FUSED_INTO_ADD = gaps(
-    "TF's TFLite converter and litert-converter fuse the max(x + b, 0) of a native module into "
-    "an ADD with a fused RELU, which keeps the -0.0 of a sum of two -0.0 where JAX's relu "
-    "gives +0.0", ["tflite_native", "tflite_litert"], error="signs of zero differ")
+    "TF's TFLite converter fuses the max(x + b, 0) of a native module into an ADD with a "
+    "fused RELU, which keeps the -0.0 of a sum of two -0.0 where JAX's relu gives +0.0",
+    ["tflite_native"], error="signs of zero differ")
 
 FLOATS_LOW = (F16, BF16)
 INTS = (I8, I16, I32, U8, U16, U32)

@@ -296,13 +296,9 @@ def _signed_zero_max_min(x, y):
   return jnp.maximum(x, y), jnp.minimum(x, y)
 
 
-@pytest.mark.xfail(
-  strict=True,
-  reason="LiteRT's MAXIMUM/MINIMUM return the second operand of a tie of -0.0 and +0.0 "
-  "(max(0.0, -0.0) = -0.0, min(-0.0, 0.0) = 0.0), JAX orders -0.0 below +0.0; no module "
-  "rewrite orders the zeros yet (a pattern in jax2tf/native/module_patterns.py would)",
-)
 def test_max_and_min_order_signed_zeros_as_jax_does():
+  # LiteRT's MAXIMUM/MINIMUM return the second operand of a tie of -0.0 and
+  # +0.0; module_patterns.ORDER_ZEROS_IN_MIN_MAX picks JAX's.
   x = np.array([0.0, -0.0, -0.0, 0.0], np.float32)
   y = np.array([-0.0, 0.0, -0.0, 0.0], np.float32)
   model = jax2tf.to_tflite(_signed_zero_max_min, x, y, route="litert", verify=False)

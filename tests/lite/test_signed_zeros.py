@@ -10,6 +10,7 @@ from jax import lax
 import jax2tf
 from jax2tf import lite
 from jax2tf.lite import inspect as lite_inspect
+from tests.support import compare
 
 _NHWC = ("NHWC", "HWIO", "NHWC")
 
@@ -71,3 +72,31 @@ def test_the_abs_goes_before_a_convolution_with_a_bias_free_of_zeros(bias_has_a_
   assert lite_inspect.op_counts(model).get("ABS", 0) == (1 if bias_has_a_zero else 0)
   for batch in (1, 3):
     _assert_same_with_zero_signs(model, f, _inputs(batch))
+
+
+# Both zeros against each other, against NaN and against numbers.
+_LEFT = np.array([-0.0, 0.0, -0.0, 0.0, np.nan, -0.0, -1.0, 2.0], np.float32)
+_RIGHT = np.array([0.0, -0.0, -0.0, 0.0, -0.0, np.nan, -0.0, 0.0], np.float32)
+
+
+def _exactly_as_jax(model, fun, *args):
+  (got,) = lite.run(model, *args)
+  # Exact: the same numbers, NaNs where JAX's are, the same signs of zero.
+  compare.assert_same(np.asarray(jax.jit(fun)(*args)), np.asarray(got), exact=True)
+
+
+@pytest.mark.parametrize("fun", [lax.max, lax.min], ids=["max", "min"])
+def test_litert_orders_the_zeros_of_a_max_and_a_min(fun):
+  # XLA orders -0.0 below +0.0; LiteRT's MAXIMUM and MINIMUM return either.
+  pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
+  model = jax2tf.to_tflite(fun, _LEFT, _RIGHT, route="litert", verify=False)
+  _exactly_as_jax(model, fun, _LEFT, _RIGHT)
+
+
+def test_litert_relu_of_negative_zero_is_positive_zero():
+  # litert-converter writes max(x, 0.0) as RELU, which keeps -0.0.
+  pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
+  fun = lambda x: lax.max(x, 0.0)  # noqa: E731
+  model = jax2tf.to_tflite(fun, _LEFT, route="litert", verify=False)
+  _exactly_as_jax(model, fun, _LEFT)
+  assert "ABS" in _op_names(model)

@@ -219,6 +219,39 @@ DROP_MIN_MAX_WITH_IDENTITY = Pattern(
 )
 
 
+def _dot_contractions_in_order(op):
+  # With several contracting dimensions, both converters pair them wrongly
+  # unless the rhs lists them in the order of their lhs partners, both
+  # ascending (lax.dot_general(a, b, (((1, 3), (3, 2)), ...)) came out up to
+  # 12 off, with no error). The rhs is transposed so that its contracting
+  # dimensions, in the places they hold, come in that order.
+  dims = hlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
+  pairs = sorted(zip(dims.lhs_contracting_dimensions, dims.rhs_contracting_dimensions))
+  places = sorted(r for _, r in pairs)
+  partners = [r for _, r in pairs]
+  if partners == places:
+    return
+  rhs = op.operands[1]
+  permutation = list(range(ir.RankedTensorType(rhs.type).rank))
+  for place, dim in zip(places, partners):
+    permutation[place] = dim
+  with ir.InsertionPoint(op), op.location:
+    op.operands[1] = hlo.TransposeOp(rhs, ir.DenseI64ArrayAttr.get(permutation)).result
+  op.attributes["dot_dimension_numbers"] = hlo.DotDimensionNumbers.get(
+    lhs_batching_dimensions=list(dims.lhs_batching_dimensions),
+    rhs_batching_dimensions=list(dims.rhs_batching_dimensions),
+    lhs_contracting_dimensions=[lhs for lhs, _ in pairs],
+    rhs_contracting_dimensions=places,
+  )
+
+
+# For TF's TFLite converter too, which Google's recipe hands the tf_xla
+# module; XLA folds the transpose into the dot.
+DOT_CONTRACTIONS_IN_ORDER = Pattern(
+  "dot_contractions_in_order", ("stablehlo.dot_general",), _dot_contractions_in_order
+)
+
+
 def _min_max_of_extreme_constant_as_select(op):
   # TF's TFLite converter drops such an op (quirks.tflite_drops_min_max_with).
   # One compare and a select instead, which keep the varying operand's NaN

@@ -97,6 +97,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
   "tf_xla": (
     module_patterns.INLINE_COMPOSITES,
     module_patterns.DROP_EMPTY_CONCATENATE_OPERANDS,
+    module_patterns.DOT_CONTRACTIONS_IN_ORDER,
     module_patterns.EMPTY_EIG_AS_CONSTANTS,
     module_patterns.HIDE_TRANSPOSES_FROM_CONSTANT_FIRST_OPS,
     module_patterns.REVERSE_ONE_RUN_AT_A_TIME,
@@ -118,6 +119,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     *kernel_forms.composite_forms_for(TFLITE),
     module_patterns.INLINE_COMPOSITES,
     module_patterns.DROP_EMPTY_CONCATENATE_OPERANDS,
+    module_patterns.DOT_CONTRACTIONS_IN_ORDER,
     module_patterns.EMPTY_EIG_AS_CONSTANTS,
     module_patterns.HIDE_TRANSPOSES_FROM_CONSTANT_FIRST_OPS,
     module_patterns.REVERSE_ONE_RUN_AT_A_TIME,
@@ -143,6 +145,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     *kernel_forms.composite_forms_for(LITERT),
     module_patterns.INLINE_COMPOSITES,
     module_patterns.DROP_EMPTY_CONCATENATE_OPERANDS,
+    module_patterns.DOT_CONTRACTIONS_IN_ORDER,
     module_patterns.EMPTY_EIG_AS_CONSTANTS,
     module_patterns.HIDE_TRANSPOSES_FROM_CONSTANT_FIRST_OPS,
     module_patterns.REVERSE_ONE_RUN_AT_A_TIME,

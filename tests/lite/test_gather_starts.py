@@ -16,8 +16,7 @@ pytest.importorskip("litert_converter", reason="the litert route needs litert-co
 
 import jax2tf  # noqa: E402
 from jax2tf import lite  # noqa: E402
-from jax2tf.lite import runtime  # noqa: E402
-from tests.support import compare  # noqa: E402
+from tests.support import compare, google_recipe  # noqa: E402
 
 _X = np.arange(24, dtype=np.float32).reshape(6, 4) - 7.5
 # In range, past the end, far past it, and negative (which "fill" and
@@ -38,24 +37,6 @@ _FUNCTIONS = {
 _INDICES = {"pairs_fill": _PAIRS, "pairs_clip": _PAIRS}
 
 
-def _recipe(fun, *args):
-  """The one output of `fun` by Google's recipe: convert's own module
-  through TF's converter, run on LiteRT."""
-  import tensorflow as tf
-
-  tf_fun = tf.function(jax2tf.convert(fun), autograph=False)
-  concrete = tf_fun.get_concrete_function(*[tf.TensorSpec(a.shape, a.dtype) for a in args])
-  converter = tf.lite.TFLiteConverter.from_concrete_functions([concrete], tf_fun)
-  converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
-  interpreter = runtime.interpreter(converter.convert())
-  interpreter.allocate_tensors()
-  for detail, a in zip(interpreter.get_input_details(), args, strict=True):
-    interpreter.set_tensor(detail["index"], a)
-  interpreter.invoke()
-  (out,) = interpreter.get_output_details()
-  return interpreter.get_tensor(out["index"])
-
-
 @pytest.mark.parametrize("route", ["litert", "native", "recipe"])
 @pytest.mark.parametrize("name", sorted(_FUNCTIONS))
 def test_starts_out_of_range_give_jax_values(name, route):
@@ -63,7 +44,7 @@ def test_starts_out_of_range_give_jax_values(name, route):
     pytest.importorskip("tensorflow")
   fun, indices = _FUNCTIONS[name], _INDICES.get(name, _ROWS)
   if route == "recipe":
-    got = _recipe(fun, _X, indices)
+    got = google_recipe.run_by_recipe(fun, _X, indices)
   else:
     (got,) = lite.run(jax2tf.to_tflite(fun, _X, indices, route=route, verify=False), _X, indices)
   compare.assert_same(np.asarray(jax.jit(fun)(_X, indices)), np.asarray(got), exact=True)

@@ -13,7 +13,7 @@ from jax2tf import extras, targets
 from jax2tf.deploy import artifacts, provenance, signature
 from jax2tf.lite import infinities, litert_converter, litert_quantize, rewrite, runtime
 from jax2tf.lite.errors import TFLiteConversionError
-from jax2tf.native import module_rewrite, portable_lowering
+from jax2tf.native import module_rewrite, target_lowerings
 from jax2tf.options import require_bool
 
 logger = logging.getLogger("jax2tf.lite")
@@ -344,7 +344,7 @@ def _litert_module(fun, specs, params, polymorphic_shapes):
     disabled_checks=(_ALL_CUSTOM_CALLS,),
     # Linear algebra as StableHLO ops and XLA-expanded custom calls, not
     # LAPACK's, as for TF; what LiteRT has no kernel for as JAX forms.
-    _override_lowering_rules=portable_lowering.lowering_rules(targets.LITERT),
+    _override_lowering_rules=target_lowerings.lowering_rules(targets.LITERT),
   )(*avals)
   pipeline = targets.LITERT.native_pipeline
   assert pipeline is not None

@@ -13,7 +13,7 @@ from jax import export as jax_export
 
 from jax2tf.call_tf import function_list as call_tf_function_list
 from jax2tf.internals import jax_private
-from jax2tf.native import module_rewrite, portable_lowering, shardings, versions
+from jax2tf.native import module_rewrite, shardings, target_lowerings, versions
 from jax2tf.targets import TF_XLA, Target
 
 logger = logging.getLogger("jax2tf")
@@ -106,7 +106,7 @@ def export_native(
         fun_jit,  # type: ignore[arg-type]  # a jax.jit-wrapped function
         platforms=platforms,
         disabled_checks=export_checks,
-        _override_lowering_rules=portable_lowering.lowering_rules(target),
+        _override_lowering_rules=target_lowerings.lowering_rules(target),
       )(*args_avals, **kwargs_avals)
   except (ValueError, NotImplementedError) as e:
     # jax.export refuses host callbacks itself, with a message that does not

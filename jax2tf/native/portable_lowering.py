@@ -20,17 +20,16 @@ from jax.interpreters import mlir
 from jax.lax import linalg as lax_linalg
 
 from jax2tf.internals import jax_private
-from jax2tf.native import target_lowerings
-from jax2tf.targets import Target
 
 
-def _default_rule(primitive):
+def jax_rule(primitive, platform: str | None = None):
+  """JAX's lowering of `primitive` for `platform` where it has one of its
+  own, else its default lowering (None where JAX has neither)."""
+  if platform is not None:
+    entry = jax_private.platform_lowerings[platform].get(primitive)
+    if entry is not None:
+      return entry.rule
   entry = jax_private.default_lowerings.get(primitive)
-  return None if entry is None else entry.rule
-
-
-def _platform_rule(primitive, platform):
-  entry = jax_private.platform_lowerings[platform].get(primitive)
   return None if entry is None else entry.rule
 
 
@@ -145,20 +144,15 @@ def portable_lowering_rules() -> tuple:
     lax_linalg.tridiagonal_solve_p,
     jex_random.threefry2x32_p,
   ):
-    rule = _default_rule(p)
+    rule = jax_rule(p)
     if rule is not None:
       rules.append((p, rule))
-  eigh_rule = _platform_rule(lax_linalg.eigh_p, "tpu")
-  if eigh_rule is not None:
-    rules.append((lax_linalg.eigh_p, _eigh_rule(eigh_rule)))
+  # The TPU rule only: the default one is LAPACK's.
+  tpu_eigh = jax_private.platform_lowerings["tpu"].get(lax_linalg.eigh_p)
+  if tpu_eigh is not None:
+    rules.append((lax_linalg.eigh_p, _eigh_rule(tpu_eigh.rule)))
   return tuple(rules)
 
 
 def _is_static(shape) -> bool:
   return not any(jax_export.is_symbolic_dim(d) for d in shape)
-
-
-def lowering_rules(target: Target) -> tuple:
-  """Every lowering a module for `target` is exported with: the rules above,
-  then the forms of the primitives `target` has no kernel for."""
-  return portable_lowering_rules() + target_lowerings.lowering_rules(target)

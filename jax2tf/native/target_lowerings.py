@@ -19,25 +19,17 @@ import numpy as np
 from jax import lax
 from jax.interpreters import mlir
 
-from jax2tf.internals import jax_private
 from jax2tf.jax_forms import integer_conv, sorting, summed_products
+from jax2tf.native import portable_lowering
 from jax2tf.targets import Target
-
-
-def _jax_rule(primitive):
-  """JAX's CPU lowering of `primitive` (every export that takes these
-  rules is for the CPU platform), else its default one."""
-  entry = jax_private.platform_lowerings["cpu"].get(primitive)
-  if entry is None:
-    entry = jax_private.default_lowerings[primitive]
-  return entry.rule
 
 
 def _rule(primitive, form_of):
   """A lowering of `primitive` as the JAX function `form_of(ctx, **params)`
   returns (a function of the operands returning a list of results), or as
   JAX lowers it where that returns None."""
-  jax_rule = _jax_rule(primitive)
+  # Every export that takes these rules is for the CPU platform.
+  jax_rule = portable_lowering.jax_rule(primitive, "cpu")
 
   def rule(ctx, *operands, **params):
     form = form_of(ctx, **params)
@@ -98,10 +90,15 @@ def _integer_dot_form(ctx, *, dimension_numbers, **_):
   return lambda lhs, rhs: [products(lhs, rhs)]
 
 
-@functools.cache
 def lowering_rules(target: Target) -> tuple:
   """(primitive, rule) pairs for `jax.export.export(_override_lowering_rules=...)`
-  that give a module for `target` the forms of what it has no kernel for."""
+  for a module for `target`: the portable rules (portable_lowering.py), then
+  the forms of what `target` has no kernel for."""
+  return portable_lowering.portable_lowering_rules() + _forms(target)
+
+
+@functools.cache
+def _forms(target: Target) -> tuple:
   rules = []
   if target.lacks_kernel("XlaSort"):
     rules += [

@@ -20,7 +20,7 @@ pytest.importorskip("litert_converter", reason="the litert route needs litert-co
 import jax2tf  # noqa: E402
 from jax2tf import lite, targets  # noqa: E402
 from jax2tf.lite import inspect as lite_inspect  # noqa: E402
-from jax2tf.native import portable_lowering  # noqa: E402
+from jax2tf.native import target_lowerings  # noqa: E402
 from tests.support import compare  # noqa: E402
 
 _RNG = np.random.default_rng(0)
@@ -80,7 +80,7 @@ def test_lowered_forms_compute_what_jax_computes(name, route):
 
 def _module_text(fun, args, target):
   exported = jax_export.export(
-    jax.jit(fun), _override_lowering_rules=portable_lowering.lowering_rules(target)
+    jax.jit(fun), _override_lowering_rules=target_lowerings.lowering_rules(target)
   )(*args)
   return exported.mlir_module()
 

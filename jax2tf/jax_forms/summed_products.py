@@ -7,6 +7,7 @@ form of the dots a target has no kernel for, not a fast one.
 """
 
 import dataclasses
+import math
 
 import jax.numpy as jnp
 import numpy as np
@@ -36,7 +37,7 @@ class SummedProducts:
     # whatever the ranks (TFLite's integer MUL broadcasts up to 4-D):
     # [batch, lhs free, 1, contracted] times [batch, 1, rhs free, contracted].
     b, m, n, k = (
-      _size(d) for d in (batch, lhs_sizes, rhs_sizes, [lhs.shape[d] for d in lhs_contract])
+      math.prod(d) for d in (batch, lhs_sizes, rhs_sizes, [lhs.shape[d] for d in lhs_contract])
     )
     a = _laid_out(lhs, [*lhs_batch, *lhs_free, *lhs_contract], (b, m, 1, k))
     c = _laid_out(rhs, [*rhs_batch, *rhs_free, *rhs_contract], (b, 1, n, k))
@@ -60,14 +61,6 @@ def _converted(x, dtype):
 
 def _free_dims(rank: int, contract, batch) -> list[int]:
   return [d for d in range(rank) if d not in (*contract, *batch)]
-
-
-def _size(dims):
-  """The number of elements of `dims` (dimension sizes, symbolic ones too)."""
-  size = 1
-  for d in dims:
-    size = size * d
-  return size
 
 
 def _laid_out(x, order, shape):

@@ -178,9 +178,7 @@ class _HloFloatOps:
     return hlo.AndOp(finite, values.compare(x, self._value(0.0), "NE")).result
 
   def is_negative(self, x):
-    # 1/x tells the zeros apart (-inf for -0.0), as the graph route does.
-    inverse = hlo.DivOp(self._value(1.0), x).result
-    return hlo.OrOp(self.less(x, 0.0), self.less(inverse, 0.0)).result
+    return values.is_negative(x)
 
   def remainder_of_magnitudes(self, a, b):
     # The converters write a remainder from a floored modulo, which on

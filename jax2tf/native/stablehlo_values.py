@@ -173,6 +173,15 @@ def is_nan(v):
   return compare(v, v, "NE")
 
 
+def is_negative(x):
+  """Whether float `x` is below zero or is -0.0 (undefined for NaN): 1/x
+  tells the zeros apart (-inf for -0.0), as the graph route's
+  semantics.is_negative does, in ops every consumer has."""
+  zero = filled_like(x, 0.0)
+  inverse = hlo.DivOp(filled_like(x, 1.0), x).result
+  return hlo.OrOp(compare(x, zero, "LT"), compare(inverse, zero, "LT")).result
+
+
 def retyped(value, element):
   """The tensor type of `value`'s shape (and encoding) with elements of
   type `element`."""

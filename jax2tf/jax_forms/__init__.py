@@ -1,9 +1,12 @@
 """JAX functions that compute a primitive from primitives every target runs.
 
 Where a target lacks the kernel a primitive needs (an integer convolution or
-matrix product on TFLite, a sort anywhere but XLA), the same JAX function
-is its form on every route: the graph interpreter lowers it with
-`ctx.lower_fun`, and a native module gets it as the primitive's lowering
-(jax2tf/native/target_lowerings.py), so both write what JAX computes with
-the ops the target has. No TensorFlow here.
+matrix product on TFLite, a sort anywhere but XLA), a native module gets the
+JAX function here as the primitive's lowering
+(jax2tf/native/target_lowerings.py), so that it computes what JAX computes
+with the ops the target has. The graph route lowers the same functions for
+integer convolutions and products (`ctx.lower_fun`); its sort rule
+(jax2tf/graph/rules/sorting.py) writes the same TopK passes in TF ops of
+its own, through the uint32 lanes that this form does not take. No
+TensorFlow here.
 """

@@ -4,13 +4,15 @@ A native module for a target without XLA (TF's TFLite converter, the
 standalone litert-converter) would carry `stablehlo.sort`, an integer
 `convolution` or `dot_general`, which those converters refuse or LiteRT
 cannot run. Exported for such a target, those primitives lower to the JAX
-forms the graph route lowers for the same target (jax2tf/jax_forms), chosen
-by the same kernel lists (`Target.lacks_kernel`):
+forms of jax2tf/jax_forms, chosen by the kernel lists the graph route reads
+(`Target.lacks_kernel`):
   - sort, top_k and approx_top_k: TopK passes over integer order keys, where
-    the target lacks `XlaSort` (no sort op but XLA's);
+    the target lacks `XlaSort` (no sort op but XLA's), as the graph route's
+    sort rule writes them in TF ops;
   - integer convolutions: one dot_general of the input's windows, where it
-    lacks `XlaConv` (TF's graph route writes them the same way);
-  - integer dot_general: the products summed, where it lacks an int32 `MatMul`.
+    lacks `XlaConv` (the graph route lowers the same form);
+  - integer dot_general: the products summed, where it lacks an int32
+    `MatMul` (the graph route lowers the same form).
 """
 
 import functools

@@ -904,7 +904,7 @@ def _order_zeros_in_min_max(op):
   with ir.InsertionPoint.after(op), op.location:
     zero = values.filled_like(x, 0.0)
     both_zero = hlo.AndOp(values.compare(x, zero, "EQ"), values.compare(y, zero, "EQ")).result
-    x_negative = values.is_negative(x)
+    x_negative = values.zero_is_negative(x)
     tie = hlo.SelectOp(x_negative, y, x) if is_max else hlo.SelectOp(x_negative, x, y)
     select = hlo.SelectOp(both_zero, tie.result, result)
   _redirect_uses(result, select.result, {select.operation})

@@ -173,13 +173,16 @@ def is_nan(v):
   return compare(v, v, "NE")
 
 
-def is_negative(x):
-  """Whether float `x` is below zero or is -0.0 (undefined for NaN): 1/x
-  tells the zeros apart (-inf for -0.0), as the graph route's
-  semantics.is_negative does, in ops every consumer has."""
-  zero = filled_like(x, 0.0)
+def zero_is_negative(x):
+  """For a zero float `x`, whether it is -0.0: 1/x is -inf then, as the
+  graph route's semantics tells the zeros apart, in ops every consumer has."""
   inverse = hlo.DivOp(filled_like(x, 1.0), x).result
-  return hlo.OrOp(compare(x, zero, "LT"), compare(inverse, zero, "LT")).result
+  return compare(inverse, filled_like(x, 0.0), "LT")
+
+
+def is_negative(x):
+  """Whether float `x` is below zero or is -0.0 (undefined for NaN)."""
+  return hlo.OrOp(compare(x, filled_like(x, 0.0), "LT"), zero_is_negative(x)).result
 
 
 def retyped(value, element):

@@ -9,6 +9,7 @@ per consumer of the module; why each exists is written on it.
 
 import dataclasses
 import functools
+import math
 import re
 from collections.abc import Callable, Sequence
 
@@ -566,6 +567,16 @@ _FUSIBLE = frozenset(
 _MOST_RECOMPUTED = 256
 
 
+def _callee(call):
+  """The function a func.call calls."""
+  module = call.parent
+  while module is not None and module.name != "builtin.module":
+    module = module.parent
+  if module is None:
+    return None
+  return ir.SymbolTable(module)[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
+
+
 def _is_fusible(op) -> bool:
   """Whether XLA fuses `op` into its consumer's loop: a fusible op, or a
   call (JAX's `jnp.where` is one) of a function made of them, which XLA
@@ -574,12 +585,9 @@ def _is_fusible(op) -> bool:
     return not len(op.regions)
   if op.name != "func.call":
     return False
-  module = op.parent
-  while module is not None and module.name != "builtin.module":
-    module = module.parent
-  if module is None:
+  callee = _callee(op)
+  if callee is None:
     return False
-  callee = ir.SymbolTable(module)[ir.FlatSymbolRefAttr(op.attributes["callee"]).value]
   body = list(callee.regions[0].blocks[0].operations)
   return all(o.name == "func.return" or _is_fusible(o) for o in body)
 
@@ -657,25 +665,213 @@ def _nan_where_flagged(op, x, init, is_max: bool):
   return _nan_where_flags_reached(flagged.results[0], result, is_max)
 
 
-def _nan_outside_min_max_reduction(op):
+# Marks of the values a float max (min) reduction meets, reduced by a clone
+# of it: the largest (smallest) mark says what the window or slice held.
+_NAN_MARK, _DECISIVE_ZERO_MARK = 2.0, 1.0
+
+
+def _is_decisive_zero(x, is_max: bool):
+  """Where `x` is the zero that wins a tie of zeros in XLA's max (+0.0) or
+  min (-0.0)."""
+  negative = values.zero_is_negative(x)
+  sign = hlo.NotOp(negative).result if is_max else negative
+  return hlo.AndOp(values.compare(x, values.filled_like(x, 0.0), "EQ"), sign).result
+
+
+def _marks(x, is_max: bool):
+  """`_NAN_MARK` where `x` is NaN, `_DECISIVE_ZERO_MARK` where it is the
+  zero that decides a tie, else 0.0; negated for a minimum."""
+  nan = hlo.ConvertOp(x.type, values.is_nan(x)).result
+  zero = hlo.ConvertOp(x.type, _is_decisive_zero(x, is_max)).result
+  marks = hlo.AddOp(hlo.AddOp(nan, nan).result, zero).result
+  return marks if is_max else hlo.NegOp(marks).result
+
+
+def _mark_of_constant(element, is_max: bool) -> float:
+  v = float(element)
+  if math.isnan(v):
+    mark = _NAN_MARK
+  elif v == 0 and (math.copysign(1.0, v) < 0) != is_max:
+    mark = _DECISIVE_ZERO_MARK
+  else:
+    return float("-inf") if is_max else float("inf")  # no mark: the identity
+  return mark if is_max else -mark
+
+
+def _nan_and_zeros_where_marked(op, x, init, is_max: bool):
+  """The result of the float max or min reduction `op` of `x` from `init`
+  as XLA computes it, whichever zero of a tie and whether NaN the kernel
+  returned: the same reduction of `_marks` says where a NaN and where the
+  decisive zero was met (the graph route's pools mark them the same way)."""
+  result = op.results[0]
+  element = result.type.element_type
+  init_constant = values.constant_of(init)
+  if init_constant is not None and init_constant.elements is not None:
+    mark_init = values.scalar(element, _mark_of_constant(init_constant.elements[0], is_max))
+  else:
+    mark_init = _marks(init, is_max)
+  marks = _marks(x, is_max)
+  marked = op.clone()
+  marked.operands[0] = marks
+  marked.operands[1] = mark_init
+  reached = marked.results[0]
+
+  def met(mark: float):
+    threshold = mark - 0.5 if is_max else 0.5 - mark
+    return values.compare(reached, values.filled_like(reached, threshold), "GT" if is_max else "LT")
+
+  # Zeros from the result at run time, not constants: the converters write
+  # a constant -0.0 as +0.0.
+  positive = hlo.AbsOp(result).result
+  negative = hlo.NegOp(positive).result
+  decisive, other = (positive, negative) if is_max else (negative, positive)
+  signed_zero = hlo.SelectOp(met(_DECISIVE_ZERO_MARK), decisive, other).result
+  is_zero = values.compare(result, values.filled_like(result, 0.0), "EQ")
+  fixed = hlo.SelectOp(is_zero, signed_zero, result).result
+  return hlo.SelectOp(met(_NAN_MARK), values.filled_like(reached, float("nan")), fixed).result
+
+
+def _returned(value):
+  """What computes `value` where it is a call's result (JAX's jnp.where or
+  nn.relu are calls): the callee's returned value, itself where it is one of
+  the callee's arguments, the call's operand."""
+  while isinstance(value, ir.OpResult) and value.owner.name == "func.call":
+    call = value.owner
+    callee = _callee(call)
+    if callee is None:
+      return value
+    ret = list(callee.regions[0].blocks[0].operations)[-1]
+    inner = ret.operands[value.result_number]
+    if isinstance(inner, ir.BlockArgument):
+      inner = call.operands[inner.arg_number]
+    value = inner
+  return value
+
+
+def _has_no_negative_zero(value) -> bool:
+  """Whether the float `value` is known never to be -0.0: a constant
+  without one, an abs, or a max with a constant whose elements are all at
+  least +0.0 (a ReLU: XLA's max puts +0.0 above -0.0, which the pipelines
+  keep)."""
+  value = _returned(value)
+  c = values.constant_at_any_shape(value)
+  if c is not None:
+    return c.elements is not None and not bool(np.any((c.elements == 0) & np.signbit(c.elements)))
+  if not isinstance(value, ir.OpResult):
+    return False
+  owner = value.owner
+  if owner.name == "stablehlo.abs":
+    return True
+  if owner.name != "stablehlo.maximum":
+    return False
+  for o in owner.operands:
+    c = values.constant_at_any_shape(o)
+    if c is not None and c.elements is not None and not bool(np.any(np.signbit(c.elements))):
+      return True
+  return False
+
+
+_SHAPE_ONLY = frozenset(
+  "stablehlo." + name
+  for name in "broadcast_in_dim dynamic_broadcast_in_dim reshape dynamic_reshape".split()
+)
+
+
+def _through_shapes(value):
+  while isinstance(value, ir.OpResult) and value.owner.name in _SHAPE_ONLY:
+    value = value.owner.operands[0]
+  return value
+
+
+def _single_op_body(reduction) -> str | None:
+  body = list(reduction.regions[0].blocks[0].operations)
+  return body[0].name if len(body) == 2 else None
+
+
+def _is_log_sum_exp(value, shifted, dimensions) -> bool:
+  """Whether `value` is, through reshapes and broadcasts, the log of the
+  sum over `dimensions` of exp(`shifted`)."""
+  log = _through_shapes(value)
+  if not isinstance(log, ir.OpResult) or log.owner.name != "stablehlo.log":
+    return False
+  total = _through_shapes(log.owner.operands[0])
+  if not isinstance(total, ir.OpResult) or total.owner.name != "stablehlo.reduce":
+    return False
+  reduce = total.owner
+  if _single_op_body(reduce) != "stablehlo.add" or reduce.attributes["dimensions"] != dimensions:
+    return False
+  exp = reduce.operands[0]
+  return (
+    isinstance(exp, ir.OpResult)
+    and exp.owner.name == "stablehlo.exponential"
+    and exp.owner.operands[0] == shifted
+  )
+
+
+def _zero_sign_unread(reduction) -> bool:
+  """Whether no use of the float max or min `reduction`'s result can tell
+  -0.0 from +0.0. Its sign is wrong only where the slice held both zeros;
+  softmax and log_softmax shift by it, x - max(x), and read the shift only
+  through exp (exp(-0.0) = exp(+0.0)) or, for log_softmax, less the log of
+  the sum of those exps over the same slice, which is then at least log 2,
+  so that the difference is never a zero."""
+  dimensions = reduction.attributes["dimensions"] if reduction.name == "stablehlo.reduce" else None
+
+  def unread(value) -> bool:
+    uses = list(value.uses)
+    for use in uses:
+      owner = use.owner
+      if owner.name in _SHAPE_ONLY and use.operand_number == 0:
+        if not unread(owner.results[0]):
+          return False
+        continue
+      if owner.name != "stablehlo.subtract" or use.operand_number != 1:
+        return False
+      shifted = owner.results[0]
+      readers = list(shifted.uses)
+      if not readers:
+        return False
+      for r in readers:
+        reader = r.owner
+        if reader.name == "stablehlo.exponential":
+          continue
+        if not (
+          dimensions is not None
+          and reader.name == "stablehlo.subtract"
+          and r.operand_number == 0
+          and _is_log_sum_exp(reader.operands[1], shifted, dimensions)
+        ):
+          return False
+    return bool(uses)
+
+  return unread(reduction.results[0])
+
+
+def _nan_and_zeros_outside_min_max_reduction(op):
+  # LiteRT's pools and REDUCE_MAX/MIN skip NaN and return whichever zero of
+  # a tie they meet first; XLA's propagate NaN and put +0.0 above -0.0.
   # NaN stands in the reduction as the largest finite float (its negation
   # for a minimum), so the reduction itself is unchanged and still a pool
-  # or a REDUCE_MAX/MIN: it costs XLA one compare and select per element,
-  # fused into its loop. A result at or beyond the stand-in may be NaN (its
-  # window or slice held a NaN) or a value of the data; only when some
-  # result is there does a conditional tell them apart, with the same
-  # reduction (a clone: dimensions, window, padding, body) of a NaN flag
-  # (1.0 where NaN, from -inf; for a minimum negated, from +inf). A second
-  # reduction on every call would double the cost of pools in XLA, whose
-  # reduce_window loops dominate them. The stand-in is finite because TF's
-  # TFLite converter writes an infinite constant as the largest finite
-  # float: the test "at or beyond" holds for either.
+  # or a REDUCE_MAX/MIN. A result at or beyond the stand-in may be NaN (its
+  # window or slice held a NaN) or a value of the data, and a zero result
+  # may have the wrong sign; only when some result is one of those does a
+  # conditional tell them apart, with the same reduction (a clone:
+  # dimensions, window, padding, body) of marks (`_marks`). A second
+  # reduction on every call would double the cost of pools. Zeros need no
+  # test where the operand and the initial value hold no -0.0 (a ReLU's
+  # result, which a CNN pools: every zero met is then +0.0), nor where no
+  # use reads the sign (softmax's maximum). The stand-in is
+  # finite because the converters write an infinite constant as the largest
+  # finite float: the test "at or beyond" holds for either.
   combine = _min_max_body(op)
   if combine is None:
     return
   is_max = combine == "stablehlo.maximum"
   x, init = op.operands
   result = op.results[0]
+  zeros_may_tie = not (
+    (_has_no_negative_zero(x) and _has_no_negative_zero(init)) or _zero_sign_unread(op)
+  )
   element = result.type.element_type
   largest = float(ml_dtypes.finfo(values.numpy_dtype(element)).max)
   wins, beyond = (largest, "GE") if is_max else (-largest, "LE")
@@ -686,21 +882,29 @@ def _nan_outside_min_max_reduction(op):
     if not values.is_nan_free_constant(init):
       op.operands[1] = hlo.SelectOp(values.is_nan(init), values.scalar(element, wins), init).result
   with ir.InsertionPoint.after(op), op.location:
-    reached = _any(values.compare(result, values.filled_like(result, wins), beyond))
-    branch = hlo.IfOp([result.type], reached)
+    doubtful = values.compare(result, values.filled_like(result, wins), beyond)
+    if zeros_may_tie:
+      is_zero = values.compare(result, values.filled_like(result, 0.0), "EQ")
+      doubtful = hlo.OrOp(doubtful, is_zero).result
+    branch = hlo.IfOp([result.type], _any(doubtful))
     with ir.InsertionPoint(branch.true_branch.blocks.append()):
-      # The flags are made here, where the branch runs, not from the test
-      # above: XLA hands a conditional its operands in memory, and a mask
+      # The marks are made here, where the branch runs, not from the test
+      # above: a conditional is handed its operands in memory, and a mask
       # made outside would be written out on every call.
-      hlo.ReturnOp([_nan_where_flagged(op, _recomputed(x), init, is_max)])
+      x_again = _recomputed(x)
+      if zeros_may_tie:
+        exact = _nan_and_zeros_where_marked(op, x_again, init, is_max)
+      else:
+        exact = _nan_where_flagged(op, x_again, init, is_max)
+      hlo.ReturnOp([exact])
     with ir.InsertionPoint(branch.false_branch.blocks.append()):
       hlo.ReturnOp([result])
   for owner, position in uses:
     owner.operands[position] = branch.results[0]
 
 
-NAN_OUTSIDE_MIN_MAX_REDUCTIONS = Pattern(
-  "nan_outside_min_max_reductions", _REDUCTIONS, _nan_outside_min_max_reduction
+NAN_AND_ZEROS_OUTSIDE_MIN_MAX_REDUCTIONS = Pattern(
+  "nan_and_zeros_outside_min_max_reductions", _REDUCTIONS, _nan_and_zeros_outside_min_max_reduction
 )
 
 

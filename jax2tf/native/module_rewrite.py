@@ -15,7 +15,8 @@ jax2tf/native/module_patterns.py, where each pattern says why it exists):
 * "litert", for `to_tflite(route="litert")` (the standalone litert-converter,
   which shares TF's converter's legalizations): those forms, and JAX's values
   where LiteRT's kernels differ: NaN through float max/min, reductions and
-  clamp (LiteRT's MAXIMUM/MINIMUM return the other operand), integer
+  clamp (LiteRT's MAXIMUM/MINIMUM return the other operand), -0.0 below
+  +0.0 in max/min and their reductions and pools, integer
   remainders (LiteRT's is a floored modulo) and integer division by zero
   (LiteRT's DIV refuses to run it).
 
@@ -159,7 +160,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     *integer_patterns.TFLITE_INTEGER_OPS,
     module_patterns.INTEGER_REMAINDER_FROM_DIVISION,
     module_patterns.INTEGER_DIVISION_BY_ZERO_AS_SELECT,
-    module_patterns.NAN_OUTSIDE_MIN_MAX_REDUCTIONS,
+    module_patterns.NAN_AND_ZEROS_OUTSIDE_MIN_MAX_REDUCTIONS,
     module_patterns.NAN_BESIDE_MIN_MAX_SCATTERS,
     module_patterns.CLAMP_AS_MIN_OF_MAX,
     module_patterns.PROPAGATE_NAN_IN_MIN_MAX_BESIDE_SCATTERS,

@@ -1,6 +1,8 @@
 """The graph route's ABS after a ReLU (XLA's relu(-0.0) is +0.0) moves past
 pools and goes where a biased matmul or convolution reads the value; JAX's
-zeros keep their signs (jax2tf/lite/signed_zeros.py)."""
+zeros keep their signs (jax2tf/lite/signed_zeros.py). On the litert route,
+max and min, their reductions and pools order the zeros as XLA does
+(jax2tf/native/module_patterns.py)."""
 
 import jax
 import numpy as np
@@ -100,3 +102,65 @@ def test_litert_relu_of_negative_zero_is_positive_zero():
   model = jax2tf.to_tflite(fun, _LEFT, route="litert", verify=False)
   _exactly_as_jax(model, fun, _LEFT)
   assert "ABS" in _op_names(model)
+
+
+def _pool(kind):
+  init, combine = (-np.inf, lax.max) if kind == "max" else (np.inf, lax.min)
+  return lambda x: lax.reduce_window(x, init, combine, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+
+
+# Slices that hold both zeros, in either order, beside ones of one zero, a
+# NaN or neither.
+_ZEROS_AND_NAN = np.array(
+  [
+    [[0.0, -0.0, 1.0, 0.0], [-0.0, 0.0, -0.0, -0.0], [np.nan, -0.0, 0.0, -2.0], [-3.0, 0.0, -0.0, 4.0]],
+    [[-0.0, -0.0, 0.0, 0.0], [0.0, -0.0, 2.0, -1.0], [-0.0, 0.0, np.nan, 0.0], [0.0, 0.0, -0.0, -0.0]],
+  ],
+  np.float32,
+)[..., None]
+
+
+@pytest.mark.parametrize(
+  "fun",
+  [
+    lambda x: lax.reduce_max(x, (1,)),
+    lambda x: lax.reduce_min(x, (2,)),
+    lambda x: lax.reduce_max(x, (0, 1)),
+    _pool("max"),
+    _pool("min"),
+    lambda x: lax.cummax(x, axis=2),
+  ],
+  ids=["reduce_max", "reduce_min", "reduce_max_two_axes", "max_pool", "min_pool", "cummax"],
+)
+def test_litert_max_and_min_reductions_keep_the_decisive_zero_and_nan(fun):
+  # LiteRT's pools and REDUCE_MAX/MIN return whichever zero of a tie they
+  # meet first and skip NaN; XLA's return +0.0 (max) or -0.0 (min) and NaN.
+  pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
+  model = jax2tf.to_tflite(fun, _ZEROS_AND_NAN, route="litert", verify=False)
+  _exactly_as_jax(model, fun, _ZEROS_AND_NAN)
+
+
+def _relu_pool(x):
+  return _pool("max")(jax.nn.relu(x))
+
+
+def _softmaxes(x):
+  return jax.nn.softmax(x, axis=2) + jax.nn.log_softmax(x, axis=1)
+
+
+@pytest.mark.parametrize(
+  "fun, tells_zeros_apart",
+  [(_pool("max"), True), (_relu_pool, False), (_softmaxes, False)],
+  ids=["pool", "pool_of_relu", "softmaxes"],
+)
+def test_litert_tells_zeros_apart_only_where_their_sign_can_differ(fun, tells_zeros_apart):
+  # A ReLU's result holds no -0.0, and softmax reads the max only through
+  # exp: neither needs the zeros' marks (where x == 0 and 1/x > 0, the only
+  # LOGICAL_AND these functions have). Their NaN is still propagated.
+  pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
+  model = jax2tf.to_tflite(fun, _ZEROS_AND_NAN, route="litert", verify=False)
+  assert ("LOGICAL_AND" in lite_inspect.op_counts(model)) == tells_zeros_apart
+  (got,) = lite.run(model, _ZEROS_AND_NAN)
+  # NaNs where JAX's are and the same signs of zero; exp and log round.
+  want = np.asarray(jax.jit(fun)(_ZEROS_AND_NAN))
+  compare.assert_same(want, np.asarray(got), tol=(1e-6, 1e-6))

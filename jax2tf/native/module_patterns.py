@@ -1066,6 +1066,61 @@ NAN_FLAGS_BESIDE_MIN_MAX_WINDOWS = Pattern(
 )
 
 
+def arg_direction(op) -> str | None:
+  """The direction, GT or LT, in which the body of `op` compares values,
+  where `op` is the reduction JAX writes for a float argmax or argmin (which
+  the converters write as ARG_MAX and ARG_MIN): a value and its index;
+  else None."""
+  if op.name != "stablehlo.reduce" or len(op.results) != 2:
+    return None
+  if not values.is_float_tensor(op.results[0].type):
+    return None
+  if not values.is_integer_tensor(op.results[1].type):
+    return None
+  block = op.regions[0].blocks[0]
+  acc, _, x, _ = block.arguments
+  for inner in block.operations:
+    if inner.name == "stablehlo.compare" and list(inner.operands) == [acc, x]:
+      direction = hlo.ComparisonDirectionAttr(inner.attributes["comparison_direction"]).value
+      if direction in ("GT", "LT"):
+        return direction
+  return None
+
+
+def _first_nan_in_arg_reduction(op):
+  # LiteRT's ARG_MAX and ARG_MIN never pick a NaN; JAX's argmax and argmin
+  # pick the first NaN of the slice, as the graph route's rule does. The
+  # same reduction of NaN flags (1.0 where NaN, -1.0 for an argmin) finds
+  # it and says whether there is one.
+  direction = arg_direction(op)
+  if direction is None:
+    return
+  is_max = direction == "GT"
+  value, index = op.results
+  value_read = bool(list(value.uses))
+  with ir.InsertionPoint(op), op.location:
+    flags = _nan_flags(op.operands[0], is_max)
+    flagged = op.clone()
+  flagged.operands[0] = flags
+  flag, first_nan = flagged.results
+  with ir.InsertionPoint.after(op), op.location:
+    met = values.compare(flag, values.filled_like(flag, 0.0), "GT" if is_max else "LT")
+    new_index = hlo.SelectOp(met, first_nan, index)
+    # (The NaNs take their sizes from the flags: every use of `value` but
+    # the select's is redirected.)
+    new_value = (
+      hlo.SelectOp(met, values.filled_like(flag, float("nan")), value) if value_read else None
+    )
+  _redirect_uses(index, new_index.result, {new_index.operation})
+  if new_value is not None:
+    _redirect_uses(value, new_value.result, {new_value.operation})
+
+
+FIRST_NAN_IN_ARG_REDUCTIONS = Pattern(
+  "first_nan_in_arg_reductions", ("stablehlo.reduce",), _first_nan_in_arg_reduction
+)
+
+
 def _propagate_nan_in_min_max(op, scatters_outside: bool):
   result = op.results[0]
   if not values.is_float_tensor(result.type):

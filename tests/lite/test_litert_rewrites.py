@@ -130,6 +130,37 @@ def test_scatter_maxima_and_minima_keep_jax_nan():
     compare.assert_same(w, g, exact=True)
 
 
+def _arg_extremes_of_rows(x):
+  return jnp.argmax(x, axis=1), jnp.argmin(x, axis=1)
+
+
+def _arg_extremes_of_columns(x):
+  return jnp.argmax(x, axis=0).astype(jnp.int16), jnp.argmin(x, axis=0)
+
+
+@pytest.mark.parametrize("fun", [_arg_extremes_of_rows, _arg_extremes_of_columns], ids=["rows", "columns"])
+def test_argmax_and_argmin_pick_the_first_nan_as_jax(fun):
+  # LiteRT's ARG_MAX and ARG_MIN never pick a NaN; JAX's pick the first one
+  # of the slice, wherever the maximum is. Slices with a NaN before the
+  # maximum, after it, two NaNs, ties, and none.
+  x = np.array(
+    [
+      [1.0, np.nan, 7.0, 0.0],
+      [9.0, 2.0, 3.0, np.nan],
+      [np.nan, -1.0, np.nan, 5.0],
+      [4.0, 4.0, -2.0, -2.0],
+      [0.5, -3.0, 8.0, 1.0],
+    ],
+    np.float32,
+  )
+  model, got, want = _litert(fun, x)
+  ops = lite_inspect.op_counts(model)
+  # One more of each beside it, over the NaN flags.
+  assert ops["ARG_MAX"] == 2 and ops["ARG_MIN"] == 2, ops
+  for w, g in zip(want, got, strict=True):
+    compare.assert_same(w, g, exact=True)
+
+
 def _scatter_differences(x, index, updates, counts):
   dims = lax.ScatterDimensionNumbers((1,), (0,), (0,))
   return (

@@ -12,7 +12,10 @@ forms of jax2tf/jax_forms, chosen by the kernel lists the graph route reads
   - integer convolutions: one dot_general of the input's windows, where it
     lacks `XlaConv` (the graph route lowers the same form);
   - integer dot_general: the products summed, where it lacks an int32
-    `MatMul` (the graph route lowers the same form).
+    `MatMul` (the graph route lowers the same form);
+  - select_and_scatter of max and min pooling gradients: strided slices,
+    selects and pads, where it lacks `XlaSelectAndScatter` (the graph route
+    lowers the same form).
 """
 
 import functools
@@ -21,7 +24,7 @@ import numpy as np
 from jax import lax
 from jax.interpreters import mlir
 
-from jax2tf.jax_forms import integer_conv, sorting, summed_products
+from jax2tf.jax_forms import integer_conv, selected_windows, sorting, summed_products
 from jax2tf.native import portable_lowering
 from jax2tf.targets import Target
 
@@ -92,6 +95,32 @@ def _integer_dot_form(ctx, *, dimension_numbers, **_):
   return lambda lhs, rhs: [products(lhs, rhs)]
 
 
+def _scatter_to_selected_form(ctx, *, select_prim, **params):
+  form = selected_windows.ScatterToSelected.of(select_prim, **params)
+  return None if form is None or not _is_static(*ctx.avals_in[1].shape) else form
+
+
+def _select_and_scatter_form(ctx, *, select_jaxpr, select_consts, scatter_jaxpr, scatter_consts,
+                             padding, **params):  # fmt: skip
+  boolean = ctx.avals_out[0].dtype == np.bool_
+  select_prim = selected_windows.only_primitive(select_jaxpr, select_consts, (lax.ge_p, lax.le_p))
+  combine = lax.or_p if boolean else lax.add_p
+  if selected_windows.only_primitive(scatter_jaxpr, scatter_consts, (combine,)) is None:
+    return None
+  # XLA's padding here keeps its positions out of every window's pick.
+  if any(p != (0, 0) for p in padding):
+    return None
+  form = selected_windows.ScatterToSelected.of(select_prim, padding=padding, **params)
+  if form is None or not _is_static(*ctx.avals_in[0].shape):
+    return None
+
+  def scatter(operand, source, init):
+    (added,) = form(source, operand)
+    return [added | init if boolean else added + init]
+
+  return scatter
+
+
 def lowering_rules(target: Target) -> tuple:
   """(primitive, rule) pairs for `jax.export.export(_override_lowering_rules=...)`
   for a module for `target`: the portable rules (portable_lowering.py), then
@@ -112,4 +141,9 @@ def _forms(target: Target) -> tuple:
     rules.append(_rule(lax.conv_general_dilated_p, _integer_conv_form))
   if target.lacks_kernel("MatMul", "int32"):
     rules.append(_rule(lax.dot_general_p, _integer_dot_form))
+  if target.lacks_kernel("XlaSelectAndScatter"):
+    rules += [
+      _rule(lax.select_and_scatter_add_p, _scatter_to_selected_form),
+      _rule(lax.select_and_scatter_p, _select_and_scatter_form),
+    ]
   return tuple(rules)

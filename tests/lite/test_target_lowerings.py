@@ -3,9 +3,11 @@ route writes (jax2tf/native/target_lowerings.py).
 
 A native module for LiteRT would carry `stablehlo.sort` (LiteRT has no
 STABLEHLO_SORT kernel), integer convolutions and integer dot_generals (its
-CONV_2D and BATCH_MATMUL take integers only quantized). Exported for the
-litert and tflite targets, they become TopK passes over order keys and
-products summed; TF's XLA keeps its own sort.
+CONV_2D and BATCH_MATMUL take integers only quantized), and pooling
+gradients `stablehlo.select_and_scatter`, which neither converter takes.
+Exported for the litert and tflite targets, they become TopK passes over
+order keys, products summed and selects of strided slices; TF's XLA keeps
+its own ops.
 """
 
 import jax
@@ -33,6 +35,17 @@ _A = _RNG.integers(-100, 100, (2, 4, 5)).astype(np.int32)
 _B = _RNG.integers(-100, 100, (2, 5, 3)).astype(np.int32)
 _IMAGE = _RNG.integers(-9, 9, (2, 6, 6, 3)).astype(np.int32)
 _KERNEL = _RNG.integers(-9, 9, (3, 3, 3, 4)).astype(np.int32)
+# Pools with ties, a NaN (XLA's pick moves past it) and both zeros.
+_POOLED = np.round(_RNG.normal(size=(2, 5, 6, 2)) * 2).astype(np.float32) / 2
+_POOLED[0, 1, 2, 0], _POOLED[1, 3, 3, 1], _POOLED[0, 0, 0, 1] = np.nan, -0.0, -0.0
+
+
+def _pool_gradient(combine, init, window, strides, padding):
+  def pooled_sum(x):
+    pooled = lax.reduce_window(x, init, combine, window, strides, padding)
+    return jnp.sum(pooled * jnp.arange(pooled.size, dtype=x.dtype).reshape(pooled.shape))
+
+  return jax.grad(pooled_sum)
 
 _CASES = {
   "sort_last": (lambda x: jnp.sort(x, axis=-1), (_X,)),
@@ -62,6 +75,18 @@ _CASES = {
     ),
     (_IMAGE, _KERNEL),
   ),
+  "max_pool_gradient": (
+    _pool_gradient(lax.max, -np.inf, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"),
+    (_POOLED,),
+  ),
+  "max_pool_gradient_overlapping_same": (
+    _pool_gradient(lax.max, -np.inf, (1, 3, 3, 1), (1, 2, 1, 1), "SAME"),
+    (_POOLED,),
+  ),
+  "min_pool_gradient_padded": (
+    _pool_gradient(lax.min, np.inf, (1, 3, 2, 1), (1, 1, 2, 1), ((0, 0), (1, 1), (0, 1), (0, 0))),
+    (_POOLED,),
+  ),
 }
 
 
@@ -87,7 +112,8 @@ def _module_text(fun, args, target):
 
 def test_litert_models_hold_no_sort_and_no_integer_products():
   # The forms' TopK is chlo.top_k, which both converters write as TOPK_V2.
-  for name in ("sort_two_keys", "dot_int32_batched", "conv_int32_strided"):
+  # (No select_and_scatter: the converters refuse it.)
+  for name in ("sort_two_keys", "dot_int32_batched", "conv_int32_strided", "max_pool_gradient"):
     fun, args = _CASES[name]
     ops = set(lite_inspect.op_counts(jax2tf.to_tflite(fun, *args, route="litert", verify=False)))
     assert not ops & {"STABLEHLO_SORT", "BATCH_MATMUL", "FULLY_CONNECTED", "CONV_2D"}, (name, ops)
@@ -98,6 +124,7 @@ def test_tf_xla_modules_keep_xla_s_sort_and_products():
     ("sort_two_keys", "stablehlo.sort"),
     ("dot_int32_batched", "stablehlo.dot_general"),
     ("conv_int32_strided", "stablehlo.convolution"),
+    ("max_pool_gradient", "stablehlo.select_and_scatter"),
   ):
     fun, args = _CASES[name]
     assert op in _module_text(fun, args, targets.TF_XLA), name

@@ -33,6 +33,7 @@ from jax2tf.graph.windowing import (
   window_slices,
 )
 from jax2tf.internals import tf_private
+from jax2tf.jax_forms import selected_windows
 from jax2tf.shapes import dim_eval
 
 # ------------------------------------------------------- reduce_window ---
@@ -287,75 +288,17 @@ def _select_and_gather_add(
 def _select_and_scatter_add(
   ctx, source, operand, *, select_prim, window_dimensions, window_strides, padding
 ):
-  return _scatter_add_to_selected(
-    ctx,
-    source,
-    ctx.avals_in[0].shape,
-    operand,
-    select_prim,
-    window_dimensions,
-    window_strides,
-    padding,
+  """Adds each window's source value at the position the select picks, as
+  the JAX form that native modules for targets without XLA lower too."""
+  _selection(ctx, select_prim, operand.dtype)  # refuses a select other than ge and le
+  form = selected_windows.ScatterToSelected.of(
+    select_prim, window_dimensions=window_dimensions, window_strides=window_strides, padding=padding
   )
-
-
-def _scatter_add_to_selected(
-  ctx, source, source_shape, operand, select_prim, window_dimensions, window_strides, padding
-):
-  """Adds each window's source value at the position the select picks."""
-  select, pad_value, dt = _selection(ctx, select_prim, operand.dtype)
-  in_shape = list(ctx.aval_out.shape)  # the operand's
-  out_shape = list(source_shape)  # the source has the windows' shape
-  rank = len(in_shape)
-  ones = [1] * rank
-  x, padded_shape = pad_or_crop(ctx, tf.cast(operand, dt), in_shape, padding, pad_value)
-  pieces = list(window_slices(ctx, x, window_dimensions, window_strides, ones, out_shape))
-  best = None
-  for _, xk in pieces:
-    best = xk if best is None else tf.where(select(best, xk), best, xk)
-  taken = None
-  total = None
-  boolean = source.dtype == tf.bool
-  if boolean:  # JAX adds bools with or: sum them as 0/1, then test for nonzero
-    source = tf.cast(source, tf.int32)
-  zero = tf.zeros_like(source)
-  for offsets, xk in pieces:
-    hit = (
-      tf.equal(xk, best)
-      if taken is None
-      else tf.logical_and(tf.equal(xk, best), tf.logical_not(taken))
+  if form is None:
+    raise registry.unsupported_params_error(
+      ctx.primitive, {"padding": padding}, "TF ops reproduce it only without negative padding"
     )
-    taken = hit if taken is None else tf.logical_or(taken, hit)
-    contrib = tf.where(hit, source, zero)
-    # Put window w's value at offset + w * stride of the padded operand.
-    spread, spread_shape = dilate(ctx, contrib, out_shape, window_strides, 0)
-    placed, _ = pad_or_crop(
-      ctx,
-      spread,
-      spread_shape,
-      [(k, p - k - s) for k, p, s in zip(offsets, padded_shape, spread_shape)],
-      0,
-    )
-    total = placed if total is None else total + placed
-  if total is None:
-    return tf.zeros(ctx.shape(in_shape), ctx.tf_dtype())
-  res, _ = pad_or_crop(ctx, total, padded_shape, [(-lo, -hi) for lo, hi in padding], 0)
-  return tf.not_equal(res, 0) if boolean else res
-
-
-def _only_primitive(jaxpr, consts, allowed):
-  """The primitive of a scalar computation `(a, b) -> p(a, b)`, if it is one of
-  `allowed` applied to the arguments in order, else None."""
-  if consts or len(jaxpr.eqns) != 1:
-    return None
-  (eqn,) = jaxpr.eqns
-  if (
-    eqn.primitive not in allowed
-    or list(eqn.invars) != list(jaxpr.invars)
-    or list(eqn.outvars) != list(jaxpr.outvars)
-  ):
-    return None
-  return eqn.primitive
+  return ctx.lower_fun(form, [source, operand])[0]
 
 
 @register(lax.select_and_scatter_p, narrow_ints_in_int32=int_lanes.windows_hold_operand_values)
@@ -378,11 +321,14 @@ def _select_and_scatter(
   (or-ed, for bool) at the first position of its max (select `ge`) or min
   (`le`). Other selections or combinations have no TF counterpart here."""
   boolean = ctx.aval_out.dtype == bool
-  select_prim = _only_primitive(select_jaxpr, select_consts, (lax.ge_p, lax.le_p))
-  scatter_prim = _only_primitive(
+  select_prim = selected_windows.only_primitive(select_jaxpr, select_consts, (lax.ge_p, lax.le_p))
+  scatter_prim = selected_windows.only_primitive(
     scatter_jaxpr, scatter_consts, (lax.or_p,) if boolean else (lax.add_p,)
   )
-  if select_prim is None or scatter_prim is None or any(p != (0, 0) for p in padding):
+  form = selected_windows.ScatterToSelected.of(
+    select_prim, window_dimensions=window_dimensions, window_strides=window_strides, padding=padding
+  )
+  if form is None or scatter_prim is None or any(p != (0, 0) for p in padding):
     raise registry.unsupported_params_error(
       ctx.primitive,
       {"select_jaxpr": select_jaxpr, "scatter_jaxpr": scatter_jaxpr, "padding": padding},
@@ -390,16 +336,7 @@ def _select_and_scatter(
       "`ge` or `le` of its two arguments, a scatter that is `add` (`or` for bool), "
       "and no padding (the forms of max and min pooling gradients)",
     )
-  added = _scatter_add_to_selected(
-    ctx,
-    source,
-    ctx.avals_in[1].shape,
-    operand,
-    select_prim,
-    window_dimensions,
-    window_strides,
-    padding,
-  )
+  (added,) = ctx.lower_fun(lambda o, s, _: form(s, o), [operand, source, init_value])
   if boolean:
     return tf.logical_or(added, init_value)
   return added + init_value

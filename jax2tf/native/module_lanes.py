@@ -24,7 +24,11 @@ ones (LiteRT has those kernels), and reductions, windows, scatters and sorts
 whose body would round otherwise (a float sum rounds at each step in JAX),
 reads bits or gives several results (an argmax, which the converter
 recognizes by its narrow initial values). Control flow keeps its narrow
-values; the ops in its bodies compute wide. In the TFLite pipelines the
+values; the ops in its bodies compute wide. A broadcast to a 16-bit type
+(or an iota of several axes, which the converters write as a broadcast)
+doubles its operand by concatenations instead: the converters move the
+convert back to 16 bits above a BROADCAST_TO, which LiteRT has no 16-bit
+kernel for (the graph route's lanes write a Tile). In the TFLite pipelines the
 patterns before these already write population counts, leading zeros and
 logical shifts right of signed integers in forms the lanes take
 (jax2tf/native/kernel_forms.py, integer_patterns.py): what reaches the
@@ -71,6 +75,10 @@ class _Lanes:
   # Whether a wide value means another number than its narrow one (order
   # keys), so that indices stay narrow.
   encodes_values: bool = False
+  # Whether a broadcast to a narrow element type is written in ops the
+  # converters keep wide (`_tiled_broadcast`): LiteRT has no 16-bit
+  # BROADCAST_TO.
+  tiles_broadcasts: Callable = lambda element: False
 
   def wide_type(self, t):
     if not isinstance(t, ir.RankedTensorType):
@@ -218,9 +226,19 @@ def _order_key(element: int) -> int:
   return (element ^ _TOP_BIT) - (1 << 32) if element < _TOP_BIT else element ^ _TOP_BIT
 
 
-_FLOAT16 = _Lanes(_float16_in_float32, _ARITHMETIC, _SELECTING)
+def _is_16_bit(element) -> bool:
+  return isinstance(element, (ir.F16Type, ir.BF16Type)) or (
+    isinstance(element, ir.IntegerType) and element.width == 16
+  )
+
+
+_FLOAT16 = _Lanes(_float16_in_float32, _ARITHMETIC, _SELECTING, tiles_broadcasts=_is_16_bit)
 _NARROW_INTS = _Lanes(
-  _narrow_int_in_int32, _ARITHMETIC, _SELECTING | _MODULAR, keeps=_keeps_narrow_ints
+  _narrow_int_in_int32,
+  _ARITHMETIC,
+  _SELECTING | _MODULAR,
+  keeps=_keeps_narrow_ints,
+  tiles_broadcasts=_is_16_bit,
 )
 _UINT32_KEYS = _Lanes(
   _uint32_as_int32,
@@ -263,6 +281,48 @@ def _narrow_results(op, wide_results, result_types, lanes: _Lanes) -> None:
   op.erase()
 
 
+def _tiled_broadcast(value, result_type, dims):
+  """broadcast_in_dim of `value` to `result_type` along `dims` as a reshape,
+  concatenations that double it along each broadcast axis and a slice, or
+  None where the shapes are not static or `dims` reorders the axes. The
+  converters move the convert back to a narrow dtype above a broadcast (as
+  the graph route's lanes say), and have no 16-bit BROADCAST_TO; they leave
+  a CONCATENATION alone."""
+  source = ir.RankedTensorType(value.type)
+  if not (source.has_static_shape and result_type.has_static_shape) or list(dims) != sorted(dims):
+    return None
+  element = result_type.element_type
+  shape = [1] * result_type.rank
+  for axis, size in zip(dims, source.shape):
+    shape[axis] = size
+  tiled = hlo.ReshapeOp(ir.RankedTensorType.get(shape, element), value).result
+  for axis, size in enumerate(result_type.shape):
+    if shape[axis] == size:
+      continue
+    while shape[axis] < size:
+      tiled = hlo.ConcatenateOp([tiled, tiled], axis).result
+      shape[axis] *= 2
+    if shape[axis] != size:
+      limits = list(shape)
+      limits[axis] = size
+      tiled = hlo.SliceOp(tiled, [0] * len(shape), limits, [1] * len(shape)).result
+      shape[axis] = size
+  return tiled
+
+
+def _tiled(op, wide_operands, wide_result):
+  """A broadcast, or an iota of several axes (which the converters write as
+  one of a single axis, broadcast), as `_tiled_broadcast`; else None."""
+  if op.name == "stablehlo.broadcast_in_dim":
+    dims = list(ir.DenseI64ArrayAttr(op.attributes["broadcast_dimensions"]))
+    return _tiled_broadcast(wide_operands[0], wide_result, dims)
+  if op.name == "stablehlo.iota" and wide_result.rank > 1 and wide_result.has_static_shape:
+    axis = ir.IntegerAttr(op.attributes["iota_dimension"]).value
+    line = ir.RankedTensorType.get([wide_result.shape[axis]], wide_result.element_type)
+    return _tiled_broadcast(hlo.IotaOp(line, 0).result, wide_result, [axis])
+  return None
+
+
 def _region_free(lanes: _Lanes):
   def widen(op):
     if len(op.regions) or _in_combiner(op):
@@ -279,10 +339,17 @@ def _region_free(lanes: _Lanes):
     if len(op.operands) and all(values.constant_of(o) is not None for o in op.operands):
       return  # the converter folds it, and a later op may need to see a constant
     with ir.InsertionPoint(op), op.location:
+      operands = lanes.wide_operands(op, operand_types)
+      narrow = ir.RankedTensorType(op.results[0].type).element_type if op.results else None
+      tiles = narrow is not None and result_types[0] is not None and lanes.tiles_broadcasts(narrow)
+      tiled = _tiled(op, operands, result_types[0]) if tiles else None
+      if tiled is not None:
+        _narrow_results(op, [tiled], result_types, lanes)
+        return
       wide_op = ir.Operation.create(
         op.name,
         results=[w or r.type for w, r in zip(result_types, op.results)],
-        operands=lanes.wide_operands(op, operand_types),
+        operands=operands,
         attributes=_attributes(op, lanes, any(operand_types)),
       )
       _narrow_results(op, wide_op.results, result_types, lanes)

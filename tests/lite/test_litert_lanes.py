@@ -60,6 +60,30 @@ def _wrapping(x, y):
   return x + y, x * y, -x, lax.div(x, y), lax.rem(x, y), x < y, x == y, jnp.maximum(x, y)
 
 
+@pytest.mark.parametrize("route", ["litert", "native"])
+@pytest.mark.parametrize(
+  "dtype", [np.float16, jnp.bfloat16, np.uint16, np.int8], ids=["f16", "bf16", "u16", "i8"]
+)
+def test_16_bit_results_of_broadcasts_and_iotas_convert(dtype, route):
+  # A 16-bit result that is only a broadcast (or an iota of several axes,
+  # which the converters broadcast): they move the convert back to 16 bits
+  # above the broadcast, and LiteRT has no 16-bit BROADCAST_TO. Sizes that
+  # are and are not powers of two, a new axis and a stretched one.
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  x = np.arange(-2, 3).astype(dtype)
+
+  def f(x):
+    return (
+      jnp.broadcast_to(x, (3, 5)),
+      jnp.broadcast_to(x[:, None], (5, 4)),
+      lax.broadcasted_iota(dtype, (2, 3, 7), 2),
+      lax.broadcasted_iota(dtype, (6, 2), 0),
+    )
+
+  _on_litert(f, x, route=route)
+
+
 @pytest.mark.parametrize("values", [_I8, _U8, _I16], ids=["int8", "uint8", "int16"])
 def test_narrow_integers_wrap_as_in_jax(values):
   divisors = np.roll(values, 3)

@@ -175,9 +175,5 @@ def multiply_high(x: tf.Tensor, y: tf.Tensor, *, signed: bool) -> tf.Tensor:
       product = tf.math.floordiv(tf.cast(a, tf.int32) * tf.cast(b, tf.int32), 1 << width)
       return tf.cast(product, x.dtype)
     return from_u32(tf.bitwise.right_shift(a * b, _u32(width)), x.dtype)
-  high = uint32_words.multiply_high(_WORDS, a, b)
-  if signed:
-    sign = _u32(31)
-    taken = b * tf.bitwise.right_shift(a, sign) + a * tf.bitwise.right_shift(b, sign)
-    high = high + taken * _u32(_U32_MAX)  # minus `taken`, modulo 2**32
-  return from_u32(high, x.dtype)
+  multiply = uint32_words.multiply_high_signed if signed else uint32_words.multiply_high
+  return from_u32(multiply(_WORDS, a, b), x.dtype)

@@ -15,16 +15,28 @@ forms of jax2tf/jax_forms, chosen by the kernel lists the graph route reads
     `MatMul` (the graph route lowers the same form);
   - select_and_scatter of max and min pooling gradients: strided slices,
     selects and pads, where it lacks `XlaSelectAndScatter` (the graph route
-    lowers the same form).
+    lowers the same form);
+  - rng_bit_generator: XLA's counter-based hashes in uint32 words, where it
+    lacks `XlaRngBitGenerator` (the graph route lowers the same form);
+  - mulhi of 32-bit integers: the high word from 16-bit halves, where it
+    lacks a uint64 `Mul` (as the graph route's rule computes it).
 """
 
 import functools
 
 import numpy as np
 from jax import lax
+from jax.extend.core import primitives as core_primitives
 from jax.interpreters import mlir
 
-from jax2tf.jax_forms import integer_conv, selected_windows, sorting, summed_products
+from jax2tf.jax_forms import (
+  high_products,
+  integer_conv,
+  rng_bits,
+  selected_windows,
+  sorting,
+  summed_products,
+)
 from jax2tf.native import portable_lowering
 from jax2tf.targets import Target
 
@@ -121,6 +133,25 @@ def _select_and_scatter_form(ctx, *, select_jaxpr, select_consts, scatter_jaxpr,
   return scatter
 
 
+def _rng_bits_form(ctx, *, shape, dtype, algorithm, **_):
+  # LiteRT's own RNG_BIT_GENERATOR gives XLA's 64-bit bits, and nothing for
+  # an empty shape; the form computes in uint32 words alone, and its 64-bit
+  # words (a uint64 state or 64-bit bits) would need uint64 shifts.
+  state_dtype = np.dtype(ctx.avals_in[0].dtype)
+  if state_dtype.itemsize != 4 or np.dtype(dtype).itemsize > 4:
+    return None
+  if any(isinstance(d, (int, np.integer)) and d == 0 for d in shape):
+    return None
+  fn = rng_bits.generator(shape, dtype, algorithm, state_dtype)
+  return lambda state: list(fn(state))
+
+
+def _high_product_form(ctx, **_):
+  if np.dtype(ctx.avals_in[0].dtype).itemsize > 4:
+    return None
+  return lambda x, y: [high_products.multiply_high(x, y)]
+
+
 def lowering_rules(target: Target) -> tuple:
   """(primitive, rule) pairs for `jax.export.export(_override_lowering_rules=...)`
   for a module for `target`: the portable rules (portable_lowering.py), then
@@ -146,4 +177,8 @@ def _forms(target: Target) -> tuple:
       _rule(lax.select_and_scatter_add_p, _scatter_to_selected_form),
       _rule(lax.select_and_scatter_p, _select_and_scatter_form),
     ]
+  if target.lacks_kernel("Mul", "uint64") and hasattr(lax, "mulhi_p"):
+    rules.append(_rule(lax.mulhi_p, _high_product_form))
+  if target.lacks_kernel("XlaRngBitGenerator"):
+    rules.append(_rule(core_primitives.rng_bit_generator_p, _rng_bits_form))
   return tuple(rules)

@@ -99,6 +99,15 @@ def multiply_high(ops: Words, a, b):
   return ops.add(ops.add(high, ops.shr(cross_2, _HALF)), carry)
 
 
+def multiply_high_signed(ops: Words, a, b):
+  """The high word of the 64-bit product of the int32 numbers whose bits
+  `a` and `b` hold: the unsigned one, less what reading a negative operand
+  as unsigned adds (2**32 times the other operand), modulo 2**32 (a product
+  with all ones: no uint32 subtraction)."""
+  taken = ops.add(ops.mul(b, ops.shr(a, 31)), ops.mul(a, ops.shr(b, 31)))
+  return ops.add(multiply_high(ops, a, b), ops.mul(taken, _ALL_ONES))
+
+
 def carry(ops: Words, a, b):
   """The carry (0 or 1) out of `a + b`: the top bit of the sum of their
   halves, the lowest bits added apart."""

@@ -191,7 +191,7 @@ CASES += [
 
 # ---------------------------------------------------------------------------
 # lax.rng_bit_generator: XLA's generators, written out in ordinary ops without
-# XLA (jax2tf/graph/rng_bits.py), bit for bit with the new state. The keys'
+# XLA (jax2tf/jax_forms/rng_bits.py), bit for bit with the new state. The keys'
 # counters carry out of their low word, or wrap at 2**64 (philox's 128-bit
 # counter then carries into the key word).
 _CARRY_KEY = np.array([7, 9, 0xFFFFFFFE, 5], u32)

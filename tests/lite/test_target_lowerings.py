@@ -4,9 +4,11 @@ route writes (jax2tf/native/target_lowerings.py).
 A native module for LiteRT would carry `stablehlo.sort` (LiteRT has no
 STABLEHLO_SORT kernel), integer convolutions and integer dot_generals (its
 CONV_2D and BATCH_MATMUL take integers only quantized), and pooling
-gradients `stablehlo.select_and_scatter`, which neither converter takes.
-Exported for the litert and tflite targets, they become TopK passes over
-order keys, products summed and selects of strided slices; TF's XLA keeps
+gradients `stablehlo.select_and_scatter`, which neither converter takes;
+LiteRT's RNG_BIT_GENERATOR gives other bits than XLA's, and Philox's mulhi
+needs a 64-bit MUL. Exported for the litert and tflite targets, they become
+TopK passes over order keys, products summed, selects of strided slices,
+XLA's hashes in uint32 words and products of 16-bit halves; TF's XLA keeps
 its own ops.
 """
 
@@ -47,6 +49,16 @@ def _pool_gradient(combine, init, window, strides, padding):
 
   return jax.grad(pooled_sum)
 
+
+_STATE = np.array([7, 9, 0xFFFFFFFF, 0xFFFFFFFE], np.uint32)  # a counter near its wrap
+_PHILOX, _THREE_FRY = lax.RandomAlgorithm.RNG_PHILOX, lax.RandomAlgorithm.RNG_THREE_FRY
+_WORDS = np.array([0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 12345678, 0xDEADBEEF], np.uint32)
+
+
+def _bits(algorithm, shape, dtype):
+  return lambda state: lax.rng_bit_generator(state, shape, dtype=dtype, algorithm=algorithm)
+
+
 _CASES = {
   "sort_last": (lambda x: jnp.sort(x, axis=-1), (_X,)),
   "sort_first": (lambda x: jnp.sort(x, axis=0), (_X,)),
@@ -75,6 +87,13 @@ _CASES = {
     ),
     (_IMAGE, _KERNEL),
   ),
+  "rbg_philox_uint8": (_bits(_PHILOX, (3, 5), np.uint8), (_STATE,)),
+  "rbg_philox_uint32": (_bits(_PHILOX, (7,), np.uint32), (_STATE,)),
+  "rbg_threefry_uint16": (_bits(_THREE_FRY, (4, 3), np.uint16), (_STATE,)),
+  "rbg_threefry_uint32": (_bits(_THREE_FRY, (5, 5), np.uint32), (_STATE,)),
+  "mulhi_uint32": (lambda a: lax.mulhi(a, a[::-1]), (_WORDS,)),
+  "mulhi_int32": (lambda a: lax.mulhi(a.view(np.int32), a[::-1].view(np.int32)), (_WORDS,)),
+  "mulhi_int16": (lambda a: lax.mulhi(a.astype(np.int16), a[::-1].astype(np.int16)), (_WORDS,)),
   "max_pool_gradient": (
     _pool_gradient(lax.max, -np.inf, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"),
     (_POOLED,),
@@ -112,11 +131,19 @@ def _module_text(fun, args, target):
 
 def test_litert_models_hold_no_sort_and_no_integer_products():
   # The forms' TopK is chlo.top_k, which both converters write as TOPK_V2.
-  # (No select_and_scatter: the converters refuse it.)
-  for name in ("sort_two_keys", "dot_int32_batched", "conv_int32_strided", "max_pool_gradient"):
+  # (No select_and_scatter: the converters refuse it; no RNG_BIT_GENERATOR,
+  # whose LiteRT kernel gives other bits than XLA's.)
+  for name in (
+    "sort_two_keys",
+    "dot_int32_batched",
+    "conv_int32_strided",
+    "max_pool_gradient",
+    "rbg_threefry_uint32",
+  ):
     fun, args = _CASES[name]
     ops = set(lite_inspect.op_counts(jax2tf.to_tflite(fun, *args, route="litert", verify=False)))
-    assert not ops & {"STABLEHLO_SORT", "BATCH_MATMUL", "FULLY_CONNECTED", "CONV_2D"}, (name, ops)
+    lacking = {"STABLEHLO_SORT", "BATCH_MATMUL", "FULLY_CONNECTED", "CONV_2D", "RNG_BIT_GENERATOR"}
+    assert not ops & lacking, (name, ops)
 
 
 def test_tf_xla_modules_keep_xla_s_sort_and_products():
@@ -125,6 +152,7 @@ def test_tf_xla_modules_keep_xla_s_sort_and_products():
     ("dot_int32_batched", "stablehlo.dot_general"),
     ("conv_int32_strided", "stablehlo.convolution"),
     ("max_pool_gradient", "stablehlo.select_and_scatter"),
+    ("rbg_philox_uint8", "stablehlo.rng_bit_generator"),
   ):
     fun, args = _CASES[name]
     assert op in _module_text(fun, args, targets.TF_XLA), name

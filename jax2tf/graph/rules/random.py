@@ -14,7 +14,7 @@ primitives underneath (threefry2x32, iota_2x32_shape, rng_bit_generator and
 ordinary lax operations) need TF code of their own. rng_bit_generator, XLA's
 RngBitGenerator, is XlaRngBitGenerator where XLA ops are allowed, and else
 XLA's generator written out as a JAX function of those same primitives
-(jax2tf/graph/rng_bits.py).
+(jax2tf/jax_forms/rng_bits.py).
 
 Cases: tests/cases/random.py
 """
@@ -24,7 +24,7 @@ import numpy as np
 import tensorflow as tf
 from jax.extend.core import primitives as core_primitives
 
-from jax2tf.graph import int32_bits, portable_bits, rng_bits
+from jax2tf.graph import int32_bits, portable_bits
 from jax2tf.graph.key_data import (
   bits_fn,
   fold_in_fn,
@@ -36,6 +36,7 @@ from jax2tf.graph.key_data import (
 )
 from jax2tf.graph.registry import register, register_in_lanes
 from jax2tf.internals import jax_private, tf_private
+from jax2tf.jax_forms import rng_bits
 
 
 def _lower_traced(ctx, fn, args, avals):
@@ -215,7 +216,7 @@ def _rng_bit_generator(ctx, key, *, shape, dtype, algorithm, out_sharding=None):
 
 
 def _rng_bits_in_ops(ctx, key, shape, dtype, algorithm):
-  """XLA's bit generator written out (jax2tf/graph/rng_bits.py), lowered
+  """XLA's bit generator written out (jax2tf/jax_forms/rng_bits.py), lowered
   through the rules of the hashes and of integer arithmetic."""
   fn = rng_bits.generator(shape, dtype, algorithm, ctx.avals_in[0].dtype)
   return ctx.lower_fun(fn, [key])

@@ -113,11 +113,16 @@ def _join64(lo, hi):
   return lax.bitwise_or(lax.convert_element_type(lo, _U64), wide)
 
 
+def _as_bit(condition):
+  """1 where `condition` holds, else 0, as uint32: a select, since LiteRT's
+  CAST converts no bool to uint32."""
+  return jnp.where(condition, _U32.type(1), _U32.type(0))
+
+
 def _add64(a, b):
   """The sum of two 64-bit numbers given as (low, high) words, wrapping."""
   lo = a[0] + b[0]
-  carry = lax.convert_element_type(lo < b[0], _U32)
-  return lo, a[1] + b[1] + carry
+  return lo, a[1] + b[1] + _as_bit(lo < b[0])
 
 
 def _less64(a, b):
@@ -190,7 +195,7 @@ def _philox(key, counter, shape, wide):
   low = _broadcast(counter, (n,))
   low_sum = _add64(low, _positions((n,)))
   # The 128-bit counter's high half is the key word s0, plus the carry.
-  carry = lax.convert_element_type(_less64(low_sum, low), _U32)
+  carry = _as_bit(_less64(low_sum, low))
   high_sum = _add64(_broadcast(key, (n,)), (carry, jnp.zeros((n,), _U32)))
   words = jax_private.philox4x32_p.bind(*_broadcast(key, (n,)), *low_sum, *high_sum)
   if wide:

@@ -39,6 +39,9 @@ maps uint32 onto int32 keys of the same order by flipping the top bit
 (XOR and BITCAST, which LiteRT has for uint32): the ops whose result depends
 only on the order, equality and places of their values (data movement,
 comparisons, max and min, their reductions and windows) compute on the keys.
+Beside them, the wrapping arithmetic LiteRT has no uint32 kernel for
+(negation, subtraction, and sums and products of reductions and windows)
+computes on int32 of the same bits, which wraps to the same bits.
 """
 
 import dataclasses
@@ -249,6 +252,40 @@ _UINT32_KEYS = _Lanes(
   wide_element=_order_key,
   made_from=_order_keys_of,
   encodes_values=True,
+)
+
+
+def _as_int32_bits(value, wide):
+  return hlo.BitcastConvertOp(wide, value).result
+
+
+def _int32_bits_of(value):
+  """The int32 value `value` is the bitcast of, or None."""
+  if not isinstance(value, ir.OpResult) or value.owner.name != "stablehlo.bitcast_convert":
+    return None
+  source = value.owner.operands[0]
+  element = ir.RankedTensorType(source.type).element_type
+  if isinstance(element, ir.IntegerType) and element.width == 32 and not element.is_unsigned:
+    return source
+  return None
+
+
+def _int32_of_bits(element: int) -> int:
+  """The int32 number with the bits of the uint32 `element`."""
+  return element - (1 << 32) if element >= _TOP_BIT else element
+
+
+# uint32 wrapping arithmetic that LiteRT has no uint32 kernel for (NEG, SUB,
+# SUM, CUMSUM), on int32 of the same bits: two's complement wraps modulo
+# 2**32 to the same bits.
+_UINT32_BITS = _Lanes(
+  _uint32_as_int32,
+  ("stablehlo.negate", "stablehlo.subtract"),
+  frozenset({"stablehlo.add", "stablehlo.multiply", "stablehlo.return"}),
+  to_wide=_as_int32_bits,
+  to_narrow=_as_int32_bits,
+  wide_element=_int32_of_bits,
+  made_from=_int32_bits_of,
 )
 
 
@@ -475,7 +512,13 @@ def _patterns(name: str, lanes: _Lanes) -> tuple[module_patterns.Pattern, ...]:
 _BY_LEGALIZATION = {
   "float16_in_float32": _patterns("float16_in_float32", _FLOAT16),
   "narrow_ints_in_int32": _patterns("narrow_ints_in_int32", _NARROW_INTS),
-  "uint32_as_order_keys": _patterns("uint32_as_order_keys", _UINT32_KEYS),
+  # LiteRT's uint32 kernels are data movement, ADD, MUL, XOR, shifts and
+  # BITCAST: order ops compute on keys, the wrapping arithmetic it lacks on
+  # the same bits as int32.
+  "uint32_as_order_keys": (
+    *_patterns("uint32_as_order_keys", _UINT32_KEYS),
+    *_patterns("uint32_arithmetic_on_int32_bits", _UINT32_BITS),
+  ),
 }
 
 

@@ -164,6 +164,22 @@ def test_uint32_arithmetic_stays_uint32():
   )
 
 
+@pytest.mark.parametrize("route", ["litert", "native"])
+def test_uint32_negations_differences_and_sums_wrap_on_int32_bits(route):
+  # LiteRT has no uint32 NEG, SUB, SUM or CUMSUM; int32 of the same bits
+  # wraps modulo 2**32 to the same bits.
+  if route == "native":
+    pytest.importorskip("tensorflow")
+
+  def f(x, y):
+    grid = jnp.stack([x, y, x * np.uint32(3)])
+    return -x, x - y, jnp.sum(grid, axis=0), jnp.cumsum(grid, axis=1), jnp.prod(grid, axis=0)
+
+  _on_litert(f, _U32, _U32[::-1].copy(), route=route)
+  text = _litert_module(f, _U32, _U32)
+  assert "stablehlo.bitcast_convert" in text
+
+
 def _bool_ops(a, b):
   return (
     jnp.maximum(a, b),

@@ -82,6 +82,9 @@ class _Lanes:
   # converters keep wide (`_tiled_broadcast`): LiteRT has no 16-bit
   # BROADCAST_TO.
   tiles_broadcasts: Callable = lambda element: False
+  # Whether JAX's argmax and argmin reductions compute wide (their initial
+  # values are infinities in both types).
+  widens_arg_reductions: bool = False
 
   def wide_type(self, t):
     if not isinstance(t, ir.RankedTensorType):
@@ -235,7 +238,13 @@ def _is_16_bit(element) -> bool:
   )
 
 
-_FLOAT16 = _Lanes(_float16_in_float32, _ARITHMETIC, _SELECTING, tiles_broadcasts=_is_16_bit)
+_FLOAT16 = _Lanes(
+  _float16_in_float32,
+  _ARITHMETIC,
+  _SELECTING,
+  tiles_broadcasts=_is_16_bit,
+  widens_arg_reductions=True,
+)
 _NARROW_INTS = _Lanes(
   _narrow_int_in_int32,
   _ARITHMETIC,
@@ -419,8 +428,13 @@ def _combiner(lanes: _Lanes):
 
   def widen(op):
     # One result: the converter recognizes an argmax (a reduction of values
-    # and indices) by its narrow initial values, which a wide one would hide.
-    if len(op.results) != 1 or len(op.regions) != 1 or len(op.regions[0].blocks) != 1:
+    # and indices) by its initial values, the extremes of the narrow type,
+    # which a wide one would hide; but a float's are infinities in any width.
+    if len(op.regions) != 1 or len(op.regions[0].blocks) != 1:
+      return
+    if len(op.results) != 1 and not (
+      lanes.widens_arg_reductions and module_patterns.arg_direction(op)
+    ):
       return
     operand_types = [lanes.wide_type(o.type) for o in op.operands]
     result_types = [lanes.wide_type(r.type) for r in op.results]

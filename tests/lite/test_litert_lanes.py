@@ -124,6 +124,24 @@ def test_only_an_arithmetic_shift_of_unsigned_narrow_ints_stays_narrow():
   assert narrow and all("%arg1" in ln and "xui8>" in ln for ln in narrow), lines
 
 
+@pytest.mark.parametrize("route", ["litert", "native"])
+@pytest.mark.parametrize("dtype", [np.float16, jnp.bfloat16], ids=["f16", "bf16"])
+def test_argmax_and_argmin_of_16_bit_floats_compute_in_float32(dtype, route):
+  # LiteRT's ARG_MAX and ARG_MIN take no 16-bit floats; their initial
+  # values, infinities, are the same in float32. Ties pick the first; the
+  # litert route also picks the first NaN.
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  x = np.array([[1.0, 3.0, 3.0, -2.0], [0.5, -1.0, 0.5, -1.0], [2.0, 2.0, 2.0, 2.0]], dtype)
+  if route == "litert":
+    x[1, 2] = np.nan
+
+  def f(x):
+    return jnp.argmax(x, axis=1), jnp.argmin(x, axis=1), jnp.argmax(x, axis=0)
+
+  _on_litert(f, x, route=route)
+
+
 def test_a_float16_sum_keeps_its_narrow_steps():
   # A float sum computed wide would round once where JAX rounds each step.
   text = _litert_module(lambda x: lax.reduce_sum_p.bind(x, axes=(0,)), np.zeros(8, np.float16))

@@ -19,11 +19,15 @@ forms of jax2tf/jax_forms, chosen by the kernel lists the graph route reads
   - rng_bit_generator: XLA's counter-based hashes in uint32 words, where it
     lacks `XlaRngBitGenerator` (the graph route lowers the same form);
   - mulhi of 32-bit integers: the high word from 16-bit halves, where it
-    lacks a uint64 `Mul` (as the graph route's rule computes it).
+    lacks a uint64 `Mul` (as the graph route's rule computes it);
+  - comparisons of floats in IEEE's total order (lt_to, le_to, eq_to): of
+    the sort's integer order keys, where it takes no XLA ops (only XLA's
+    compare has a TOTALORDER type).
 """
 
 import functools
 
+import jax.numpy as jnp
 import numpy as np
 from jax import lax
 from jax.extend.core import primitives as core_primitives
@@ -152,6 +156,21 @@ def _high_product_form(ctx, **_):
   return lambda x, y: [high_products.multiply_high(x, y)]
 
 
+def _total_order_form(compare):
+  def form_of(ctx, **_):
+    if not jnp.issubdtype(ctx.avals_in[0].dtype, jnp.floating):
+      return None  # integers' total order is their order
+
+    def compare_keys(x, y):
+      (x_key,) = sorting.order_keys(x, total_order=True)
+      (y_key,) = sorting.order_keys(y, total_order=True)
+      return [compare(x_key, y_key)]
+
+    return compare_keys
+
+  return form_of
+
+
 def lowering_rules(target: Target) -> tuple:
   """(primitive, rule) pairs for `jax.export.export(_override_lowering_rules=...)`
   for a module for `target`: the portable rules (portable_lowering.py), then
@@ -179,6 +198,12 @@ def _forms(target: Target) -> tuple:
     ]
   if target.lacks_kernel("Mul", "uint64") and hasattr(lax, "mulhi_p"):
     rules.append(_rule(lax.mulhi_p, _high_product_form))
+  if not target.xla_ops:
+    rules += [
+      _rule(core_primitives.lt_to_p, _total_order_form(lax.lt)),
+      _rule(core_primitives.le_to_p, _total_order_form(lax.le)),
+      _rule(core_primitives.eq_to_p, _total_order_form(lax.eq)),
+    ]
   if target.lacks_kernel("XlaRngBitGenerator"):
     rules.append(_rule(core_primitives.rng_bit_generator_p, _rng_bits_form))
   return tuple(rules)

@@ -6,10 +6,11 @@ STABLEHLO_SORT kernel), integer convolutions and integer dot_generals (its
 CONV_2D and BATCH_MATMUL take integers only quantized), and pooling
 gradients `stablehlo.select_and_scatter`, which neither converter takes;
 LiteRT's RNG_BIT_GENERATOR gives other bits than XLA's, and Philox's mulhi
-needs a 64-bit MUL. Exported for the litert and tflite targets, they become
-TopK passes over order keys, products summed, selects of strided slices,
-XLA's hashes in uint32 words and products of 16-bit halves; TF's XLA keeps
-its own ops.
+needs a 64-bit MUL; only XLA compares in IEEE's total order. Exported for
+the litert and tflite targets, they become TopK passes over order keys,
+products summed, selects of strided slices, XLA's hashes in uint32 words,
+products of 16-bit halves and comparisons of order keys; TF's XLA keeps its
+own ops.
 """
 
 import jax
@@ -18,6 +19,7 @@ import numpy as np
 import pytest
 from jax import export as jax_export
 from jax import lax
+from jax.extend.core import primitives as core_primitives
 
 pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
 
@@ -48,6 +50,17 @@ def _pool_gradient(combine, init, window, strides, padding):
     return jnp.sum(pooled * jnp.arange(pooled.size, dtype=x.dtype).reshape(pooled.shape))
 
   return jax.grad(pooled_sum)
+
+
+_SPECIALS = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.5], np.float32)
+_LEFT, _RIGHT = (a.reshape(-1) for a in np.meshgrid(_SPECIALS, _SPECIALS))
+
+
+def _total_order(x, y):
+  return [
+    p.bind(x, y)
+    for p in (core_primitives.lt_to_p, core_primitives.le_to_p, core_primitives.eq_to_p)
+  ]
 
 
 _STATE = np.array([7, 9, 0xFFFFFFFF, 0xFFFFFFFE], np.uint32)  # a counter near its wrap
@@ -94,6 +107,11 @@ _CASES = {
   "mulhi_uint32": (lambda a: lax.mulhi(a, a[::-1]), (_WORDS,)),
   "mulhi_int32": (lambda a: lax.mulhi(a.view(np.int32), a[::-1].view(np.int32)), (_WORDS,)),
   "mulhi_int16": (lambda a: lax.mulhi(a.astype(np.int16), a[::-1].astype(np.int16)), (_WORDS,)),
+  "total_order": (_total_order, (_LEFT, _RIGHT)),
+  "total_order_bfloat16": (
+    lambda x, y: _total_order(x.astype(jnp.bfloat16), y.astype(jnp.bfloat16)),
+    (_LEFT, _RIGHT),
+  ),
   "max_pool_gradient": (
     _pool_gradient(lax.max, -np.inf, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"),
     (_POOLED,),

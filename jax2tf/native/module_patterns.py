@@ -1185,6 +1185,31 @@ PROPAGATE_NAN_IN_MIN_MAX_BESIDE_SCATTERS = Pattern(
 )
 
 
+def _pad_negative_zero_by_negation(op):
+  # The converters write a constant -0.0 as +0.0, so a pad with -0.0 would
+  # write +0.0. -x padded with +0.0 and negated back is the same numbers,
+  # zeros and NaN included, as the graph route pads for LiteRT.
+  x, value = op.operands
+  c = values.constant_of(value)
+  if c is None or c.elements is None or not values.is_float_tensor(x.type):
+    return
+  element = c.elements[0]
+  if element != 0 or not np.signbit(element):
+    return
+  with ir.InsertionPoint(op), op.location:
+    negated = hlo.NegOp(x).result
+    zero = values.scalar(ir.RankedTensorType(value.type).element_type, 0.0)
+    padded = op.clone()
+    padded.operands[0] = negated
+    padded.operands[1] = zero
+    replace(op, hlo.NegOp(padded.results[0]).result)
+
+
+PAD_NEGATIVE_ZERO_BY_NEGATION = Pattern(
+  "pad_negative_zero_by_negation", ("stablehlo.pad",), _pad_negative_zero_by_negation
+)
+
+
 def _clamp_as_min_of_max(op):
   # XLA's clamp is min(max(x, lo), hi): where lo > hi it gives hi. The
   # converters lower it as max(min(x, hi), lo), which gives lo there. Written

@@ -113,8 +113,18 @@ def _pool(kind):
 # NaN or neither.
 _ZEROS_AND_NAN = np.array(
   [
-    [[0.0, -0.0, 1.0, 0.0], [-0.0, 0.0, -0.0, -0.0], [np.nan, -0.0, 0.0, -2.0], [-3.0, 0.0, -0.0, 4.0]],
-    [[-0.0, -0.0, 0.0, 0.0], [0.0, -0.0, 2.0, -1.0], [-0.0, 0.0, np.nan, 0.0], [0.0, 0.0, -0.0, -0.0]],
+    [
+      [0.0, -0.0, 1.0, 0.0],
+      [-0.0, 0.0, -0.0, -0.0],
+      [np.nan, -0.0, 0.0, -2.0],
+      [-3.0, 0.0, -0.0, 4.0],
+    ],
+    [
+      [-0.0, -0.0, 0.0, 0.0],
+      [0.0, -0.0, 2.0, -1.0],
+      [-0.0, 0.0, np.nan, 0.0],
+      [0.0, 0.0, -0.0, -0.0],
+    ],
   ],
   np.float32,
 )[..., None]
@@ -164,3 +174,17 @@ def test_litert_tells_zeros_apart_only_where_their_sign_can_differ(fun, tells_ze
   # NaNs where JAX's are and the same signs of zero; exp and log round.
   want = np.asarray(jax.jit(fun)(_ZEROS_AND_NAN))
   compare.assert_same(want, np.asarray(got), tol=(1e-6, 1e-6))
+
+
+@pytest.mark.parametrize("route", ["litert", "native"])
+def test_pads_with_negative_zero_write_negative_zeros(route):
+  # The converters write a constant -0.0 as +0.0.
+  pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
+  if route == "native":
+    pytest.importorskip("tensorflow")
+
+  def fun(x):
+    return lax.pad(x, np.float32(-0.0), [(2, 1, 1)])
+
+  model = jax2tf.to_tflite(fun, _LEFT, route=route, verify=False)
+  _exactly_as_jax(model, fun, _LEFT)

@@ -350,9 +350,10 @@ _COMPUTATION_REGIONS = frozenset(
 
 
 def _bool_op_as_logic(op):
-  # TFLite has no MAXIMUM, MINIMUM, ordered comparison or XOR of bools
-  # (the targets' kernel lists), but LOGICAL_AND, LOGICAL_OR and
-  # LOGICAL_NOT, which compute them on bools exactly (False < True).
+  # TFLite has no MAXIMUM, MINIMUM, ADD, clamp, ordered comparison or XOR
+  # of bools (the targets' kernel lists), but LOGICAL_AND, LOGICAL_OR and
+  # LOGICAL_NOT, which compute them on bools exactly (False < True; XLA's
+  # sum of bools, a gradient's, is their or).
   if not all(values.is_bool_tensor(v.type) for v in op.operands):
     return
   parent = op.parent
@@ -361,9 +362,14 @@ def _bool_op_as_logic(op):
     # compares them, and becomes ARG_MAX); reduce_folds.py has already
     # unrolled the bodies that no kernel runs.
     return
+  if op.name == "stablehlo.clamp":
+    low, x, high = op.operands
+    with ir.InsertionPoint(op), op.location:
+      replace(op, hlo.AndOp(hlo.OrOp(x, low).result, high).result)
+    return
   a, b = op.operands
   with ir.InsertionPoint(op), op.location:
-    if op.name == "stablehlo.maximum":
+    if op.name in ("stablehlo.maximum", "stablehlo.add"):
       logic = hlo.OrOp(a, b).result
     elif op.name == "stablehlo.minimum":
       logic = hlo.AndOp(a, b).result
@@ -385,7 +391,7 @@ def _bool_op_as_logic(op):
 
 BOOL_OPS_AS_LOGIC = Pattern(
   "bool_ops_as_logic",
-  ("stablehlo.maximum", "stablehlo.minimum", "stablehlo.xor", "stablehlo.compare"),
+  tuple("stablehlo." + name for name in "maximum minimum add multiply clamp xor compare".split()),
   _bool_op_as_logic,
 )
 

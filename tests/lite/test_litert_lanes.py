@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax import lax
+from jax.extend.core import primitives as core_primitives
 
 pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
 
@@ -200,6 +201,8 @@ def test_uint32_negations_differences_and_sums_wrap_on_int32_bits(route):
 
 def _bool_ops(a, b):
   return (
+    core_primitives.add_jaxvals_p.bind(a, b),  # a gradient's sum: XLA's or
+    lax.clamp(a, b, a | b),
     jnp.maximum(a, b),
     jnp.minimum(a, b),
     a ^ b,
@@ -214,8 +217,9 @@ def _bool_ops(a, b):
 
 @pytest.mark.parametrize("route", ["litert", "native"])
 def test_bool_maxima_comparisons_and_xor_are_logic(route):
-  # TFLite has no MAXIMUM, MINIMUM, ordered comparison or XOR of bools;
-  # each is LOGICAL_AND/OR/NOT of them (module_patterns.BOOL_OPS_AS_LOGIC).
+  # TFLite has no MAXIMUM, MINIMUM, ADD, clamp, ordered comparison or XOR
+  # of bools; each is LOGICAL_AND/OR/NOT of them
+  # (module_patterns.BOOL_OPS_AS_LOGIC).
   if route == "native":
     pytest.importorskip("tensorflow")
   a = np.array([False, False, True, True, False, True], bool)

@@ -9,8 +9,10 @@ forms of jax2tf/jax_forms, chosen by the kernel lists the graph route reads
   - sort, top_k and approx_top_k: TopK passes over integer order keys, where
     the target lacks `XlaSort` (no sort op but XLA's), as the graph route's
     sort rule writes them in TF ops;
-  - integer convolutions: one dot_general of the input's windows, where it
-    lacks `XlaConv` (the graph route lowers the same form);
+  - integer convolutions, and real ones with an input dilation (transposed
+    convolutions) or batch groups: one dot_general of the input's windows,
+    where it lacks `XlaConv` (the graph route lowers the same form for
+    integers);
   - integer dot_general: the products summed, where it lacks an int32
     `MatMul` (the graph route lowers the same form);
   - select_and_scatter of max and min pooling gradients: strided slices,
@@ -34,8 +36,8 @@ from jax.extend.core import primitives as core_primitives
 from jax.interpreters import mlir
 
 from jax2tf.jax_forms import (
+  conv_as_dot,
   high_products,
-  integer_conv,
   rng_bits,
   selected_windows,
   sorting,
@@ -93,14 +95,27 @@ def _is_integer(dtype) -> bool:
   return np.dtype(dtype).kind in "iub" and np.dtype(dtype).itemsize <= 4
 
 
-def _integer_conv_form(ctx, **params):
+def _conv_form(ctx, *, lhs_dilation, batch_group_count, **params):
   out = ctx.avals_out[0]
   spatial = ctx.avals_in[1].shape
-  if not _is_integer(out.dtype) or not _is_static(*spatial, *out.shape[2:]):
+  if not _is_static(*spatial, *out.shape):
     return None
   if any(d == 0 for d in out.shape):
-    return None  # no result to compute
-  return integer_conv.IntegerConv.of(out, **params)
+    # No result to compute (a window larger than the input), which the
+    # converters refuse to write as a convolution.
+    return lambda lhs, rhs: [jnp.zeros(out.shape, out.dtype)]
+  if not _is_integer(out.dtype):
+    # Real convolutions keep the converters' CONV_2D and its kin, except
+    # those with an input dilation (a transposed convolution) or batch
+    # groups, which they refuse or write as a TRANSPOSE_CONV that LiteRT
+    # sizes wrongly.
+    if not jnp.issubdtype(out.dtype, jnp.floating):
+      return None
+    if all(d == 1 for d in lhs_dilation) and batch_group_count == 1:
+      return None
+  return conv_as_dot.ConvAsDot.of(
+    out, lhs_dilation=lhs_dilation, batch_group_count=batch_group_count, **params
+  )
 
 
 def _integer_dot_form(ctx, *, dimension_numbers, **_):
@@ -188,7 +203,7 @@ def _forms(target: Target) -> tuple:
       _rule(lax.approx_top_k_p, _approx_top_k_form),
     ]
   if target.lacks_kernel("XlaConv"):
-    rules.append(_rule(lax.conv_general_dilated_p, _integer_conv_form))
+    rules.append(_rule(lax.conv_general_dilated_p, _conv_form))
   if target.lacks_kernel("MatMul", "int32"):
     rules.append(_rule(lax.dot_general_p, _integer_dot_form))
   if target.lacks_kernel("XlaSelectAndScatter"):

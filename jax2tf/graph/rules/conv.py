@@ -28,7 +28,7 @@ from jax2tf.graph import registry, windowing
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import tf_private
-from jax2tf.jax_forms import integer_conv
+from jax2tf.jax_forms import conv_as_dot
 from jax2tf.shapes import dim_eval
 
 
@@ -338,7 +338,7 @@ def _int_conv_as_dot(
   batch_group_count,
 ):
   """An integer convolution without XLA ops: the form of
-  jax2tf/jax_forms/integer_conv.py, lowered through the rules of its pad,
+  jax2tf/jax_forms/conv_as_dot.py, lowered through the rules of its pad,
   slices and dot_general (the dot wraps modulo 2**n on every target, in
   exact halves on TF.js)."""
   kernel = [ctx.avals_in[1].shape[d] for d in dimension_numbers.rhs_spec[2:]]
@@ -349,7 +349,7 @@ def _int_conv_as_dot(
       "an integer convolution is written out once per kernel position, and the kernel's "
       "spatial size is symbolic here; give the kernel a constant shape",
     )
-  spec = integer_conv.IntegerConv.of(
+  spec = conv_as_dot.ConvAsDot.of(
     ctx.aval_out,
     window_strides=window_strides,
     padding=padding,

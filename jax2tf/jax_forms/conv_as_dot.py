@@ -1,10 +1,12 @@
-"""An integer convolution as one dot_general of the input's windows.
+"""A convolution as one dot_general of the input's windows.
 
 TF's integer Conv kernels are missing for most dtypes and ranks, and
-LiteRT's take integers only quantized. Padding, dilation and strides become
-JAX's own pad and strided slices, one per kernel position, and the sum over
-channels and kernel positions one dot_general, which wraps modulo 2**n as
-XLA's convolution does.
+LiteRT's take integers only quantized; the TFLite converters refuse a real
+convolution with an input dilation or batch groups, or write one LiteRT
+sizes wrongly. Padding, dilation and strides become JAX's own pad and
+strided slices, one per kernel position, and the sum over channels and
+kernel positions one dot_general, which wraps modulo 2**n as XLA's integer
+convolution does.
 """
 
 import dataclasses
@@ -17,7 +19,7 @@ from jax import lax
 
 
 @dataclasses.dataclass(frozen=True)
-class IntegerConv:
+class ConvAsDot:
   """conv_general_dilated as a JAX function of pad, slice and dot_general
   (`out_shape` and `dtype` are the result's)."""
 

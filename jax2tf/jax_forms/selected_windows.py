@@ -18,6 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jax2tf.shapes import dim_eval
+
 
 def only_primitive(jaxpr, consts, allowed):
   """The primitive of a scalar computation `(a, b) -> p(a, b)` (a select or
@@ -33,14 +35,6 @@ def only_primitive(jaxpr, consts, allowed):
   ):
     return None
   return eqn.primitive
-
-
-def _is_zero(d) -> bool:
-  return isinstance(d, (int, np.integer)) and d == 0
-
-
-def _is_one(d) -> bool:
-  return isinstance(d, (int, np.integer)) and d == 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,7 +74,7 @@ class ScatterToSelected:
     share_of = source.astype(total.dtype)
     offsets = list(itertools.product(*(range(w) for w in self.window_dimensions)))
     pieces = [self._piece(x, k, source.shape) for k in offsets]
-    if not pieces or any(_is_zero(d) for d in source.shape):
+    if not pieces or any(dim_eval.is_zero(d) for d in source.shape):
       return [self._crop(total) != 0 if boolean else self._crop(total)]
     # XLA's visit: the pick moves to an element unless select(pick, element)
     # holds, so a NaN pick moves on and ties keep the first.
@@ -114,7 +108,7 @@ class ScatterToSelected:
     padded to place."""
     for axis, stride in enumerate(self.window_strides):
       n = share.shape[axis]
-      if stride > 1 and not _is_one(n):
+      if stride > 1 and not (dim_eval.is_constant(n) and int(n) == 1):
         spread = jnp.expand_dims(share, axis + 1)
         pad = [(0, 0, 0)] * spread.ndim
         pad[axis + 1] = (0, stride - 1, 0)

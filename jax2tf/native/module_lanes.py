@@ -227,9 +227,14 @@ def _order_keys_of(value):
   return bits.owner.operands[0]
 
 
+def _int32_of_bits(element: int) -> int:
+  """The int32 number with the bits of the uint32 `element`."""
+  return element - (1 << 32) if element >= _TOP_BIT else element
+
+
 def _order_key(element: int) -> int:
   """The int32 key of the uint32 `element`: the same bits, top bit flipped."""
-  return (element ^ _TOP_BIT) - (1 << 32) if element < _TOP_BIT else element ^ _TOP_BIT
+  return _int32_of_bits(element ^ _TOP_BIT)
 
 
 def _is_16_bit(element) -> bool:
@@ -277,11 +282,6 @@ def _int32_bits_of(value):
   if isinstance(element, ir.IntegerType) and element.width == 32 and not element.is_unsigned:
     return source
   return None
-
-
-def _int32_of_bits(element: int) -> int:
-  """The int32 number with the bits of the uint32 `element`."""
-  return element - (1 << 32) if element >= _TOP_BIT else element
 
 
 # uint32 wrapping arithmetic that LiteRT has no uint32 kernel for (NEG, SUB,

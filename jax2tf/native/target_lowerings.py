@@ -44,6 +44,7 @@ from jax2tf.jax_forms import (
   summed_products,
 )
 from jax2tf.native import portable_lowering
+from jax2tf.shapes import dim_eval
 from jax2tf.targets import Target
 
 
@@ -64,7 +65,7 @@ def _rule(primitive, form_of):
 
 
 def _is_static(*dims) -> bool:
-  return all(isinstance(d, (int, np.integer)) for d in dims)
+  return all(dim_eval.is_constant(d) for d in dims)
 
 
 # The forms gather along the sorted axis, which the converters refuse on
@@ -159,7 +160,7 @@ def _rng_bits_form(ctx, *, shape, dtype, algorithm, **_):
   state_dtype = np.dtype(ctx.avals_in[0].dtype)
   if state_dtype.itemsize != 4 or np.dtype(dtype).itemsize > 4:
     return None
-  if any(isinstance(d, (int, np.integer)) and d == 0 for d in shape):
+  if any(dim_eval.is_zero(d) for d in shape):
     return None
   fn = rng_bits.generator(shape, dtype, algorithm, state_dtype)
   return lambda state: list(fn(state))

@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 from jax import export as jax_export
 from jax import lax
-from jax.extend.core import primitives as core_primitives
 
 pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
 
@@ -27,6 +26,8 @@ import jax2tf  # noqa: E402
 from jax2tf import lite, targets  # noqa: E402
 from jax2tf.lite import inspect as lite_inspect  # noqa: E402
 from jax2tf.native import target_lowerings  # noqa: E402
+from tests.cases.elementwise import specials_pairs, total_order  # noqa: E402
+from tests.cases.random import _CARRY_KEY, _rbg  # noqa: E402
 from tests.support import compare  # noqa: E402
 
 _RNG = np.random.default_rng(0)
@@ -52,25 +53,9 @@ def _pool_gradient(combine, init, window, strides, padding):
   return jax.grad(pooled_sum)
 
 
-_SPECIALS = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.5], np.float32)
-_LEFT, _RIGHT = (a.reshape(-1) for a in np.meshgrid(_SPECIALS, _SPECIALS))
+_LEFT, _RIGHT = specials_pairs(np.float32)
 
-
-def _total_order(x, y):
-  return [
-    p.bind(x, y)
-    for p in (core_primitives.lt_to_p, core_primitives.le_to_p, core_primitives.eq_to_p)
-  ]
-
-
-_STATE = np.array([7, 9, 0xFFFFFFFF, 0xFFFFFFFE], np.uint32)  # a counter near its wrap
-_PHILOX, _THREE_FRY = lax.RandomAlgorithm.RNG_PHILOX, lax.RandomAlgorithm.RNG_THREE_FRY
 _WORDS = np.array([0, 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 12345678, 0xDEADBEEF], np.uint32)
-
-
-def _bits(algorithm, shape, dtype):
-  return lambda state: lax.rng_bit_generator(state, shape, dtype=dtype, algorithm=algorithm)
-
 
 _CASES = {
   "sort_last": (lambda x: jnp.sort(x, axis=-1), (_X,)),
@@ -100,16 +85,16 @@ _CASES = {
     ),
     (_IMAGE, _KERNEL),
   ),
-  "rbg_philox_uint8": (_bits(_PHILOX, (3, 5), np.uint8), (_STATE,)),
-  "rbg_philox_uint32": (_bits(_PHILOX, (7,), np.uint32), (_STATE,)),
-  "rbg_threefry_uint16": (_bits(_THREE_FRY, (4, 3), np.uint16), (_STATE,)),
-  "rbg_threefry_uint32": (_bits(_THREE_FRY, (5, 5), np.uint32), (_STATE,)),
+  "rbg_philox_uint8": (_rbg((3, 5), np.uint8, "philox"), (_CARRY_KEY,)),
+  "rbg_philox_uint32": (_rbg((7,), np.uint32, "philox"), (_CARRY_KEY,)),
+  "rbg_threefry_uint16": (_rbg((4, 3), np.uint16, "threefry"), (_CARRY_KEY,)),
+  "rbg_threefry_uint32": (_rbg((5, 5), np.uint32, "threefry"), (_CARRY_KEY,)),
   "mulhi_uint32": (lambda a: lax.mulhi(a, a[::-1]), (_WORDS,)),
   "mulhi_int32": (lambda a: lax.mulhi(a.view(np.int32), a[::-1].view(np.int32)), (_WORDS,)),
   "mulhi_int16": (lambda a: lax.mulhi(a.astype(np.int16), a[::-1].astype(np.int16)), (_WORDS,)),
-  "total_order": (_total_order, (_LEFT, _RIGHT)),
+  "total_order": (total_order, (_LEFT, _RIGHT)),
   "total_order_bfloat16": (
-    lambda x, y: _total_order(x.astype(jnp.bfloat16), y.astype(jnp.bfloat16)),
+    lambda x, y: total_order(x.astype(jnp.bfloat16), y.astype(jnp.bfloat16)),
     (_LEFT, _RIGHT),
   ),
   "max_pool_gradient": (

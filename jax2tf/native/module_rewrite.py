@@ -38,6 +38,7 @@ from jax2tf.native import (
   kernel_forms,
   module_lanes,
   module_patterns,
+  placement,
   reduce_folds,
   versions,
 )
@@ -118,6 +119,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
   ),
   "tflite": (
     *kernel_forms.composite_forms_for(TFLITE),
+    *placement.DROP_PLACEMENT_ANNOTATIONS,
     module_patterns.INLINE_COMPOSITES,
     module_patterns.DROP_EMPTY_CONCATENATE_OPERANDS,
     module_patterns.DOT_CONTRACTIONS_IN_ORDER,
@@ -145,6 +147,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
   ),
   "litert": (
     *kernel_forms.composite_forms_for(LITERT),
+    *placement.DROP_PLACEMENT_ANNOTATIONS,
     module_patterns.INLINE_COMPOSITES,
     module_patterns.DROP_EMPTY_CONCATENATE_OPERANDS,
     module_patterns.DOT_CONTRACTIONS_IN_ORDER,

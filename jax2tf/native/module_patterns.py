@@ -253,6 +253,56 @@ DOT_CONTRACTIONS_IN_ORDER = Pattern(
 )
 
 
+def _operands_swapped_for_trailing_rhs_contractions(op):
+  # Without batch dimensions, an rhs of rank over 2 contracted on its
+  # trailing dimensions against an lhs contracted elsewhere makes both
+  # converters' FULLY_CONNECTED read the lhs's free dimension as its
+  # contracting one: einsum("bij,jk->bki"), a [j, k] lhs contracted on j,
+  # failed to run ("5 != 4"). A transpose of the lhs is folded back into the
+  # dot's dimensions; the dot of the swapped operands (their order the
+  # converters do read) is transposed to the dot's result instead.
+  dims = hlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
+  if len(dims.lhs_batching_dimensions):
+    return
+  lhs, rhs = op.operands
+  lhs_rank = ir.RankedTensorType(lhs.type).rank
+  rhs_rank = ir.RankedTensorType(rhs.type).rank
+  lhs_c, rhs_c = list(dims.lhs_contracting_dimensions), list(dims.rhs_contracting_dimensions)
+  trailing = lambda c, rank: c == list(range(rank - len(c), rank))  # noqa: E731
+  if rhs_rank <= 2 or not trailing(rhs_c, rhs_rank) or trailing(lhs_c, lhs_rank):
+    return
+  lhs_free = lhs_rank - len(lhs_c)
+  rhs_free = rhs_rank - len(rhs_c)
+  result = ir.RankedTensorType(op.results[0].type)
+  shape = list(result.shape)
+  swapped_shape = shape[lhs_free:] + shape[:lhs_free]
+  with ir.InsertionPoint(op), op.location:
+    swapped = hlo.DotGeneralOp(
+      ir.RankedTensorType.get(swapped_shape, result.element_type),
+      rhs,
+      lhs,
+      hlo.DotDimensionNumbers.get(
+        lhs_batching_dimensions=[],
+        rhs_batching_dimensions=[],
+        lhs_contracting_dimensions=rhs_c,
+        rhs_contracting_dimensions=lhs_c,
+      ),
+      precision_config=op.attributes["precision_config"]
+      if "precision_config" in op.attributes
+      else None,
+    )
+    order = list(range(rhs_free, rhs_free + lhs_free)) + list(range(rhs_free))
+    back = hlo.TransposeOp(swapped.result, ir.DenseI64ArrayAttr.get(order))
+  replace(op, back.result)
+
+
+SWAP_OPERANDS_FOR_TRAILING_RHS_CONTRACTIONS = Pattern(
+  "swap_operands_for_trailing_rhs_contractions",
+  ("stablehlo.dot_general",),
+  _operands_swapped_for_trailing_rhs_contractions,
+)
+
+
 def _min_max_of_extreme_constant_as_select(op):
   # TF's TFLite converter drops such an op (quirks.tflite_drops_min_max_with).
   # One compare and a select instead, which keep the varying operand's NaN

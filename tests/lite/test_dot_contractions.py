@@ -1,9 +1,12 @@
 """dot_general with several contracting dimensions listed in another order
 on each side: both TFLite converters pair them wrongly, with no error, so
 every StableHLO pipeline lists them in one order
-(module_patterns.DOT_CONTRACTIONS_IN_ORDER)."""
+(module_patterns.DOT_CONTRACTIONS_IN_ORDER). A matrix contracted on its
+first dimension against an array's last one is written as a FULLY_CONNECTED
+that fails to run, so every pipeline swaps the operands."""
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax import lax
@@ -28,6 +31,12 @@ _CASES = {
   "lhs_descending": (
     lambda a, b: lax.dot_general(a, b, (((2, 0), (0, 1)), ((), ()))),
     (_RNG.normal(size=(3, 4, 5)), _RNG.normal(size=(5, 3, 2))),
+  ),
+  # A matrix contracted on its first dimension against the last of an
+  # array: einsum("bij,jk->bki") (module_patterns.SWAP_OPERANDS_FOR_TRAILING_RHS_CONTRACTIONS).
+  "matrix_first_against_array_last": (
+    lambda a, b: jnp.einsum("bij,jk->bki", a, b),
+    (_RNG.normal(size=(2, 3, 4)), _RNG.normal(size=(4, 5))),
   ),
 }
 

@@ -16,7 +16,6 @@ from jax2tf.deploy import provenance
 from jax2tf.deploy.signature import Traced
 from jax2tf.lite import calibration, mlir_types
 from jax2tf.lite.errors import TFLiteConversionError
-from jax2tf.shapes import dim_eval
 
 # A converter message names refused ops as `'tf.Name'`, `tf.Name(` or in
 # lists "Flex ops: FlexName, ..." / "Custom ops: Name, ...".
@@ -203,76 +202,7 @@ def _jaxpr_readers_of_complex_broadcasts(traced: Traced) -> list[str]:
   return found
 
 
-def _contracts_an_empty_axis(eqn) -> bool:
-  if eqn.primitive.name != "dot_general":
-    return False
-  (lhs_contracting, _), _ = eqn.params["dimension_numbers"]
-  shape = eqn.invars[0].aval.shape
-  return any(dim_eval.is_zero(shape[d]) for d in lhs_contracting)
-
-
-def _live_equations(jaxpr) -> list:
-  """The equations whose results the outputs need (a gradient's unused
-  forward pass is not), with every equation nested in them."""
-  needed = {v for v in jaxpr.outvars if not _is_literal(v)}
-  live = []
-  for eqn in reversed(jaxpr.eqns):
-    if eqn.effects or any(v in needed for v in eqn.outvars):
-      live.append(eqn)
-      needed.update(v for v in eqn.invars if not _is_literal(v))
-  nested = [
-    e for eqn in live for inner in provenance.inner_jaxprs(eqn) for e in provenance.equations(inner)
-  ]
-  return live + nested
-
-
-def _reverses_no_elements(eqn) -> bool:
-  shape = eqn.invars[0].aval.shape if eqn.invars else ()
-  return eqn.primitive.name == "rev" and any(dim_eval.is_zero(d) for d in shape)
-
-
-# (test, what the native route makes of such an equation): equations on
-# arrays with no elements that end the process there; the graph route's
-# rules emit ops the converter and LiteRT handle.
-_NATIVE_CRASHES = (
-  (
-    _contracts_an_empty_axis,
-    "a dot_general that contracts an axis of size 0 (its result is zeros) crashes TF's "
-    "TFLite converter (SIGFPE) or leaves LiteRT a BATCH_MATMUL it fails to prepare",
-  ),
-  (
-    _reverses_no_elements,
-    "a rev of an array with no elements becomes a REVERSE_V2 that LiteRT crashes on (SIGSEGV)",
-  ),
-)
-
-
-def _refuse_native_crashes(traced: Traced):
-  """Refuses what `_NATIVE_CRASHES` lists, where the outputs need it (the
-  converter drops an equation whose result nothing reads)."""
-  live = _live_equations(traced.jaxpr.jaxpr)
-  problems = []
-  for test, what in _NATIVE_CRASHES:
-    ids = {id(e) for e in live if test(e)}
-    if ids:
-      applied = provenance.primitive_lines(traced.jaxpr, keep=lambda e, ids=ids: id(e) in ids)
-      problems.append(
-        f"  {what}; emitted for the JAX primitive {provenance.describe(applied, applied)}"
-      )
-  if not problems:
-    return
-  raise TFLiteConversionError(
-    "to_tflite (route 'native'): these would end the process, so it is not run:\n"
-    + "\n".join(problems)
-    + "\nRemedies: route='graph' (or 'auto'), which converts it; leave out the computation on "
-    "arrays with no elements (its result is known); native serialization to a SavedModel "
-    "for TF Serving."
-  )
-
-
 def _refuse_what_crashes_the_converter(traced: Traced, route: str):
-  if route == "native" and traced.jaxpr is not None:
-    _refuse_native_crashes(traced)
   applied = provenance.primitive_lines(traced.jaxpr)
   if route == "graph":
     primitives = _graph_readers_of_complex_broadcasts(traced, applied)

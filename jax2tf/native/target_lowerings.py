@@ -25,11 +25,27 @@ forms of jax2tf/jax_forms, chosen by the kernel lists the graph route reads
   - comparisons of floats in IEEE's total order (lt_to, le_to, eq_to): of
     the sort's integer order keys, where it takes no XLA ops (only XLA's
     compare has a TOTALORDER type).
+
+Where it takes no XLA ops, the converters' and LiteRT's ways with some
+operands also differ from XLA's, or end the process; those primitives lower
+to forms that give them operands on which they agree:
+  - dot_general contracting an axis of size 0: zeros; rev of an array with
+    no elements: the array;
+  - dynamic_slice and dynamic_update_slice with unsigned or 64-bit starts,
+    which the converters cast to int32 before clamping: clamped first, in
+    their own type (jax_forms/index_bounds.py);
+  - scatters that drop a window partly outside the operand (LiteRT's kernel
+    writes its inside part): such a window starts wholly outside;
+  - argmax and argmin with an index type other than int32 or int64 (their
+    ARG_MAX/ARG_MIN's): the int32 index, converted;
+  - reduce_precision to the operand's own format, which no converter lowers:
+    the operand.
 """
 
 import functools
 
 import jax.numpy as jnp
+import ml_dtypes
 import numpy as np
 from jax import lax
 from jax.extend.core import primitives as core_primitives
@@ -38,6 +54,7 @@ from jax.interpreters import mlir
 from jax2tf.jax_forms import (
   conv_as_dot,
   high_products,
+  index_bounds,
   rng_bits,
   selected_windows,
   sorting,
@@ -119,12 +136,115 @@ def _conv_form(ctx, *, lhs_dilation, batch_group_count, **params):
   )
 
 
-def _integer_dot_form(ctx, *, dimension_numbers, **_):
+def _zeros_form(ctx):
   out = ctx.avals_out[0]
-  if not _is_integer(out.dtype):
+  return lambda *_: [jnp.zeros(out.shape, out.dtype)]
+
+
+def _dot_form(integer_products: bool):
+  def form_of(ctx, *, dimension_numbers, **_):
+    (lhs_contracting, _), _ = dimension_numbers
+    lhs_shape = ctx.avals_in[0].shape
+    if _is_static(*ctx.avals_out[0].shape) and any(
+      dim_eval.is_zero(lhs_shape[d]) for d in lhs_contracting
+    ):
+      # A sum of no products: TF's TFLite converter ends the process on
+      # it (SIGFPE), and LiteRT fails to prepare the BATCH_MATMUL
+      # litert-converter writes.
+      return _zeros_form(ctx)
+    out = ctx.avals_out[0]
+    if not integer_products or not _is_integer(out.dtype):
+      return None
+    products = summed_products.SummedProducts(dimension_numbers, np.dtype(np.int32), out.dtype)
+    return lambda lhs, rhs: [products(lhs, rhs)]
+
+  return form_of
+
+
+def _narrow_starts_form(starts_from: int):
+  """For dynamic_slice (`starts_from` 1) and dynamic_update_slice (2)."""
+
+  def form_of(ctx, **params):
+    operand = ctx.avals_in[0]
+    starts = ctx.avals_in[starts_from : starts_from + len(operand.shape)]
+    if len(ctx.avals_in) != starts_from + len(operand.shape):
+      return None  # sizes of a symbolic slice follow the starts
+    if not any(index_bounds.needs_narrowing(s.dtype) for s in starts):
+      return None
+    window = params["slice_sizes"] if starts_from == 1 else ctx.avals_in[1].shape
+    if not _is_static(*operand.shape, *window):
+      return None
+    primitive = lax.dynamic_slice_p if starts_from == 1 else lax.dynamic_update_slice_p
+
+    def bounded(*operands):
+      fixed, starts = operands[:starts_from], operands[starts_from:]
+      starts = index_bounds.clamped_int32_starts(starts, operand.shape, window)
+      return [primitive.bind(*fixed, *starts, **params)]
+
+    return bounded
+
+  return form_of
+
+
+def _scatter_form(ctx, *, dimension_numbers, mode, **params):
+  operand, _, updates = ctx.avals_in
+  if mode != lax.GatherScatterMode.FILL_OR_DROP:
     return None
-  products = summed_products.SummedProducts(dimension_numbers, np.dtype(np.int32), out.dtype)
-  return lambda lhs, rhs: [products(lhs, rhs)]
+  if not _is_static(*operand.shape, *updates.shape):
+    return None
+  if not index_bounds.has_partial_windows(operand.shape, updates.shape, dimension_numbers):
+    return None
+  primitive = ctx.primitive
+
+  def dropped(operand_value, indices, updates_value):
+    indices = index_bounds.drop_partial_windows(
+      indices, operand.shape, updates.shape, dimension_numbers
+    )
+    # The starts left are inside or wholly outside, where every mode agrees.
+    return [
+      primitive.bind(
+        operand_value,
+        indices,
+        updates_value,
+        dimension_numbers=dimension_numbers,
+        mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
+        **params,
+      )
+    ]
+
+  return dropped
+
+
+def _arg_index_form(ctx, *, axes, index_dtype):
+  # The converters write argmax and argmin as TFLite's ARG_MAX/ARG_MIN,
+  # whose index is int32 or int64; another index type is a conversion of
+  # the int32 one (which holds every index of an axis LiteRT can hold).
+  if np.dtype(index_dtype) in (np.dtype(np.int32), np.dtype(np.int64)):
+    return None
+  primitive = ctx.primitive
+
+  def converted(x):
+    index = primitive.bind(x, axes=axes, index_dtype=np.dtype(np.int32))
+    return [lax.convert_element_type(index, index_dtype)]
+
+  return converted
+
+
+def _reduce_precision_form(ctx, *, exponent_bits, mantissa_bits):
+  # Rounding to a format as wide as the operand's own changes nothing
+  # (remat's name markers write one); the converters have no lowering for
+  # the op at all.
+  info = ml_dtypes.finfo(ctx.avals_in[0].dtype)
+  if exponent_bits >= int(info.nexp) and mantissa_bits >= int(info.nmant):
+    return lambda x: [x]
+  return None
+
+
+def _rev_form(ctx, **_):
+  # Reversing no elements: LiteRT's REVERSE_V2 ends the process on it.
+  if any(dim_eval.is_zero(d) for d in ctx.avals_in[0].shape):
+    return lambda x: [x]
+  return None
 
 
 def _scatter_to_selected_form(ctx, *, select_prim, **params):
@@ -187,6 +307,16 @@ def _total_order_form(compare):
   return form_of
 
 
+_SCATTERS = (
+  lax.scatter_p,
+  lax.scatter_add_p,
+  lax.scatter_mul_p,
+  lax.scatter_min_p,
+  lax.scatter_max_p,
+  *((lax.scatter_sub_p,) if hasattr(lax, "scatter_sub_p") else ()),
+)
+
+
 def lowering_rules(target: Target) -> tuple:
   """(primitive, rule) pairs for `jax.export.export(_override_lowering_rules=...)`
   for a module for `target`: the portable rules (portable_lowering.py), then
@@ -205,8 +335,19 @@ def _forms(target: Target) -> tuple:
     ]
   if target.lacks_kernel("XlaConv"):
     rules.append(_rule(lax.conv_general_dilated_p, _conv_form))
-  if target.lacks_kernel("MatMul", "int32"):
-    rules.append(_rule(lax.dot_general_p, _integer_dot_form))
+  if not target.xla_ops:
+    rules += [
+      _rule(lax.dot_general_p, _dot_form(target.lacks_kernel("MatMul", "int32"))),
+      _rule(lax.rev_p, _rev_form),
+      _rule(lax.reduce_precision_p, _reduce_precision_form),
+      _rule(lax.dynamic_slice_p, _narrow_starts_form(1)),
+      _rule(lax.dynamic_update_slice_p, _narrow_starts_form(2)),
+      _rule(lax.argmax_p, _arg_index_form),
+      _rule(lax.argmin_p, _arg_index_form),
+      *(_rule(p, _scatter_form) for p in _SCATTERS),
+    ]
+  elif target.lacks_kernel("MatMul", "int32"):
+    rules.append(_rule(lax.dot_general_p, _dot_form(True)))
   if target.lacks_kernel("XlaSelectAndScatter"):
     rules += [
       _rule(lax.select_and_scatter_add_p, _scatter_to_selected_form),

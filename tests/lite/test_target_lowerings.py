@@ -109,6 +109,35 @@ _CASES = {
     _pool_gradient(lax.min, np.inf, (1, 3, 2, 1), (1, 1, 2, 1), ((0, 0), (1, 1), (0, 1), (0, 0))),
     (_POOLED,),
   ),
+  # Starts that an int32 cast would wrap: XLA clamps them in their own type.
+  "dynamic_slice_uint32_start": (
+    lambda x, i: lax.dynamic_slice_in_dim(x, i, 2, axis=1),
+    (_X, np.uint32(4_000_000_000)),
+  ),
+  "dynamic_update_slice_uint8_start": (
+    lambda x, i: lax.dynamic_update_slice_in_dim(x, jnp.ones((3, 2), x.dtype), i, axis=1),
+    (_X, np.uint8(250)),
+  ),
+  # Windows partly outside (at 4, at -1) are skipped whole, windows inside
+  # (at 1, twice) written; the indices run as arguments, unfolded.
+  "scatter_add_drops_partial_windows": (
+    lambda x, i: x.at[:, i[:, None] + jnp.arange(3)].add(10.0, mode="drop"),
+    (_X, np.array([4, -1, 1, 1], np.int32)),
+  ),
+  "scatter_window_indices_int8": (
+    lambda x, i: lax.scatter(
+      x, i[:, None], jnp.ones((2, 3, 4)), lax.ScatterDimensionNumbers((1, 2), (), (1,)), mode="drop"
+    ),
+    (_X, np.array([3, 2], np.int8)),
+  ),
+  # Ties without NaN, which the native route's ARG_MAX does not place as XLA.
+  "argmax_uint32_index": (
+    lambda x: lax.argmax(x, 1, np.uint32),
+    ((_A[0] // 40).astype(np.float32),),
+  ),
+  "argmin_int16_index": (lambda x: lax.argmin(x, 0, np.int16), ((_A[0] // 40).astype(np.float32),)),
+  "dot_of_no_products": (lambda a, b: a[:, :0] @ b[:0], (_X, _X.T)),
+  "reduce_precision_of_its_own_format": (lambda x: lax.reduce_precision(x, 8, 23), (_X,)),
 }
 
 

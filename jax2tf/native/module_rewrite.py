@@ -131,6 +131,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.DROP_MIN_MAX_WITH_IDENTITY,
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
     # Before the patterns of single ops, which then meet the body's ops.
+    reduce_folds.REDUCTION_OF_NOTHING_AS_RESHAPE,
     reduce_folds.REDUCE_AS_FOLD,
     reduce_folds.WINDOW_AS_FOLD,
     reduce_folds.INIT_AFTER_REDUCTION,
@@ -159,6 +160,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.REVERSE_ONE_RUN_AT_A_TIME,
     module_patterns.DROP_MIN_MAX_WITH_IDENTITY,
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
+    reduce_folds.REDUCTION_OF_NOTHING_AS_RESHAPE,
     reduce_folds.REDUCE_AS_FOLD,
     reduce_folds.WINDOW_AS_FOLD,
     reduce_folds.INIT_AFTER_REDUCTION,

@@ -17,7 +17,8 @@ a reduction beyond that stays for the converter.
 
 A float max/min reduction, or a window of one add or multiply, from another
 init than its identity reduces from the identity and takes the init after
-(INIT_AFTER_REDUCTION).
+(INIT_AFTER_REDUCTION). A reduction along axes of length 1 is first the
+reshape XLA makes of it (REDUCTION_OF_NOTHING_AS_RESHAPE).
 """
 
 import itertools
@@ -192,6 +193,29 @@ def _valid(at, shape, windows, counts, padding, out):
     along[axis] = counts[axis]
     mask &= inside.reshape(along)
   return None if mask.all() else _bool_constant(mask)
+
+
+def _reduction_of_nothing_as_reshape(op):
+  # XLA makes a reduce along axes of length 1 a reshape of its operands
+  # (xla_fold.reduces_nothing); LiteRT's SUM adds a -0.0 to +0.0, and a
+  # fold would apply the init and the body XLA never applies.
+  n = len(op.results)
+  shape = ir.RankedTensorType(op.operands[0].type)
+  if not shape.has_static_shape:
+    return
+  axes = ir.DenseI64ArrayAttr(op.attributes["dimensions"])
+  if not xla_fold.reduces_nothing(shape.shape[a] for a in axes):
+    return
+  with ir.InsertionPoint(op), op.location:
+    reshaped = [hlo.ReshapeOp(r.type, x).result for r, x in zip(op.results, op.operands[:n])]
+  for result, new in zip(op.results, reshaped):
+    result.replace_all_uses_with(new)
+  op.erase()
+
+
+REDUCTION_OF_NOTHING_AS_RESHAPE = Pattern(
+  "reduction_of_nothing_as_reshape", ("stablehlo.reduce",), _reduction_of_nothing_as_reshape
+)
 
 
 def _reduce_as_fold(op):

@@ -10,6 +10,11 @@ elements per reduced axis, SAME-padded, each folded from the init with the
 padding skipped, then the windows' results the same way, until no reduced
 axis is longer; variadic reductions fold straight through.
 
+A reduction whose result holds as many elements as its operand (every
+reduced axis of length 1) is no fold at all: XLA's simplifier makes it a
+reshape of the operand, so neither the init nor the body is applied
+(`reduce(x, 7, f)` over such axes is `x`, whatever `f`; a sum keeps -0.0).
+
 No TensorFlow or JAX here: the graph rule (jax2tf/graph/rules/reductions.py)
 and the StableHLO rewrite (jax2tf/native/reduce_folds.py) read it, each in
 its own IR.
@@ -34,3 +39,10 @@ def same_padding(length: int, window: int) -> tuple[int, int]:
   end to end, cover `length` elements, split as SAME splits it."""
   total = -(-length // window) * window - length
   return total // 2, total - total // 2
+
+
+def reduces_nothing(reduced_lengths) -> bool:
+  """Whether XLA gives a reduction along axes of these lengths as its
+  operand reshaped (all of them 1; at least one axis)."""
+  lengths = list(reduced_lengths)
+  return bool(lengths) and all(d == 1 for d in lengths)

@@ -285,6 +285,12 @@ CASES += [
     _exact("reduce_generic_i8_wraps", rgeneric((1,), _ordered_i8, np.int8(1)),
            _ints((3, 6), dtype=I8)),
     _exact("reduce_generic_empty", rgeneric((0,)), _ints((0, 3))),
+    # Along axes of length 1 XLA applies neither the init nor the body.
+    _exact("reduce_generic_of_one_element", rgeneric((1, 2)), _ints((3, 1, 1))),
+    _exact("reduce_pair_of_one_element", rpair((0,)), _ints((1, 4)), _ints((1, 4), seed=1)),
+    _exact("reduce_add_other_init_of_one_element",
+           lambda x: lax.reduce(x, np.float32(2.5), lax.add, (0, 2)),
+           np.array([-0.0, 0.0, -1.5, 2.0], np.float32).reshape((1, 4, 1))),
     _exact("reduce_pair_ordered", rpair((0, 2)), _ints((3, 4, 5)), _ints((3, 4, 5), seed=1)),
     _exact("reduce_pair_long", rpair((1,)), _ints((2, 100)), _ints((2, 100), seed=1),
            slow=True),

@@ -30,9 +30,11 @@ def _axes(axes):
 def _reduce_sum(ctx, x, *, axes, out_sharding=None):
   del out_sharding  # no TF meaning
   shape = ctx.avals_in[0].shape
-  if axes and all(dim_eval.is_constant(shape[a]) and int(shape[a]) == 1 for a in axes):
-    # XLA drops a sum over one element, keeping -0.0; LiteRT's and TF.js's
-    # SUM add it to +0.0.
+  if ctx.is_static([shape[a] for a in axes]) and xla_fold.reduces_nothing(
+    int(shape[a]) for a in axes
+  ):
+    # A sum of one element keeps -0.0, which LiteRT's and TF.js's SUM add
+    # to +0.0.
     return tf.squeeze(x, _axes(axes))
   # 16-bit floats accumulate in float32 (as XLA on CPU does); integers wrap.
   dt = sem.compute_dtype(ctx.aval_out.dtype)
@@ -210,6 +212,12 @@ def _reduce(ctx, *args, computation, jaxpr, dimensions):
   n = len(args) // 2
   operands, inits = args[:n], args[n:]
   axes = _axes(dimensions)
+  shape = ctx.avals_in[0].shape
+  if ctx.is_static([shape[a] for a in axes]) and xla_fold.reduces_nothing(
+    int(shape[a]) for a in axes
+  ):
+    # As XLA computes it: neither the init nor the body is applied.
+    return [ctx.reshape(x, aval.shape) for x, aval in zip(operands, ctx.avals_out)]
   kind = windowing.recognise_body(jaxpr) if n == 1 else None
   if kind is not None:
     x, init = operands[0], inits[0]

@@ -1021,6 +1021,40 @@ def _scatter_sub_as_add(op):
 SCATTER_SUB_AS_ADD = Pattern("scatter_sub_as_add", ("stablehlo.scatter",), _scatter_sub_as_add)
 
 
+def _zero_factor_sign(value) -> bool | None:
+  """Whether a float constant of zeros, all of one sign, is -0.0; None
+  where `value` is no such constant."""
+  c = values.constant_at_any_shape(value)
+  if c is None or c.elements is None or c.elements.size == 0 or np.any(c.elements != 0):
+    return None
+  signs = np.signbit(c.elements)
+  return bool(signs[0]) if np.all(signs == signs[0]) else None
+
+
+def _multiply_by_zeros_from_the_operand(op):
+  # litert-converter folds x * 0.0 into zeros, where IEEE (and XLA) give NaN
+  # for an infinite or NaN x and -0.0 for a negative one. x - x is +0.0
+  # where x is finite and NaN where it is not, so x * (x - x) is x * 0.0,
+  # and the converter folds none of it.
+  if not values.is_float_tensor(op.results[0].type):
+    return
+  for zeros, x in (op.operands, reversed(list(op.operands))):
+    negative = _zero_factor_sign(zeros)
+    if negative is None or values.constant_of(x) is not None:
+      continue
+    with ir.InsertionPoint(op), op.location:
+      factor = hlo.SubtractOp(x, x).result
+      if negative:
+        factor = hlo.NegOp(factor).result
+      replace(op, hlo.MulOp(x, factor).result)
+    return
+
+
+MULTIPLY_BY_ZEROS_FROM_THE_OPERAND = Pattern(
+  "multiply_by_zeros_from_the_operand", ("stablehlo.multiply",), _multiply_by_zeros_from_the_operand
+)
+
+
 # The same NaN semantics for XLA's reductions (not windows), in one
 # reduction and no conditional. A float's bits read as a signed integer,
 # with the magnitude bits of negative floats flipped, order as the floats do

@@ -166,6 +166,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     reduce_folds.INIT_AFTER_REDUCTION,
     module_patterns.BOOL_OPS_AS_LOGIC,
     module_patterns.SCATTER_SUB_AS_ADD,
+    module_patterns.MULTIPLY_BY_ZEROS_FROM_THE_OPERAND,
     module_patterns.PAD_NEGATIVE_ZERO_BY_NEGATION,
     *integer_patterns.TFLITE_INTEGER_OPS,
     module_patterns.INTEGER_REMAINDER_FROM_DIVISION,

@@ -5,6 +5,7 @@ max and min, their reductions and pools order the zeros as XLA does
 (jax2tf/native/module_patterns.py)."""
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax import lax
@@ -188,3 +189,24 @@ def test_pads_with_negative_zero_write_negative_zeros(route):
 
   model = jax2tf.to_tflite(fun, _LEFT, route=route, verify=False)
   _exactly_as_jax(model, fun, _LEFT)
+
+
+_SPECIALS = np.array([np.inf, -np.inf, np.nan, -2.0, -0.0, 0.0, 3.0, 1e-45], np.float32)
+
+
+@pytest.mark.parametrize(
+  "name, fun",
+  [
+    ("times_zero", lambda x: x * 0.0),
+    ("times_negative_zero", lambda x: -0.0 * x),
+    ("times_zeros_like", lambda x: x * jnp.zeros_like(x)),
+    # XLA drops the + 0.0, keeping the product's -0.0.
+    ("times_zero_plus_zero", lambda x: x * 0.0 + 0.0),
+    ("switch_branch_times_zero", lambda x: lax.switch(0, [lambda v: v * 0 + 0, jnp.sin], x)),
+  ],
+)
+def test_products_with_zero_keep_nan_and_the_sign_on_litert(name, fun):
+  # litert-converter folds x * 0.0 into zeros
+  # (module_patterns.MULTIPLY_BY_ZEROS_FROM_THE_OPERAND).
+  (got,) = lite.run(jax2tf.to_tflite(fun, _SPECIALS, route="litert"), _SPECIALS)
+  compare.assert_same(np.asarray(jax.jit(fun)(_SPECIALS)), got, exact=True, where=name)

@@ -157,6 +157,9 @@ class _HloFloatOps:
   def div(self, x, y):
     return hlo.DivOp(x, self._value(y)).result
 
+  def reciprocal(self, x):
+    return hlo.DivOp(values.filled_like(x, 1.0), x).result
+
   def pow(self, x, c):
     return hlo.PowOp(x, self._value(c)).result
 
@@ -246,6 +249,24 @@ def _float_to_int(op):
   with ir.InsertionPoint(op), op.location:
     res = float_formulas.float_to_int(_HloFloatOps(x, t), x, int(info.min), int(info.max))
   module_patterns.replace(op, res)
+
+
+def _root_exponent(op) -> float | None:
+  """The exponent of a power whose exponent is a constant 0.5 or -0.5."""
+  c = values.constant_at_any_shape(op.operands[1])
+  if c is None or c.elements is None or c.elements.size == 0:
+    return None
+  first = float(c.elements[0])
+  if first not in (0.5, -0.5) or np.any(c.elements != first):
+    return None
+  return first
+
+
+def _root_power(op):
+  # The converters take these exponents for SQRT and RSQRT.
+  exponent = _root_exponent(op)
+  if exponent is not None:
+    _in_float32(lambda ops, x, _: float_formulas.root_power(ops, x, exponent))(op)
 
 
 def _in_float32(formula, applies=lambda op, dtype: True):
@@ -360,6 +381,7 @@ def patterns_for(target: Target) -> tuple[module_patterns.Pattern, ...]:
       # is a power of 1/3, NaN below zero) nor truncated float remainder.
       form("cbrt_from_power", "stablehlo.cbrt", _in_float32(float_formulas.cbrt)),
       form("fmod_of_magnitudes", "stablehlo.remainder", _in_float32(float_formulas.fmod)),
+      form("root_power", "stablehlo.power", _root_power),
       # Its casts leave NaN and floats out of the integer's range undefined.
       form("float_to_int_saturating", "stablehlo.convert", _float_to_int),
       # float64 keeps LiteRT's SIGN: LiteRT compares no float64.

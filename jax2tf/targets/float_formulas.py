@@ -30,6 +30,12 @@ class FormulaOps(Protocol):
 
   def div(self, x: Any, y: Any) -> Any: ...
 
+  def reciprocal(self, x: Any) -> Any:
+    """1 / x, correctly rounded (a division, not a reciprocal estimate)."""
+    ...
+
+  def sqrt(self, x: Any) -> Any: ...
+
   def pow(self, x: Any, c: float) -> Any: ...
 
   def negate(self, x: Any) -> Any:
@@ -85,6 +91,22 @@ def cbrt(ops: FormulaOps, x):
   y = ops.select(ops.is_regular(a), refined, y)
   # Selecting on x == 0 keeps the sign of -0.0.
   return ops.select(ops.equal(x, 0.0), x, ops.select(ops.less(x, 0.0), ops.negate(y), y))
+
+
+def root_power(ops: FormulaOps, x, exponent: float):
+  """x ** 0.5 or x ** -0.5 as XLA gives them: from a correctly rounded
+  square root, +0.0 at -0.0 (a root keeps the sign of -0.0, pow does not)
+  and +inf (0.5) or 0 (-0.5) at -inf (a root's NaN). Graph optimizers and
+  the TFLite converters take these exponents for Sqrt and Rsqrt, which
+  differ there."""
+  root = ops.abs(ops.sqrt(x))
+  # At most -inf, not equal to it: TF's TFLite converter may leave an
+  # infinite constant as the lowest float (jax2tf/lite/infinities.py).
+  minus_inf = ops.less_equal(x, -np.inf)
+  if exponent == 0.5:
+    return ops.select(minus_inf, ops.negate(x), root)
+  assert exponent == -0.5, exponent
+  return ops.select(minus_inf, 0.0, ops.reciprocal(root))
 
 
 def fmod(ops: FormulaOps, x, y):

@@ -167,10 +167,14 @@ class _TfFloatOps:
   float_formulas.py and portable_math.py, on `dtype` (`signed_zeros`: the
   target's)."""
 
-  def __init__(self, dtype, signed_zeros: bool = True, int_dtype=None):
+  def __init__(self, dtype, signed_zeros: bool = True, int_dtype=None, ctx=None):
     self.dtype = dtype
     self.signed_zeros = signed_zeros
     self.int_dtype = int_dtype
+    self.ctx = ctx  # the rule's, where a formula divides 1 by a value
+
+  def reciprocal(self, x):
+    return _reciprocal(self.ctx, x)
 
   def _value(self, v):
     return sem.const(v, self.dtype) if isinstance(v, float) else v
@@ -369,19 +373,12 @@ def _complex_pow(x, y):
 
 def _root_power(ctx, x, exponent: float):
   """x ** exponent for a constant exponent of 0.5, -0.5 or -1, as XLA gives
-  it: from a square root or a division (correctly rounded), +0.0 at -0.0 and
-  +inf at -inf for 0.5. TF's Pow misses the last bit, and graph optimizers
-  (grappler, TF's TFLite converter) take these exponents for Sqrt, Rsqrt and
-  Reciprocal, which differ at -0.0 and -inf."""
+  it: from a square root or a division (correctly rounded); TF's Pow misses
+  the last bit, and grappler takes these exponents for Sqrt, Rsqrt and
+  Reciprocal (float_formulas.root_power)."""
   if exponent == -1:
     return _reciprocal(ctx, x)
-  root = tf.abs(tf.sqrt(x))  # Sqrt keeps the sign of -0.0, pow does not
-  # At most -inf, not equal to it, and +inf as -x: TF's TFLite converter may
-  # leave an infinite constant as the lowest float (lite/infinities.py).
-  minus_inf = tf.less_equal(x, sem.const(-np.inf, x.dtype))
-  if exponent == 0.5:
-    return tf.where(minus_inf, sem.negate_float(x), root)
-  return tf.where(minus_inf, tf.zeros_like(x), _reciprocal(ctx, root))
+  return float_formulas.root_power(_TfFloatOps(x.dtype, ctx=ctx), x, exponent)
 
 
 def _reciprocal(ctx, x):

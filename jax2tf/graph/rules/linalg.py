@@ -9,6 +9,11 @@ write the computation with ordinary TF ops where none does:
     first on ties), so pivots and permutation are LAPACK's.
   - `tridiagonal_solve`: TF's XLA kernel cannot pivot; the rule is LAPACK's
     gtsv elimination (partial pivoting) as two TF scans.
+  - LAPACK's Householder forms (`geqrf`, `householder_product`, `hessenberg`,
+    `tridiagonal`, `geqp3`): TF has no op giving the reflectors and their
+    taus; the rules lower the JAX forms of jax2tf/jax_forms/householder.py
+    (LAPACK's column-by-column steps), as native modules do. `ormqr` lowers
+    JAX's own loop of reflector applications.
 Everything here is ordinary TF ops, so every rule also runs with
 enable_xla=False.
 
@@ -43,6 +48,7 @@ from jax2tf.graph import registry
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import jax_private, tf_private
+from jax2tf.jax_forms import householder
 from jax2tf.shapes import dim_eval
 
 _LAPACK_DTYPES = (tf.float32, tf.float64, tf.complex64, tf.complex128)
@@ -569,12 +575,14 @@ def _custom_linear_solve(ctx, *args, const_lengths, jaxprs):
   return ctx.lower_jaxpr(jaxprs.solve, solve_consts + b)
 
 
-# -- Householder form: geqrf, householder_product, ormqr
+# -- Householder form: geqrf, householder_product, ormqr, hessenberg,
+# tridiagonal, geqp3
 #
 # TF's Qr gives Q and R, not LAPACK's compact form (R on and above the
-# diagonal, the reflector vectors below it, and their scale factors tau), so
-# the rules run LAPACK's column-by-column Householder steps (geqr2/larfg,
-# org2r) as a static loop of TF ops over the columns.
+# diagonal, the reflector vectors below it, and their scale factors tau), and
+# TF has no Hessenberg, tridiagonal or pivoted QR: the rules lower the JAX
+# forms of LAPACK's column-by-column steps (jax2tf/jax_forms/householder.py),
+# which native modules lower too.
 
 
 def _static_matrix_shape(ctx, params, aval):
@@ -588,85 +596,42 @@ def _static_matrix_shape(ctx, params, aval):
   return int(m), int(n)
 
 
-def _reflector(x):
-  """LAPACK's larfg on the columns `x` ([..., l]): (beta, tau, v) with
-  (I - tau v v^H)^H x = beta e_1, v[0] = 1 and beta real. Where x[1:] is zero
-  (and x[0] real) no reflection is needed: tau = 0 and beta = x[0]."""
-  alpha = x[..., 0]
-  rest = x[..., 1:]
-  xnorm_sq = tf.reduce_sum(tf.math.real(rest * tf.math.conj(rest)), axis=-1)
-  alpha_re, alpha_im = tf.math.real(alpha), tf.math.imag(alpha)
-  norm = tf.sqrt(alpha_re * alpha_re + alpha_im * alpha_im + xnorm_sq)
-  # beta takes the sign opposite to Re(alpha), + where Re(alpha) is 0.
-  beta_re = tf.where(alpha_re >= 0, -norm, norm)
-  skip = tf.logical_and(tf.equal(xnorm_sq, 0), tf.equal(alpha_im, 0))
-  beta = tf.cast(beta_re, alpha.dtype)
-  safe_beta = tf.where(skip, tf.ones_like(beta), beta)
-  tau = tf.where(skip, tf.zeros_like(alpha), (beta - alpha) / safe_beta)
-  denom = tf.where(skip, tf.ones_like(alpha), alpha - beta)
-  v_rest = tf.where(skip[..., None], rest, rest / denom[..., None])
-  v = tf.concat([tf.ones_like(alpha)[..., None], v_rest], axis=-1)
-  return tf.where(skip, alpha, beta), tau, v
-
-
-def _apply_reflector(v, tau, x):
-  """(I - tau v v^H) x for columns v ([..., l]) and matrices x ([..., l, c])."""
-  w = tf.einsum("...l,...lc->...c", tf.math.conj(v), x)
-  return x - tau[..., None, None] * v[..., :, None] * w[..., None, :]
+def _householder_operand(ctx, params, a):
+  """Refuses what the forms do not reduce: dtypes other than LAPACK's, and
+  matrix dimensions that are not static."""
+  _require_lapack_dtype(ctx, params, a)
+  _static_matrix_shape(ctx, params, ctx.avals_in[0])
 
 
 @register(jax_private.geqrf_p, float16_in_float32=False)
 def _geqrf(ctx, a, **params):
-  _require_lapack_dtype(ctx, params, a)
-  m, n = _static_matrix_shape(ctx, params, ctx.avals_in[0])
-  k = min(m, n)
-  batch = tf.shape(a)[:-2]
-  work = a  # the trailing matrix still to reduce
-  rows, vectors, taus = [], [], []
-  for _ in range(k):
-    beta, tau, v = _reflector(work[..., :, 0])
-    # geqr2 applies H^H = I - conj(tau) v v^H to the remaining columns.
-    trailing = _apply_reflector(v, tf.math.conj(tau), work[..., :, 1:])
-    rows.append(tf.concat([beta[..., None], trailing[..., 0, :]], axis=-1))
-    vectors.append(v[..., 1:])
-    taus.append(tau)
-    work = trailing[..., 1:, :]
-
-  def padded(x, before, after):
-    zeros = lambda size: tf.zeros(tf.concat([batch, [size]], 0), a.dtype)  # noqa: E731
-    return tf.concat([zeros(before), x, zeros(after)], axis=-1)
-
-  upper = tf.stack(
-    [padded(r, i, 0) for i, r in enumerate(rows)]
-    + [tf.zeros(tf.concat([batch, [n]], 0), a.dtype)] * (m - k),
-    axis=-2,
-  )
-  lower = tf.stack(
-    [padded(v, j + 1, 0) for j, v in enumerate(vectors)]
-    + [tf.zeros(tf.concat([batch, [m]], 0), a.dtype)] * (n - k),
-    axis=-1,
-  )
-  tau_out = tf.stack(taus, axis=-1) if taus else tf.zeros(tf.concat([batch, [0]], 0), a.dtype)
-  return [upper + lower, tau_out]
+  _householder_operand(ctx, params, a)
+  return ctx.lower_fun(householder.geqrf, [a])
 
 
 @register(lax_linalg.householder_product_p, float16_in_float32=False)
 def _householder_product(ctx, a, taus, **params):
-  # LAPACK's orgqr: the first n columns of H_0 H_1 ... H_{k-1}, with
-  # H_j = I - tau_j v_j v_j^H and v_j the unit-led column j below the diagonal.
-  _require_lapack_dtype(ctx, params, a)
-  m, n = _static_matrix_shape(ctx, params, ctx.avals_in[0])
-  k = int(ctx.avals_in[1].shape[-1])
-  batch = tf.shape(a)[:-2]
-  eye = tf.eye(m, n, dtype=a.dtype)
-  q = tf.broadcast_to(eye, tf.concat([batch, [m, n]], 0))
-  for j in reversed(range(k)):
-    head = tf.concat(
-      [tf.zeros(tf.concat([batch, [j]], 0), a.dtype), tf.ones_like(taus[..., :1])], -1
-    )
-    v = tf.concat([head, a[..., j + 1 :, j]], axis=-1)
-    q = _apply_reflector(v, taus[..., j], q)
-  return q
+  _householder_operand(ctx, params, a)
+  return ctx.lower_fun(householder.householder_product, [a, taus])[0]
+
+
+@register(lax_linalg.hessenberg_p, float16_in_float32=False)
+def _hessenberg(ctx, a, **params):
+  _householder_operand(ctx, params, a)
+  return ctx.lower_fun(householder.hessenberg, [a])
+
+
+@register(lax_linalg.tridiagonal_p, float16_in_float32=False)
+def _tridiagonal(ctx, a, *, lower, **params):
+  _householder_operand(ctx, dict(lower=lower, **params), a)
+  return ctx.lower_fun(lambda a: householder.tridiagonal(a, lower=lower), [a])
+
+
+@register(jax_private.geqp3_p, float16_in_float32=False)
+def _geqp3(ctx, a, jpvt, *, use_magma=None, **params):
+  # use_magma picks among GPU solvers; the result is LAPACK's either way.
+  _householder_operand(ctx, dict(use_magma=use_magma, **params), a)
+  return ctx.lower_fun(householder.geqp3, [a, jpvt])
 
 
 @register(lax_linalg.ormqr_p)
@@ -676,148 +641,3 @@ def _ormqr(ctx, a, taus, c, *, left, transpose):
     lambda a, taus, c: jax_private.ormqr_expansion(a, taus, c, left=left, transpose=transpose),
     (a, taus, c),
   )[0]
-
-
-def _set_column_below(x, column, row, values):
-  """`x` ([..., m, n]) with column `column` from row `row` down replaced by
-  `values` ([..., m - row])."""
-  mask = np.zeros((int(x.shape[-2]), int(x.shape[-1])), bool)
-  mask[row:, column] = True
-  batch = tf.shape(x)[:-2]
-  head = tf.zeros(tf.concat([batch, [row]], 0), x.dtype)
-  full = tf.concat([head, values], axis=-1)[..., :, None]
-  return tf.where(mask, full, x)
-
-
-@register(lax_linalg.hessenberg_p, float16_in_float32=False)
-def _hessenberg(ctx, a, **params):
-  # LAPACK's gehd2: reflector i, from column i below the subdiagonal, is
-  # applied from the right and (conjugated) from the left; the subdiagonal
-  # keeps beta, the rows below it the reflector vector.
-  _require_lapack_dtype(ctx, params, a)
-  n, _ = _static_matrix_shape(ctx, params, ctx.avals_in[0])
-  batch = tf.shape(a)[:-2]
-  work = a
-  vectors, taus = [], []
-  for i in range(n - 1):
-    beta, tau, v = _reflector(work[..., i + 1 :, i])
-    v_full = tf.concat([tf.zeros(tf.concat([batch, [i + 1]], 0), a.dtype), v], axis=-1)
-    # From the right: work (I - tau v v^H).
-    wv = tf.einsum("...rc,...c->...r", work, v_full)
-    work = work - tau[..., None, None] * wv[..., :, None] * tf.math.conj(v_full)[..., None, :]
-    # From the left: (I - conj(tau) v v^H) work; column i becomes beta e_1.
-    work = _apply_reflector(v_full, tf.math.conj(tau), work)
-    zeros_below = tf.zeros(tf.concat([batch, [n - i - 2]], 0), a.dtype)
-    work = _set_column_below(work, i, i + 1, tf.concat([beta[..., None], zeros_below], -1))
-    vectors.append(v[..., 1:])
-    taus.append(tau)
-  for i, v in enumerate(vectors[: max(n - 2, 0)]):
-    work = _set_column_below(work, i, i + 2, v)
-  tau_out = tf.stack(taus, axis=-1) if taus else tf.zeros(tf.concat([batch, [0]], 0), a.dtype)
-  return [work, tau_out]
-
-
-def _tridiagonal_lower(a, n):
-  """LAPACK's sytd2/hetd2 with uplo='L' on `a` ([..., n, n]): (a, d, e, taus)."""
-  batch = tf.shape(a)[:-2]
-  lower = tf.linalg.band_part(a, -1, 0)
-  strict = lower - tf.linalg.band_part(a, 0, 0)
-  # The Hermitian matrix of the lower triangle; a diagonal's imaginary part
-  # is not read.
-  work = strict + tf.linalg.adjoint(strict)
-  work = tf.linalg.set_diag(work, tf.cast(tf.math.real(tf.linalg.diag_part(a)), a.dtype))
-  out = a
-  es, taus = [], []
-  for i in range(n - 1):
-    beta, tau, v = _reflector(work[..., i + 1 :, i])
-    v_full = tf.concat([tf.zeros(tf.concat([batch, [i + 1]], 0), a.dtype), v], axis=-1)
-    # w = tau A22 v - tau/2 (w^H v) v, then A22 -= v w^H + w v^H.
-    w = tau[..., None] * tf.einsum("...rc,...c->...r", work, v_full)
-    w = tf.concat([tf.zeros(tf.concat([batch, [i + 1]], 0), a.dtype), w[..., i + 1 :]], -1)
-    dot = tf.reduce_sum(tf.math.conj(w) * v_full, axis=-1)
-    w = w + (-0.5 * tau * dot)[..., None] * v_full
-    outer = lambda x, y: x[..., :, None] * tf.math.conj(y)[..., None, :]  # noqa: E731
-    work = work - outer(v_full, w) - outer(w, v_full)
-    out = _set_column_below(out, i, i + 1, tf.concat([beta[..., None], v[..., 1:]], -1))
-    es.append(tf.math.real(beta))
-    taus.append(tau)
-  d = tf.math.real(tf.linalg.diag_part(work))
-  out = tf.linalg.set_diag(out, tf.cast(d, a.dtype))
-  real = d.dtype
-
-  def stacked(xs, dtype):
-    return tf.stack(xs, axis=-1) if xs else tf.zeros(tf.concat([batch, [0]], 0), dtype)
-
-  return out, d, stacked(es, real), stacked(taus, a.dtype)
-
-
-@register(lax_linalg.tridiagonal_p, float16_in_float32=False)
-def _tridiagonal(ctx, a, *, lower, **params):
-  # LAPACK's sytrd/hetrd (unblocked form): the Householder reduction of a
-  # Hermitian matrix read from one triangle. The upper form runs from the
-  # last column back: it is the lower form on the matrix with rows and
-  # columns reversed.
-  params = dict(lower=lower, **params)
-  _require_lapack_dtype(ctx, params, a)
-  n, _ = _static_matrix_shape(ctx, params, ctx.avals_in[0])
-  if lower:
-    return list(_tridiagonal_lower(a, n))
-  flip = lambda x, axes: tf.reverse(x, axes)  # noqa: E731
-  out, d, e, taus = _tridiagonal_lower(flip(a, [-2, -1]), n)
-  return [flip(out, [-2, -1]), flip(d, [-1]), flip(e, [-1]), flip(taus, [-1])]
-
-
-def _swap_columns(x, i, j, batch_rank):
-  """`x` ([..., n] or [..., m, n]) with columns i (a Python int) and j (an int
-  tensor per batch element, [...]) swapped."""
-  n = int(x.shape[-1])
-  cols = tf.range(n)
-  j = j[..., None]
-  idx = tf.where(tf.equal(cols, i), j, tf.where(tf.equal(cols, j), i, cols))
-  if len(x.shape) == batch_rank + 1:
-    return tf.gather(x, idx, axis=-1, batch_dims=batch_rank)
-  rows = tf.linalg.matrix_transpose(x)
-  return tf.linalg.matrix_transpose(tf.gather(rows, idx, axis=-2, batch_dims=batch_rank))
-
-
-@register(jax_private.geqp3_p, float16_in_float32=False)
-def _geqp3(ctx, a, jpvt, *, use_magma=None, **params):
-  # LAPACK's geqp3: columns marked in jpvt (nonzero) are swapped to the
-  # front in order and reduced without pivoting; then each step swaps in the
-  # remaining column of largest norm below the reduced rows (the first on
-  # ties) before its Householder step. jpvt comes back as the 1-based
-  # original index of each column.
-  params = dict(use_magma=use_magma, **params)
-  _require_lapack_dtype(ctx, params, a)
-  m, n = _static_matrix_shape(ctx, params, ctx.avals_in[0])
-  k = min(m, n)
-  nb = _batch_rank(ctx)
-  batch = tf.shape(a)[:-2]
-  perm = tf.broadcast_to(tf.range(n), tf.shape(jpvt))
-  work = a
-  fixed = tf.zeros(batch, tf.int32)  # how many marked columns lead
-  for j in range(n):
-    marked = tf.not_equal(jpvt[..., j], 0)
-    target = tf.where(marked, fixed, tf.fill(batch, j))
-    work = _swap_columns(work, j, target, nb)
-    perm = _swap_columns(perm, j, target, nb)
-    fixed += tf.cast(marked, tf.int32)
-  vectors, taus = [], []
-  for i in range(k):
-    norms = tf.reduce_sum(tf.math.real(work[..., i:, i:] * tf.math.conj(work[..., i:, i:])), -2)
-    biggest = tf.reduce_max(norms, axis=-1, keepdims=True)
-    first = tf.reduce_min(tf.where(norms >= biggest, tf.range(n - i), n), axis=-1) + i
-    pivot = tf.where(i < fixed, tf.fill(batch, i), first)
-    work = _swap_columns(work, i, pivot, nb)
-    perm = _swap_columns(perm, i, pivot, nb)
-    beta, tau, v = _reflector(work[..., i:, i])
-    v_full = tf.concat([tf.zeros(tf.concat([batch, [i]], 0), a.dtype), v], axis=-1)
-    work = _apply_reflector(v_full, tf.math.conj(tau), work)
-    zeros_below = tf.zeros(tf.concat([batch, [m - i - 1]], 0), a.dtype)
-    work = _set_column_below(work, i, i, tf.concat([beta[..., None], zeros_below], -1))
-    vectors.append(v[..., 1:])
-    taus.append(tau)
-  for i, v in enumerate(vectors):
-    work = _set_column_below(work, i, i + 1, v)
-  tau_out = tf.stack(taus, axis=-1) if taus else tf.zeros(tf.concat([batch, [0]], 0), a.dtype)
-  return [work, tf.cast(perm + 1, jpvt.dtype), tau_out]

@@ -36,6 +36,10 @@ REGISTRY: dict[str, str | tuple[str, ...]] = {
   # another platform's rule (the portable TPU eigh) has no public API.
   "default_lowerings": "jax._src.interpreters.mlir:_lowerings",
   "platform_lowerings": "jax._src.interpreters.mlir:_platform_specific_lowerings",
+  # Emits those rules for each platform a module is exported for (a switch on
+  # the platform index where they differ), as JAX does for a primitive that
+  # has no override.
+  "lower_per_platform": "jax._src.interpreters.mlir:lower_per_platform",
   # Importing these registers the pure-JAX (TPU) eigh and svd lowerings,
   # which nothing public triggers on CPU.
   "tpu_eigh_lowerings": "jax._src.tpu.linalg.eigh:",

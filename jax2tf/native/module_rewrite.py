@@ -84,8 +84,11 @@ class UnsupportedCustomCallError(NotImplementedError):
 # call TF has no handler for. Native code must not import graph/, so these
 # sets record what graph serialization does (tests/native/test_errors.py
 # checks them against it). Primitives in neither set get a remedy that does
-# not promise anything about graph serialization.
-GRAPH_SERIALIZATION_CONVERTS = frozenset({"eig", "hessenberg", "tridiagonal", "geqp3"})
+# not promise anything about graph serialization: hessenberg, tridiagonal
+# and geqp3 (pivoted qr) reach a custom call only with a symbolic matrix
+# dimension (portable_lowering.py lowers them otherwise), which graph
+# serialization refuses too.
+GRAPH_SERIALIZATION_CONVERTS = frozenset({"eig"})
 NO_TF_LOWERING = frozenset({"schur"})
 # How users meet a primitive whose name is not what they called.
 _USER_NAMES = {"geqp3": "qr with pivoting=True"}

@@ -6,7 +6,11 @@ fails inside TF ("No FFI handler registered"). For those primitives we use the
 platform-independent rules JAX already has: StableHLO ops (cholesky,
 triangular_solve), pure-JAX algorithms (lu, svd, eigh) or the XLA-expanded
 custom calls `Qr`, `ProductOfElementaryHouseholderReflectors` and `Eigh`,
-which every XLA backend rewrites itself.
+which every XLA backend rewrites itself. The Hessenberg and tridiagonal
+reductions and column-pivoted QR (hessenberg, tridiagonal, geqp3), for which
+JAX has only LAPACK's and GPU solvers' rules, lower to LAPACK's steps as JAX
+forms (jax2tf/jax_forms/householder.py, which the graph route lowers too)
+where the matrix dimensions are static, as the forms' loops need.
 """
 
 import functools
@@ -20,6 +24,7 @@ from jax.interpreters import mlir
 from jax.lax import linalg as lax_linalg
 
 from jax2tf.internals import jax_private
+from jax2tf.jax_forms import householder
 
 
 def jax_rule(primitive, platform: str | None = None):
@@ -31,6 +36,62 @@ def jax_rule(primitive, platform: str | None = None):
       return entry.rule
   entry = jax_private.default_lowerings.get(primitive)
   return None if entry is None else entry.rule
+
+
+def jax_lowering(primitive):
+  """JAX's own lowering of `primitive`: its rule for each platform the module
+  is exported for, or its default one."""
+  platform_rules = {
+    platform: rules[primitive].rule
+    for platform, rules in jax_private.platform_lowerings.items()
+    if primitive in rules
+  }
+  default = jax_private.default_lowerings.get(primitive)
+
+  def rule(ctx, *operands, **params):
+    return jax_private.lower_per_platform(
+      ctx,
+      str(primitive),
+      platform_rules,
+      None if default is None else default.rule,
+      set(),  # the linear algebra and the primitives of the forms have no effects
+      *operands,
+      **params,
+    )
+
+  return rule
+
+
+def form_rule(primitive, form_of, fallback=None):
+  """A lowering of `primitive` as the JAX function `form_of(ctx, **params)`
+  returns (a function of the operands returning a list of results), or by
+  the rule `fallback` where that returns None (JAX's own lowering, if no
+  `fallback` is given)."""
+  fallback = fallback or jax_lowering(primitive)
+
+  def rule(ctx, *operands, **params):
+    form = form_of(ctx, **params)
+    if form is None:
+      return fallback(ctx, *operands, **params)
+    return mlir.lower_fun(form, multiple_results=True)(ctx, *operands)
+
+  return primitive, rule
+
+
+def householder_form(form, *param_names, real_only=False):
+  """For `form_rule`: `form` (a function of the operands, and of the
+  parameters named, returning a list) where the matrix dimensions (the last
+  two of the first operand) are static, as its loop over the columns needs,
+  and, if `real_only`, the matrix is real. Batch dimensions may be symbolic."""
+
+  def form_of(ctx, **params):
+    (m, n), dtype = ctx.avals_in[0].shape[-2:], ctx.avals_in[0].dtype
+    if not _is_static((m, n)) or (real_only and np.issubdtype(dtype, np.complexfloating)):
+      return None
+    kwargs = {name: params[name] for name in param_names}
+    return lambda *operands: form(*operands, **kwargs)
+
+  return form_of
 
 
 # The TPU eigh rule uses XLA's `Eigh` custom call (Jacobi sweeps, expanded by
@@ -151,6 +212,12 @@ def portable_lowering_rules() -> tuple:
   tpu_eigh = jax_private.platform_lowerings["tpu"].get(lax_linalg.eigh_p)
   if tpu_eigh is not None:
     rules.append((lax_linalg.eigh_p, _eigh_rule(tpu_eigh.rule)))
+  # JAX has only LAPACK's (and GPU solvers') rules for these.
+  rules += [
+    form_rule(lax_linalg.hessenberg_p, householder_form(householder.hessenberg)),
+    form_rule(lax_linalg.tridiagonal_p, householder_form(householder.tridiagonal, "lower")),
+    form_rule(jax_private.geqp3_p, householder_form(householder.geqp3)),
+  ]
   return tuple(rules)
 
 

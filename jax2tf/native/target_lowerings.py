@@ -24,7 +24,16 @@ forms of jax2tf/jax_forms, chosen by the kernel lists the graph route reads
     lacks a uint64 `Mul` (as the graph route's rule computes it);
   - comparisons of floats in IEEE's total order (lt_to, le_to, eq_to): of
     the sort's integer order keys, where it takes no XLA ops (only XLA's
-    compare has a TOTALORDER type).
+    compare has a TOTALORDER type);
+  - geqrf, householder_product, hessenberg, tridiagonal and geqp3 of real
+    matrices: LAPACK's Householder steps (jax2tf/jax_forms/householder.py,
+    as the graph route lowers them), where it takes no XLA ops: JAX's
+    portable rules for the first two are the `Qr` and
+    `ProductOfElementaryHouseholderReflectors` custom calls only XLA expands
+    (ormqr is a JAX loop of reflections already), and every other native
+    module takes the forms of the last three (portable_lowering.py).
+    Complex matrices, which the converters refuse anyway and whose forms
+    crash both converters, keep the custom calls.
 
 Where it takes no XLA ops, the converters' and LiteRT's ways with some
 operands also differ from XLA's, or end the process; those primitives lower
@@ -49,11 +58,13 @@ import ml_dtypes
 import numpy as np
 from jax import lax
 from jax.extend.core import primitives as core_primitives
-from jax.interpreters import mlir
+from jax.lax import linalg as lax_linalg
 
+from jax2tf.internals import jax_private
 from jax2tf.jax_forms import (
   conv_as_dot,
   high_products,
+  householder,
   index_bounds,
   rng_bits,
   selected_windows,
@@ -66,19 +77,10 @@ from jax2tf.targets import Target
 
 
 def _rule(primitive, form_of):
-  """A lowering of `primitive` as the JAX function `form_of(ctx, **params)`
-  returns (a function of the operands returning a list of results), or as
-  JAX lowers it where that returns None."""
-  # Every export that takes these rules is for the CPU platform.
-  jax_rule = portable_lowering.jax_rule(primitive, "cpu")
-
-  def rule(ctx, *operands, **params):
-    form = form_of(ctx, **params)
-    if form is None:
-      return jax_rule(ctx, *operands, **params)
-    return mlir.lower_fun(form, multiple_results=True)(ctx, *operands)
-
-  return primitive, rule
+  """`portable_lowering.form_rule`, falling back on the portable rule of
+  `primitive` where it has one."""
+  portable = dict(portable_lowering.portable_lowering_rules()).get(primitive)
+  return portable_lowering.form_rule(primitive, form_of, portable)
 
 
 def _is_static(*dims) -> bool:
@@ -292,6 +294,25 @@ def _high_product_form(ctx, **_):
   return lambda x, y: [high_products.multiply_high(x, y)]
 
 
+def _householder_product(a, taus):
+  return [householder.householder_product(a, taus)]
+
+
+def _real_householder_rules():
+  # The converters take no complex linear algebra (complex strided slices,
+  # selects, sums), and both crash on the complex forms: complex matrices
+  # keep the portable rule (geqrf, householder_product) or JAX's LAPACK one
+  # (hessenberg, tridiagonal, geqp3), which the converters refuse.
+  real = functools.partial(portable_lowering.householder_form, real_only=True)
+  return [
+    _rule(jax_private.geqrf_p, real(householder.geqrf)),
+    _rule(lax_linalg.householder_product_p, real(_householder_product)),
+    portable_lowering.form_rule(lax_linalg.hessenberg_p, real(householder.hessenberg)),
+    portable_lowering.form_rule(lax_linalg.tridiagonal_p, real(householder.tridiagonal, "lower")),
+    portable_lowering.form_rule(jax_private.geqp3_p, real(householder.geqp3)),
+  ]
+
+
 def _total_order_form(compare):
   def form_of(ctx, **_):
     if not jnp.issubdtype(ctx.avals_in[0].dtype, jnp.floating):
@@ -319,9 +340,13 @@ _SCATTERS = (
 
 def lowering_rules(target: Target) -> tuple:
   """(primitive, rule) pairs for `jax.export.export(_override_lowering_rules=...)`
-  for a module for `target`: the portable rules (portable_lowering.py), then
-  the forms of what `target` has no kernel for."""
-  return portable_lowering.portable_lowering_rules() + _forms(target)
+  for a module for `target`: the forms of what `target` has no kernel for,
+  then the portable rules (portable_lowering.py) of the other primitives
+  (JAX would take a primitive's first rule)."""
+  forms = _forms(target)
+  replaced = {p for p, _ in forms}
+  portable = portable_lowering.portable_lowering_rules()
+  return forms + tuple((p, rule) for p, rule in portable if p not in replaced)
 
 
 @functools.cache
@@ -360,6 +385,7 @@ def _forms(target: Target) -> tuple:
       _rule(core_primitives.lt_to_p, _total_order_form(lax.lt)),
       _rule(core_primitives.le_to_p, _total_order_form(lax.le)),
       _rule(core_primitives.eq_to_p, _total_order_form(lax.eq)),
+      *_real_householder_rules(),
     ]
   if target.lacks_kernel("XlaRngBitGenerator"):
     rules.append(_rule(core_primitives.rng_bit_generator_p, _rng_bits_form))

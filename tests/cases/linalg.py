@@ -206,18 +206,11 @@ CASES += [
          refuse={**refused("schur", "CPU schur is only a LAPACK (gees) custom call", "native"),
                  **refused("schur", "TensorFlow has no Schur decomposition op", "graph")}),
     case("hessenberg", lambda x: lax.linalg.hessenberg(x)[0], A(4, 4),
-         tol=_LA_TOL,
-         refuse=refused("hessenberg", "CPU hessenberg is only a LAPACK (gehrd) custom call",
-                        "native")),
+         tol=_LA_TOL),
     case("tridiagonal_reduction", lambda x: lax.linalg.tridiagonal(x)[0], _spd(4),
-         tol=_LA_TOL,
-         refuse=refused("tridiagonal", "CPU tridiagonal reduction is only a LAPACK (sytrd) "
-                        "custom call", "native"),
-         slow=True),
+         tol=_LA_TOL, slow=True),
     case("qr_pivoting", lambda x: jax.scipy.linalg.qr(x, pivoting=True), A(4, 4),
-         tol=_LA_TOL,
-         refuse=refused("geqp3", "CPU pivoted QR is only a LAPACK (geqp3) custom call, "
-                        "outside JAX's allow-list; XLA has no expansion", "native")),
+         tol=_LA_TOL),
 ]
 
 
@@ -568,12 +561,9 @@ CASES += [
                         "schur", "TensorFlow has no Schur decomposition op"),
 ]
 
-# Householder form (geqrf, householder_product, ormqr, hessenberg, tridiagonal):
-# LAPACK's reflectors and taus, reproduced step by step.
-def _LAPACK_ONLY_NATIVE(primitive):  # noqa: N802
-  return refused(primitive, "CPU lowering is only a LAPACK custom call", "native")
-
-
+# Householder form (geqrf, householder_product, ormqr, hessenberg, tridiagonal,
+# geqp3): LAPACK's reflectors and taus, reproduced step by step
+# (jax2tf/jax_forms/householder.py).
 def _householder_q(x):
   reflectors, taus = jnp.linalg.qr(x, mode="raw")
   return lax.linalg.householder_product(reflectors.mT, taus)
@@ -594,28 +584,21 @@ CASES += [
     case("ormqr_right_conjugate_c64",
          lambda x, c: jsl.qr_multiply(x, c, conjugate=True)[0], rand((4, 3), C64),
          rand((2, 4), C64, seed=1), tol=LA_TOL),
-    # Column-pivoted QR (geqp3): natively only a LAPACK custom call.
-    case("qr_pivoting_3x3", lambda x: jsl.qr(x, pivoting=True), rand((3, 3)), tol=LA_TOL,
-         refuse=_LAPACK_ONLY_NATIVE("geqp3")),
+    # Column-pivoted QR (geqp3).
+    case("qr_pivoting_3x3", lambda x: jsl.qr(x, pivoting=True), rand((3, 3)), tol=LA_TOL),
     case("qr_pivoting_wide_c64", lambda x: jsl.qr(x, pivoting=True, mode="economic"),
-         rand((3, 5), C64), tol=LA_TOL, refuse=_LAPACK_ONLY_NATIVE("geqp3")),
+         rand((3, 5), C64), tol=LA_TOL),
     case("qr_multiply_pivoting_batched",
          lambda x, c: jsl.qr_multiply(x, c, mode="left", pivoting=True)[0],
-         rand((2, 5, 3)), rand((2, 3, 2), seed=1), tol=LA_TOL,
-         refuse=_LAPACK_ONLY_NATIVE("geqp3")),
-    # Hessenberg and tridiagonal reductions: natively only LAPACK custom calls.
-    case("hessenberg_3x3", lax.linalg.hessenberg, rand((3, 3)), tol=LA_TOL,
-         refuse=_LAPACK_ONLY_NATIVE("hessenberg")),
-    case("hessenberg_batched", lax.linalg.hessenberg, rand((2, 5, 5)), tol=LA_TOL,
-         refuse=_LAPACK_ONLY_NATIVE("hessenberg")),
-    case("hessenberg_c64", lax.linalg.hessenberg, rand((4, 4), C64), tol=LA_TOL,
-         refuse=_LAPACK_ONLY_NATIVE("hessenberg")),
-    case("tridiagonal_reduction_3x3", lax.linalg.tridiagonal, spd(3), tol=LA_TOL,
-         refuse=_LAPACK_ONLY_NATIVE("tridiagonal")),
+         rand((2, 5, 3)), rand((2, 3, 2), seed=1), tol=LA_TOL),
+    # Hessenberg and tridiagonal reductions.
+    case("hessenberg_3x3", lax.linalg.hessenberg, rand((3, 3)), tol=LA_TOL),
+    case("hessenberg_batched", lax.linalg.hessenberg, rand((2, 5, 5)), tol=LA_TOL),
+    case("hessenberg_c64", lax.linalg.hessenberg, rand((4, 4), C64), tol=LA_TOL),
+    case("tridiagonal_reduction_3x3", lax.linalg.tridiagonal, spd(3), tol=LA_TOL),
     case("tridiagonal_upper_batched", lambda x: lax.linalg.tridiagonal(x, lower=False),
-         rand((2, 5, 5)), tol=LA_TOL, refuse=_LAPACK_ONLY_NATIVE("tridiagonal")),
-    case("tridiagonal_c64", lax.linalg.tridiagonal, rand((4, 4), C64), tol=LA_TOL,
-         refuse=_LAPACK_ONLY_NATIVE("tridiagonal")),
+         rand((2, 5, 5)), tol=LA_TOL),
+    case("tridiagonal_c64", lax.linalg.tridiagonal, rand((4, 4), C64), tol=LA_TOL),
 ]
 
 # ---------------------------------------------------------------------------

@@ -112,12 +112,17 @@ def qr_pivoting(a):
   return jax.scipy.linalg.qr(a, pivoting=True)
 
 
+# Pivoted QR lowers to LAPACK's geqp3 custom call only where the matrix's
+# size is symbolic: the portable lowering's JAX form needs it static.
+SYMBOLIC_MATRIX = ["(n, n)"]
+
+
 def test_custom_call_outside_jax_allow_list_named_the_package_way():
   # JAX's own check would refuse lapack_sgeqp3_ffi with a generic message
   # ("Cannot serialize code with custom calls whose targets have no
   # compatibility guarantees"), naming neither the primitive nor a remedy.
   with pytest.raises(UnsupportedCustomCallError) as e:
-    jax2tf.convert(qr_pivoting)(A44)
+    jax2tf.convert(qr_pivoting, polymorphic_shapes=SYMBOLIC_MATRIX)(A44)
   msg = str(e.value)
   assert "Cannot serialize code with custom calls" not in msg
   assert "geqp3 (qr with pivoting=True) (custom call 'lapack_sgeqp3_ffi')" in msg
@@ -127,43 +132,58 @@ def test_custom_call_outside_jax_allow_list_named_the_package_way():
   assert isinstance(e.value, NotImplementedError)
 
 
+# The primitive, the function that reaches its LAPACK custom call, and the
+# polymorphic shapes under which it does.
 LAPACK_ONLY = {
-    "eig": lambda x: jnp.linalg.eig(x)[0],
-    "schur": lambda x: lax.linalg.schur(x)[0],
-    "hessenberg": lambda x: lax.linalg.hessenberg(x)[0],
-    "tridiagonal": lambda x: lax.linalg.tridiagonal(x + x.T)[0],
-    "geqp3": qr_pivoting,
+    "eig": (lambda x: jnp.linalg.eig(x)[0], None),
+    "schur": (lambda x: lax.linalg.schur(x)[0], None),
+    "tridiagonal": (lambda x: lax.linalg.tridiagonal(x + x.T)[0], SYMBOLIC_MATRIX),
+    "geqp3": (qr_pivoting, SYMBOLIC_MATRIX),
 }
 
 
 @pytest.mark.parametrize("primitive", sorted(LAPACK_ONLY))
 def test_refusal_remedy_fits_the_primitive(primitive):
+  fun, polymorphic_shapes = LAPACK_ONLY[primitive]
   with pytest.raises(UnsupportedCustomCallError) as e:
-    jax2tf.convert(LAPACK_ONLY[primitive])(A44)
+    jax2tf.convert(fun, polymorphic_shapes=polymorphic_shapes)(A44)
   msg = str(e.value)
   assert f"cannot convert {primitive}" in msg
   assert "DisabledSafetyCheck.custom_call(" in msg
   if primitive in module_rewrite.GRAPH_SERIALIZATION_CONVERTS:
     assert "Use graph serialization (native_serialization=False)" in msg
-  else:
-    assert primitive in module_rewrite.NO_TF_LOWERING
+  elif primitive in module_rewrite.NO_TF_LOWERING:
     assert "Use graph serialization" not in msg
     assert "exists in either serialization" in msg
+  else:
+    assert "Use graph serialization" not in msg
+    assert "converts it only if it has a rule" in msg
 
 
-@pytest.mark.parametrize("primitive", sorted(module_rewrite.NO_TF_LOWERING))
+@pytest.mark.parametrize("primitive", sorted(set(LAPACK_ONLY) - module_rewrite.GRAPH_SERIALIZATION_CONVERTS))
 def test_no_tf_lowering_is_true_of_graph_serialization(primitive):
-  # The native message says graph serialization cannot do these either;
-  # native code may not import graph/, so this keeps the two in step.
-  graph_name = "qr" if primitive == "geqp3" else primitive
-  with pytest.raises(NotImplementedError, match=f"'{graph_name}'"):
-    jax2tf.convert(LAPACK_ONLY[primitive], native_serialization=False)(A44)
+  # The native message promises graph serialization nothing for these: it
+  # has no rule (NO_TF_LOWERING) or refuses the symbolic matrix too. Native
+  # code may not import graph/, so this keeps the two in step.
+  fun, polymorphic_shapes = LAPACK_ONLY[primitive]
+  with pytest.raises(NotImplementedError, match=f"'{primitive}'"):
+    jax2tf.convert(fun, polymorphic_shapes=polymorphic_shapes, native_serialization=False)(A44)
+
+
+@pytest.mark.parametrize("primitive", ["hessenberg", "tridiagonal", "geqp3"])
+def test_householder_reductions_of_static_matrices_convert_natively(primitive):
+  # portable_lowering.py lowers them to the JAX forms, which XLA runs.
+  fun = {"hessenberg": lambda x: lax.linalg.hessenberg(x)[0],
+         "tridiagonal": LAPACK_ONLY["tridiagonal"][0],
+         "geqp3": lambda x: qr_pivoting(x)[1]}[primitive]
+  np.testing.assert_allclose(jax2tf.convert(fun)(A44), jax.jit(fun)(A44), rtol=1e-4, atol=1e-5)
 
 
 def test_disabled_custom_call_check_lets_conversion_through():
   target = "lapack_sgeqp3_ffi"
   f_tf = jax2tf.convert(
       qr_pivoting,
+      polymorphic_shapes=SYMBOLIC_MATRIX,
       native_serialization_disabled_checks=[jax2tf.DisabledSafetyCheck.custom_call(target)])
   cf = tf.function(f_tf, autograph=False).get_concrete_function(
       tf.TensorSpec([4, 4], tf.float32))
@@ -178,6 +198,7 @@ def test_disabled_custom_call_check_lets_conversion_through():
 def test_disabled_custom_call_check_for_another_target_does_not_help():
   f_tf = jax2tf.convert(
       qr_pivoting,
+      polymorphic_shapes=SYMBOLIC_MATRIX,
       native_serialization_disabled_checks=[
           jax2tf.DisabledSafetyCheck.custom_call("lapack_dgeqp3_ffi")])
   with pytest.raises(UnsupportedCustomCallError, match="lapack_sgeqp3_ffi"):

@@ -1,17 +1,24 @@
 """The JAX forms of LAPACK's Householder reductions
-(jax2tf/jax_forms/householder.py) against JAX's own LAPACK results.
+(jax2tf/jax_forms/householder.py) against JAX's own LAPACK results, and where
+native modules take them (portable_lowering.py, target_lowerings.py).
 
-The graph route lowers the forms; the case table (tests/cases/linalg.py)
-runs them through every column.
+The graph route lowers the same forms; the case table
+(tests/cases/linalg.py) runs them through every column.
 """
 
+import re
+
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax import export as jax_export
 from jax.lax import linalg as lax_linalg
 
+from jax2tf import targets
 from jax2tf.internals import jax_private
 from jax2tf.jax_forms import householder
+from jax2tf.native import target_lowerings
 
 _TOL = {np.float32: 2e-5, np.complex64: 2e-5, np.float64: 1e-12, np.complex128: 1e-12}
 
@@ -109,3 +116,55 @@ def test_hessenberg_and_tridiagonal_are_lapack_s(shape, dtype):
         jax.jit(lambda a: lax_linalg.tridiagonal(a, lower=lower))(a),
         dtype,
       )
+
+
+def _custom_calls(fun, target, *args):
+  exported = jax_export.export(
+    jax.jit(fun), platforms=("cpu",), _override_lowering_rules=target_lowerings.lowering_rules(target)
+  )(*args)
+  return set(re.findall(r"custom_call @(\w+)", exported.mlir_module()))
+
+
+_A = _matrix((2, 5, 3), np.float32)
+_SQUARE = _matrix((4, 4), np.float32)
+
+
+def test_native_modules_reduce_static_matrices_with_the_forms():
+  # No LAPACK custom call for any target; XLA's own QR custom calls only
+  # where XLA runs the module.
+  for target in (targets.TF_XLA, targets.TFLITE, targets.LITERT):
+    for fun, arg in (
+      (lax_linalg.hessenberg, _SQUARE),
+      (lambda a: lax_linalg.tridiagonal(a, lower=False), _SQUARE),
+      (lambda a: jax.scipy.linalg.qr(a, pivoting=True, mode="economic"), _A[0]),
+    ):
+      assert not {c for c in _custom_calls(fun, target, arg) if "lapack" in c}, target.name
+  assert _custom_calls(jnp.linalg.qr, targets.TF_XLA, _A) == {
+    "Qr",
+    "ProductOfElementaryHouseholderReflectors",
+  }
+  for target in (targets.TFLITE, targets.LITERT):
+    assert _custom_calls(jnp.linalg.qr, target, _A) == set(), target.name
+    # Complex matrices, which both converters crash on as forms, keep the
+    # custom calls there.
+    complex_a = _A.astype(np.complex64)
+    assert "Qr" in _custom_calls(jnp.linalg.qr, target, complex_a), target.name
+    assert "lapack_cgehrd_ffi" in _custom_calls(lax_linalg.hessenberg, target, complex_a[0, :3])
+    assert not _custom_calls(lax_linalg.hessenberg, targets.TF_XLA, complex_a[0, :3])
+
+
+def test_a_symbolic_matrix_keeps_jax_s_lowerings():
+  # The forms loop over the columns: with a symbolic matrix size, the
+  # module keeps JAX's custom calls (the portable ones for geqrf and
+  # householder_product; LAPACK's for tridiagonal, for each platform).
+  (n,) = jax_export.symbolic_shape("n")
+  spec = jax.ShapeDtypeStruct((n, n), np.float32)
+  calls = _custom_calls(jnp.linalg.qr, targets.LITERT, spec)
+  assert {"Qr", "ProductOfElementaryHouseholderReflectors"} <= calls
+  exported = jax_export.export(
+    jax.jit(lax_linalg.tridiagonal),
+    platforms=("cpu", "cuda"),
+    _override_lowering_rules=target_lowerings.lowering_rules(targets.TF_XLA),
+  )(spec)
+  calls = set(re.findall(r"custom_call @(\w+)", exported.mlir_module()))
+  assert {"lapack_ssytrd_ffi", "cusolver_sytrd_ffi"} <= calls

@@ -49,6 +49,24 @@ def order_keys(x, *, total_order: bool = False) -> list:
   return [x]
 
 
+def from_order_key(key, dtype):
+  """The values of `dtype` whose one total-order key (`order_keys(...,
+  total_order=True)`, for a dtype with a single key) is `key`: the keys are
+  a bijection, so their top values give the operand's top values, bits and
+  all, with no gather."""
+  dt = np.dtype(dtype)
+  if jnp.issubdtype(dt, jnp.floating):
+    smallest = np.array(np.iinfo(key.dtype).min, key.dtype)
+    # The flip of the magnitude bits is its own inverse.
+    bits = jnp.where(key < 0, _complement(key) + smallest, key)
+    wide = np.float64 if key.dtype == np.int64 else np.float32
+    return lax.convert_element_type(lax.bitcast_convert_type(bits, wide), dt)
+  if dt == np.bool_ or dt.itemsize < 4 or is_own_key(dt):
+    return lax.convert_element_type(key, dt)
+  top_bit = np.array(1 << (8 * dt.itemsize - 1), dt)
+  return lax.bitcast_convert_type(key, dt) ^ top_bit
+
+
 def _complement(key):
   """~key as -1 - key: the same bits, never overflowing, and a subtraction,
   which every target has for 64-bit integers (bitwise ops it may not)."""
@@ -100,7 +118,9 @@ class Sort:
 @dataclasses.dataclass(frozen=True)
 class TopK:
   """lax.top_k_p: the `k` largest along `axis` in IEEE's total order, the
-  lower index first among equal values (a valid unstable order too)."""
+  lower index first among equal values (a valid unstable order too). With
+  one key (no complex numbers) the values come from the top keys, with no
+  gather."""
 
   k: int
   axis: int
@@ -109,10 +129,11 @@ class TopK:
     xs = jnp.moveaxis(x, self.axis, -1)
     keys = order_keys(xs, total_order=True)
     if len(keys) == 1:
-      _, idx = lax.top_k(keys[0], self.k)
+      top, idx = lax.top_k(keys[0], self.k)
+      values = from_order_key(top, xs.dtype)
     else:
       idx = _stable_order(keys, descending=True)[..., : self.k]
-    values = _take_last(xs, idx)
+      values = _take_last(xs, idx)
     idx = lax.convert_element_type(idx, np.int32)
     return [jnp.moveaxis(values, -1, self.axis), jnp.moveaxis(idx, -1, self.axis)]
 

@@ -69,6 +69,10 @@ _CASES = {
   "top_k_bfloat16": (lambda x: lax.top_k(x.astype(jnp.bfloat16), 4), (_X,)),
   "top_k_float16": (lambda x: lax.top_k(x.astype(np.float16), 3), (_TIES,)),
   "approx_min_k": (lambda x: lax.approx_min_k(x, 2), (_TIES,)),
+  # Values from the top keys: each key type turned back, bits and all.
+  "top_k_uint32": (lambda a: lax.top_k(a.astype(np.uint32) * np.uint32(99991), 3), (_A,)),
+  "top_k_int8": (lambda a: lax.top_k(a.astype(np.int8), 3), (_A,)),
+  "top_k_bool": (lambda a: lax.top_k(a > 0, 2), (_A,)),
   "dot_int32_batched": (lambda a, b: a @ b, (_A, _B)),
   "dot_int8_wraps": (lambda a, b: a.astype(np.int8) @ b.astype(np.int8), (_A, _B)),
   "dot_uint32": (

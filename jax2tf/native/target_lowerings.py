@@ -46,7 +46,8 @@ to forms that give them operands on which they agree:
   - scatters that drop a window partly outside the operand (LiteRT's kernel
     writes its inside part): such a window starts wholly outside;
   - argmax and argmin with an index type other than int32 or int64 (their
-    ARG_MAX/ARG_MIN's): the int32 index, converted;
+    ARG_MAX/ARG_MIN's): the int32 index, converted; of uint32 or uint64
+    values: of their order keys;
   - reduce_precision to the operand's own format, which no converter lowers:
     the operand.
 """
@@ -219,13 +220,21 @@ def _scatter_form(ctx, *, dimension_numbers, mode, **params):
 
 def _arg_index_form(ctx, *, axes, index_dtype):
   # The converters write argmax and argmin as TFLite's ARG_MAX/ARG_MIN,
-  # whose index is int32 or int64; another index type is a conversion of
-  # the int32 one (which holds every index of an axis LiteRT can hold).
-  if np.dtype(index_dtype) in (np.dtype(np.int32), np.dtype(np.int64)):
+  # whose index is int32 or int64 and whose operand is no uint32: another
+  # index type is a conversion of the int32 one (which holds every index of
+  # an axis LiteRT can hold), and wide unsigned values are compared as
+  # their order keys (the same order, so the same first extreme).
+  wide_unsigned = (
+    np.dtype(ctx.avals_in[0].dtype).kind == "u" and np.dtype(ctx.avals_in[0].dtype).itemsize >= 4
+  )
+  own_index = np.dtype(index_dtype) in (np.dtype(np.int32), np.dtype(np.int64))
+  if own_index and not wide_unsigned:
     return None
   primitive = ctx.primitive
 
   def converted(x):
+    if wide_unsigned:
+      (x,) = sorting.order_keys(x)
     index = primitive.bind(x, axes=axes, index_dtype=np.dtype(np.int32))
     return [lax.convert_element_type(index, index_dtype)]
 

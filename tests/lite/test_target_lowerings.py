@@ -139,6 +139,10 @@ _CASES = {
     lambda x: lax.argmax(x, 1, np.uint32),
     ((_A[0] // 40).astype(np.float32),),
   ),
+  "argmax_argmin_of_uint32": (
+    lambda a: (jnp.argmax(a.astype(np.uint32) * np.uint32(99991), 1), jnp.argmin(a.astype(np.uint32), 0)),
+    (_A[0],),
+  ),
   "argmin_int16_index": (lambda x: lax.argmin(x, 0, np.int16), ((_A[0] // 40).astype(np.float32),)),
   "dot_of_no_products": (lambda a, b: a[:, :0] @ b[:0], (_X, _X.T)),
   "reduce_precision_of_its_own_format": (lambda x: lax.reduce_precision(x, 8, 23), (_X,)),

@@ -262,8 +262,8 @@ def _operands_swapped_for_trailing_rhs_contractions(op):
   # dot's dimensions; the dot of the swapped operands (their order the
   # converters do read) is transposed to the dot's result instead.
   dims = hlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
-  if len(dims.lhs_batching_dimensions):
-    return
+  if len(dims.lhs_batching_dimensions) or "algorithm" in op.attributes:
+    return  # (an algorithm names its operands' roles)
   lhs, rhs = op.operands
   lhs_rank = ir.RankedTensorType(lhs.type).rank
   rhs_rank = ir.RankedTensorType(rhs.type).rank

@@ -18,7 +18,8 @@ jax2tf/native/module_patterns.py, where each pattern says why it exists):
   clamp (LiteRT's MAXIMUM/MINIMUM return the other operand), -0.0 below
   +0.0 in max/min and their reductions and pools, integer
   remainders (LiteRT's is a floored modulo) and integer division by zero
-  (LiteRT's DIV refuses to run it).
+  (LiteRT's DIV refuses to run it); conditionals inside loops are selects
+  of both branches (litert-converter numbers the IF's inputs wrongly there).
 
 Custom calls that TF cannot execute are then refused at conversion time,
 naming the primitive that produced them, and the module is serialized at
@@ -36,6 +37,7 @@ from jax2tf.native import (
   dynamic_ops,
   integer_patterns,
   kernel_forms,
+  loop_branches,
   module_lanes,
   module_patterns,
   placement,
@@ -155,6 +157,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     *kernel_forms.composite_forms_for(LITERT),
     *placement.DROP_PLACEMENT_ANNOTATIONS,
     module_patterns.INLINE_COMPOSITES,
+    loop_branches.CONDITIONALS_IN_LOOPS_AS_SELECTS,
     module_patterns.DROP_EMPTY_CONCATENATE_OPERANDS,
     module_patterns.DOT_CONTRACTIONS_IN_ORDER,
     module_patterns.SWAP_OPERANDS_FOR_TRAILING_RHS_CONTRACTIONS,

@@ -24,12 +24,6 @@ from jax2tf.native import module_patterns
 from jax2tf.native import stablehlo_values as values
 
 
-def _enclosing(op, name: str):
-  while op is not None and op.name != name:
-    op = op.parent
-  return op
-
-
 def _functions_run_in_loops(module) -> set[str]:
   """The functions called, directly or through others, from a loop's body
   (JAX calls a loop body's pieces as functions; the converter inlines them)."""
@@ -40,10 +34,10 @@ def _functions_run_in_loops(module) -> set[str]:
     if o.name != "func.call":
       return
     callee = ir.FlatSymbolRefAttr(o.attributes["callee"]).value
-    caller = _enclosing(o, "func.func")
+    caller = values.enclosing(o, "func.func")
     caller_name = ir.StringAttr(caller.attributes["sym_name"]).value if caller else ""
     called.setdefault(caller_name, []).append(callee)
-    if _enclosing(o.parent, "stablehlo.while") is not None:
+    if values.enclosing(o.parent, "stablehlo.while") is not None:
       in_loops.add(callee)
 
   values.walk(module, visit)
@@ -56,14 +50,13 @@ def _functions_run_in_loops(module) -> set[str]:
   return in_loops
 
 
-def _inside_loop(op) -> bool:
-  if _enclosing(op.parent, "stablehlo.while") is not None:
+def _inside_loop(op, functions_in_loops: set[str]) -> bool:
+  if values.enclosing(op.parent, "stablehlo.while") is not None:
     return True
-  function = _enclosing(op, "func.func")
-  if function is None:
-    return False
-  name = ir.StringAttr(function.attributes["sym_name"]).value
-  return name in _functions_run_in_loops(_enclosing(function, "builtin.module"))
+  function = values.enclosing(op, "func.func")
+  return function is not None and (
+    ir.StringAttr(function.attributes["sym_name"]).value in functions_in_loops
+  )
 
 
 def _branch_results(op, region):
@@ -78,7 +71,7 @@ def _branch_results(op, region):
 
 
 def _select_branches(op):
-  if not _inside_loop(op) or any(len(region.blocks) != 1 for region in op.regions):
+  if any(len(region.blocks) != 1 for region in op.regions):
     return
   branches = [_branch_results(op, region) for region in op.regions]
   with ir.InsertionPoint(op), op.location:
@@ -96,6 +89,14 @@ def _select_branches(op):
   op.erase()
 
 
+def _conditionals_in_loops_as_selects(module):
+  # The module at once: which functions loops run is one walk of it.
+  functions_in_loops = _functions_run_in_loops(module)
+  for op in values.ops_named(module, ("stablehlo.case", "stablehlo.if")):
+    if _inside_loop(op, functions_in_loops):
+      _select_branches(op)
+
+
 CONDITIONALS_IN_LOOPS_AS_SELECTS = module_patterns.Pattern(
-  "conditionals_in_loops_as_selects", ("stablehlo.case", "stablehlo.if"), _select_branches
+  "conditionals_in_loops_as_selects", ("builtin.module",), _conditionals_in_loops_as_selects
 )

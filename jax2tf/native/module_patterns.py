@@ -625,9 +625,7 @@ _MOST_RECOMPUTED = 256
 
 def _callee(call):
   """The function a func.call calls."""
-  module = call.parent
-  while module is not None and module.name != "builtin.module":
-    module = module.parent
+  module = values.enclosing(call, "builtin.module")
   if module is None:
     return None
   return ir.SymbolTable(module)[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]

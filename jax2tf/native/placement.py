@@ -56,12 +56,6 @@ def _drop_function_shardings(op):
       op.attributes[key] = _without_sdy(ir.ArrayAttr(op.attributes[key]))
 
 
-def _module_of(op):
-  while op.parent is not None:
-    op = op.parent
-  return op
-
-
 def _strip_sdy_attributes(op):
   # Iterating an op's attributes gives their names.
   for name in [n for n in op.attributes if n.startswith(_SDY_ATTRIBUTE_PREFIX)]:
@@ -73,7 +67,7 @@ def _drop_unread_mesh(op):
   # Shardy's attributes on other ops (results of calls, say), those go and
   # the mesh with them; an op of Shardy's still partitioning (a
   # `manual_computation`) keeps them all, and the converter names it.
-  module = _module_of(op)
+  module = values.enclosing(op, "builtin.module")
   found = []
   values.walk(module, found.append)
   if any(o.name.startswith(_SDY_ATTRIBUTE_PREFIX) and o.name != "sdy.mesh" for o in found):

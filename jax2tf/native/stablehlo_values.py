@@ -37,6 +37,14 @@ def walk(op, visit):
         walk(child, visit)
 
 
+def enclosing(op, name: str):
+  """`op` itself or the nearest op around it named `name` (the function or
+  module it is in, say), or None."""
+  while op is not None and op.name != name:
+    op = op.parent
+  return op
+
+
 def ops_named(module, names) -> list:
   """The ops of `module` (nested ones too) named in `names`, in order."""
   found: list = []

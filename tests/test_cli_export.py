@@ -196,6 +196,10 @@ def test_export_tfjs_then_verify_and_inspect_it(tmp_path, capsys):
   assert status == 1 and "Verdict: **FAIL**" in stdout
   status, stdout, _ = _run(capsys, "inspect", os.path.join(out, "model.json"))
   assert status == 0 and "TF.js graph model" in stdout and "needs" in stdout, stdout
+  # --overwrite replaces it, as for the other targets (a second `make demo`).
+  status, _, err = _run(capsys, "export", MLP, "--target", "tfjs", "--out", out, "--overwrite",
+                        "--quiet")
+  assert status == 0, err
 
 
 def test_inspect_names_the_ops_tfjs_lacks(tmp_path, capsys):

@@ -145,7 +145,12 @@ def _write_tfjs(args, model, poly) -> dict:
       raise UsageError(f"{flag}: applies to native serialization, which --target tfjs does not use")
   t0 = time.perf_counter()
   tfjs_model = jax2tf.to_tfjs(
-    model.fn, *model.inputs, params=model.params, polymorphic_shapes=poly, path=args.out
+    model.fn,
+    *model.inputs,
+    params=model.params,
+    polymorphic_shapes=poly,
+    path=args.out,
+    overwrite=args.overwrite,
   )
   return {
     "convert_s": time.perf_counter() - t0,

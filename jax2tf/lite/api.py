@@ -151,6 +151,8 @@ def _max_error(expected, actual, tolerance, route) -> float:
       if bad:
         raise VerificationError(f"route {route!r}: output {i} differs from JAX at {bad} positions")
       continue
+    if np.iscomplexobj(e):  # each part compared as a real
+      e, a = np.stack([e.real, e.imag], -1), np.stack([a.real, a.imag], -1)
     e64, a64 = e.astype(np.float64), a.astype(np.float64)
     same_nan = np.array_equal(np.isnan(e64), np.isnan(a64))
     finite = np.isfinite(e64)

@@ -460,3 +460,16 @@ def test_philox_keys_run_on_litert():
   model = jax2tf.to_tflite(sample, np.uint32(7), route="graph")
   for seed in (np.uint32(0), np.uint32(0xFFFFFFFF)):
     np.testing.assert_array_equal(lite.run(model, seed)[0], np.asarray(jax.jit(sample)(seed)))
+
+
+def test_verification_compares_both_parts_of_complex_outputs():
+  from jax2tf.lite import api as lite_api  # pylint: disable=import-outside-toplevel
+
+  want = np.array([1 + 2j, -3 + 0j], np.complex64)
+  assert lite_api._max_error([want], [want.copy()], (1e-6, 1e-6), "litert") == 0.0
+  wrong_imaginary = np.array([1 - 2j, -3 + 0j], np.complex64)
+  with pytest.raises(lite.VerificationError, match="output 0 differs from JAX by up to 4"):
+    lite_api._max_error([want], [wrong_imaginary], (1e-6, 1e-6), "litert")
+  nan_imaginary = np.array([1 + 2j, complex(-3, np.nan)], np.complex64)
+  with pytest.raises(lite.VerificationError, match="NaN or infinities differ"):
+    lite_api._max_error([want], [nan_imaginary], (1e-6, 1e-6), "litert")

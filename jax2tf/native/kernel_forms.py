@@ -251,6 +251,35 @@ def _float_to_int(op):
   module_patterns.replace(op, res)
 
 
+def _is_positive_zeros(value) -> bool:
+  c = values.constant_at_any_shape(value)
+  if c is None or c.elements is None:
+    return False
+  return bool(np.all(c.elements == 0) and not np.any(np.signbit(c.elements)))
+
+
+def _complex_of_real(op):
+  # A complex of a real and +0.0 is the real converted: LiteRT's CAST
+  # makes complex64 of float32, where a complex of two reals is TF's
+  # Complex, which only the Flex delegate runs.
+  real, imag = op.operands
+  if _is_positive_zeros(imag):
+    with ir.InsertionPoint(op), op.location:
+      module_patterns.replace(op, hlo.ConvertOp(op.results[0].type, real).result)
+
+
+def _complex_iota(op):
+  # An iota of complex numbers is an iota of their real parts (LiteRT has
+  # no complex IOTA), converted as `_complex_of_real`.
+  t = op.results[0].type
+  if not isinstance(t.element_type, ir.ComplexType):
+    return
+  part = t.element_type.element_type
+  with ir.InsertionPoint(op), op.location:
+    reals = hlo.IotaOp(values.retyped(op.results[0], part), op.attributes["iota_dimension"])
+    module_patterns.replace(op, hlo.ConvertOp(t, reals.result).result)
+
+
 def _root_exponent(op) -> float | None:
   """The exponent of a power whose exponent is a constant 0.5 or -0.5."""
   c = values.constant_at_any_shape(op.operands[1])
@@ -382,6 +411,8 @@ def patterns_for(target: Target) -> tuple[module_patterns.Pattern, ...]:
       form("cbrt_from_power", "stablehlo.cbrt", _in_float32(float_formulas.cbrt)),
       form("fmod_of_magnitudes", "stablehlo.remainder", _in_float32(float_formulas.fmod)),
       form("root_power", "stablehlo.power", _root_power),
+      form("complex_of_real_as_convert", "stablehlo.complex", _complex_of_real),
+      form("complex_iota_as_convert", "stablehlo.iota", _complex_iota),
       # Its casts leave NaN and floats out of the integer's range undefined.
       form("float_to_int_saturating", "stablehlo.convert", _float_to_int),
       # float64 keeps LiteRT's SIGN: LiteRT compares no float64.

@@ -16,8 +16,10 @@ three ops so, with the clamps of their starts that StableHLO defines:
 
 * a gather of whole slices along one axis d (one start index per batch
   position, the slice one wide along d and whole along every other axis,
-  which must be static, the batch dimensions where the select puts them)
-  is the select of the indices along d, clamped into the axis;
+  which must be static, the batch dimensions where the select puts them;
+  or with leading batch dimensions of the operand and the indices alike, as
+  take_along_axis writes it) is the select of the indices along d, clamped
+  into the axis;
 * a dynamic slice of a polymorphic operand is, along each axis it does not
   take whole, the select of the consecutive indices from its start, clamped
   so that the slice fits (for TF's XLA, which has no shape rule for the
@@ -65,24 +67,55 @@ def _without_last_axis(indices):
 
 
 def _gather_along_dynamic_axis_as_index_select(op):
-  operand, indices = op.operands
+  operand, indices = op.operands[:2]
   t = ir.RankedTensorType(operand.type)
   if t.has_static_shape:
     return  # the converter's own legalization
   numbers = hlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
-  if list(numbers.operand_batching_dims) or list(numbers.start_indices_batching_dims):
+  # Batch dimensions (take_along_axis) lead in the operand and the indices
+  # alike: the select's batch_dims.
+  batching = list(numbers.operand_batching_dims)
+  if list(numbers.start_indices_batching_dims) != batching or batching != list(
+    range(len(batching))
+  ):
     return
   start_map = list(numbers.start_index_map)
-  if len(start_map) != 1 or list(numbers.collapsed_slice_dims) != start_map:
+  if len(start_map) != 1 or list(numbers.collapsed_slice_dims) not in ([], start_map):
     return
   (axis,) = start_map
-  sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
-  for k, size in enumerate(sizes):
-    if k == axis and size != 1:
-      return
-    if k != axis and (t.is_dynamic_dim(k) or size != t.shape[k]):
-      return
+  if axis < len(batching):
+    return
   it = ir.RankedTensorType(indices.type)
+  dynamic = op.name == "stablehlo.dynamic_gather"
+  if not list(numbers.collapsed_slice_dims):
+    # One slice, the axis kept (x[:1]): the select of a one-index list.
+    one_start = it.rank == 1 and numbers.index_vector_dim == 0 and it.shape == [1]
+    if (
+      not dynamic
+      and not batching
+      and one_start
+      and list(numbers.offset_dims) == list(range(t.rank))
+    ):
+      _select_along(op, operand, indices, axis, 0)
+    return
+  # The sizes of the slices, None where only the run time knows them (a
+  # dynamic gather's `x[:, i]` of a polymorphic x: whole along the other
+  # axes, which the select takes whole and then cuts to those sizes).
+  if dynamic:
+    sizes = _size_elements(op.operands[2])
+    if sizes is None:
+      return
+  else:
+    sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
+  cut = False
+  for k, size in enumerate(sizes):
+    if k == axis or k in batching:
+      if size != 1:
+        return
+    elif size is None or t.is_dynamic_dim(k) or size != t.shape[k]:
+      if not dynamic:
+        return
+      cut = True
   vector_dim = numbers.index_vector_dim
   if vector_dim == it.rank:
     batch = it.rank
@@ -90,21 +123,78 @@ def _gather_along_dynamic_axis_as_index_select(op):
     batch = it.rank - 1
   else:
     return
-  # The select puts the indices' dimensions where the axis was.
-  if list(numbers.offset_dims) != list(range(axis)) + list(range(axis + batch, t.rank - 1 + batch)):
+  # The select puts the indices' dimensions (after the batch dimensions)
+  # where the axis was.
+  nb = len(batching)
+  kept = list(range(nb, axis)) + list(range(axis + batch - nb, t.rank - 1 - nb + batch))
+  if list(numbers.offset_dims) != kept:
     return
   with ir.InsertionPoint(op), op.location:
     index = indices if batch == it.rank else _without_last_axis(indices)
+  if not cut:
+    _select_along(op, operand, index, axis, nb)
+    return
+  with ir.InsertionPoint(op), op.location:
+    x = _selected_slices(operand, index, axis, nb)
+    x = _cut_to(x, op.operands[2], index, axis, nb, op.results[0].type)
+  op.results[0].replace_all_uses_with(x)
+  op.erase()
+
+
+def _select_along(op, operand, index, axis: int, batch_dims: int):
+  """Replaces the gather `op` with the select of `index` along `axis`."""
+  with ir.InsertionPoint(op), op.location:
     select = hlo.TorchIndexSelectOp(
-      op.results[0].type, operand, _clamped(index, operand, axis, 1), axis, 0
+      op.results[0].type, operand, _clamped(index, operand, axis, 1), axis, batch_dims
     )
   op.results[0].replace_all_uses_with(select.result)
   op.erase()
 
 
+def _selected_slices(operand, index, axis: int, batch_dims: int):
+  """The select of `index` along `axis` of `operand`, of the type it has."""
+  t = ir.RankedTensorType(operand.type)
+  it = ir.RankedTensorType(index.type)
+  dims = [
+    ir.ShapedType.get_dynamic_size() if t.is_dynamic_dim(k) else t.shape[k] for k in range(axis)
+  ]
+  dims += [
+    ir.ShapedType.get_dynamic_size() if it.is_dynamic_dim(k) else it.shape[k]
+    for k in range(batch_dims, it.rank)
+  ]
+  dims += [
+    ir.ShapedType.get_dynamic_size() if t.is_dynamic_dim(k) else t.shape[k]
+    for k in range(axis + 1, t.rank)
+  ]
+  selected = ir.RankedTensorType.get(dims, t.element_type)
+  return hlo.TorchIndexSelectOp(
+    selected, operand, _clamped(index, operand, axis, 1), axis, batch_dims
+  ).result
+
+
+def _cut_to(x, slice_sizes, index, axis: int, batch_dims: int, result_type):
+  """The select `x` cut, along the operand's axes, to the gather's
+  `slice_sizes` (from the start: a gather's other starts are 0)."""
+  st = ir.RankedTensorType(slice_sizes.type)
+  element = st.element_type
+  one = ir.RankedTensorType.get([1], element)
+  rank = st.shape[0]
+  pieces = [hlo.SliceOp(slice_sizes, [k], [k + 1], [1]).result for k in range(axis)]
+  pieces += [
+    hlo.ReshapeOp(one, values.dimension_size(index, k, element)).result
+    for k in range(batch_dims, ir.RankedTensorType(index.type).rank)
+  ]
+  pieces += [hlo.SliceOp(slice_sizes, [k], [k + 1], [1]).result for k in range(axis + 1, rank)]
+  limit = hlo.ConcatenateOp(pieces, 0).result
+  vector = ir.RankedTensorType.get([len(pieces)], element)
+  return hlo.RealDynamicSliceOp(
+    result_type, x, values.constant_splat(vector, 0), limit, values.constant_splat(vector, 1)
+  ).result
+
+
 GATHER_ALONG_DYNAMIC_AXIS_AS_INDEX_SELECT = Pattern(
   "gather_along_dynamic_axis_as_index_select",
-  ("stablehlo.gather",),
+  ("stablehlo.gather", "stablehlo.dynamic_gather"),
   _gather_along_dynamic_axis_as_index_select,
 )
 
@@ -321,9 +411,10 @@ DYNAMIC_GATHER_OF_ONE_START_AS_STRIDED_SLICE = Pattern(
 )
 
 
-def _zero_padded(x, axis: int, low, high):
-  """`x` with zeros concatenated before and after it along `axis`, as many as
-  the rank-1 tensors of one element `low` and `high` say."""
+def _zero_padded(x, axis: int, low, high, fill=None):
+  """`x` with zeros (or the rank-0 tensor `fill`) concatenated before and
+  after it along `axis`, as many as the rank-1 tensors of one element `low`
+  and `high` say."""
   t = ir.RankedTensorType(x.type)
   element = ir.RankedTensorType(low.type).element_type
   shape = list(t.shape)
@@ -334,12 +425,28 @@ def _zero_padded(x, axis: int, low, high):
     c = values.constant_of(size)
     if c is not None and c.elements is not None and not c.elements.any():
       return []  # no padding on this side
-    zero = values.scalar(t.element_type, 0)
+    value = values.scalar(t.element_type, 0) if fill is None else fill
     sizes = values.shape_vector(x, element, {axis: size})
-    return [hlo.DynamicBroadcastInDimOp(padded, zero, sizes, []).result]
+    return [hlo.DynamicBroadcastInDimOp(padded, value, sizes, []).result]
 
   pieces = [*zeros(low), x, *zeros(high)]
   return x if len(pieces) == 1 else hlo.ConcatenateOp(pieces, axis).result
+
+
+def _padded_axes(x, padding, fill=None):
+  """`x` padded along each axis by the rows (low, high) of the rank-2
+  tensor `padding` (its axes in order, or none where it is all zeros)."""
+  pt = ir.RankedTensorType(padding.type)
+  one = ir.RankedTensorType.get([1], pt.element_type)
+  for axis in range(pt.shape[0]):
+    low, high = (
+      hlo.ReshapeOp(
+        one, hlo.SliceOp(padding, [axis, side], [axis + 1, side + 1], [1, 1]).result
+      ).result
+      for side in (0, 1)
+    )
+    x = _zero_padded(x, axis, low, high, fill)
+  return x
 
 
 def _is_trivial(op, name: str) -> bool:
@@ -431,6 +538,137 @@ DYNAMIC_IOTA_AS_BROADCAST_RANGE = Pattern(
   "dynamic_iota_as_broadcast_range", ("stablehlo.dynamic_iota",), _dynamic_iota_as_broadcast_range
 )
 
+
+def _dynamic_reduce_window_as_padded_window(op):
+  # JAX writes a window of polymorphic images whose padding depends on
+  # their sizes ("SAME" with strides: a max pool) as the
+  # `stablehlo.dynamic_reduce_window` custom call, which neither converter
+  # takes. Where only the padding is not constant, it is the window's
+  # initial value concatenated around the operand (as a padded window reads
+  # it), then the window without padding, which both converters take (a
+  # MAX_POOL_2D): the same reduction of the same values.
+  if ir.StringAttr(op.attributes["call_target_name"]).value != "stablehlo.dynamic_reduce_window":
+    return
+  if len(op.operands) != 7 or len(op.results) != 1:
+    return  # several operands
+  x, init, window, strides, base_dilations, window_dilations, padding = op.operands
+  constants = [_size_elements(v) for v in (window, strides, base_dilations, window_dilations)]
+  if any(c is None or None in c for c in constants) or any(d != 1 for d in constants[2]):
+    return  # a dilated base is padded after its dilation
+  body = _called(op)
+  if body is None:
+    return
+  window, strides, _, window_dilations = constants
+  rank = len(window)
+  with ir.InsertionPoint(op), op.location:
+    padded = _padded_axes(x, padding, init)
+    reduce = hlo.ReduceWindowOp(
+      [op.results[0].type],
+      [padded],
+      [init],
+      window_dimensions=window,
+      window_strides=strides,
+      window_dilations=window_dilations,
+      padding=ir.DenseElementsAttr.get(
+        np.zeros((rank, 2), np.int64),
+        type=ir.RankedTensorType.get([rank, 2], ir.IntegerType.get_signless(64)),
+      ),
+    )
+    _inline_body(reduce, body)
+  op.results[0].replace_all_uses_with(reduce.results[0])
+  op.erase()
+
+
+def _called(op):
+  """The function of the custom call `op`'s `called_computations`."""
+  module = values.enclosing(op, "builtin.module")
+  called = op.attributes["called_computations"] if "called_computations" in op.attributes else None
+  if module is None or called is None or len(ir.ArrayAttr(called)) != 1:
+    return None
+  name = ir.FlatSymbolRefAttr(ir.ArrayAttr(called)[0]).value
+  return ir.SymbolTable(module)[name]
+
+
+def _inline_body(op, function):
+  """The body of the region op `op`: `function`'s ops, on the block's
+  arguments, its return a `stablehlo.return`."""
+  source = function.regions[0].blocks[0]
+  block = op.regions[0].blocks.append(*[a.type for a in source.arguments])
+  mapping = dict(zip(source.arguments, block.arguments))
+  with ir.InsertionPoint(block):
+    for inner in source.operations:
+      if inner.name == "func.return":
+        hlo.ReturnOp([mapping[v] for v in inner.operands])
+        break
+      clone = inner.clone()
+      for i, v in enumerate(inner.operands):
+        if v in mapping:
+          clone.operands[i] = mapping[v]
+      mapping.update(zip(inner.results, clone.results))
+
+
+DYNAMIC_REDUCE_WINDOW_AS_PADDED_WINDOW = Pattern(
+  "dynamic_reduce_window_as_padded_window",
+  ("stablehlo.custom_call",),
+  _dynamic_reduce_window_as_padded_window,
+)
+
+
+def _pad_of_dynamic_operand_cropping(op):
+  # Both converters end the process on a pad of a polymorphic operand that
+  # crops (a negative edge padding): they write the crop as a slice whose
+  # type they cannot infer. The pad keeps its growing edges and interior,
+  # and a strided slice, which they take at any shape, crops after it, as
+  # XLA crops after padding.
+  operand, value = op.operands
+  if ir.RankedTensorType(operand.type).has_static_shape:
+    return
+  low = list(ir.DenseI64ArrayAttr(op.attributes["edge_padding_low"]))
+  high = list(ir.DenseI64ArrayAttr(op.attributes["edge_padding_high"]))
+  interior = list(ir.DenseI64ArrayAttr(op.attributes["interior_padding"]))
+  if min(low + high) >= 0:
+    return
+  result = ir.RankedTensorType(op.results[0].type)
+  t = ir.RankedTensorType(operand.type)
+  dims = []
+  for axis in range(t.rank):
+    if t.is_dynamic_dim(axis):
+      dims.append(ir.ShapedType.get_dynamic_size())
+    else:
+      grown = t.shape[axis] + max(low[axis], 0) + max(high[axis], 0)
+      dims.append(grown + max(t.shape[axis] - 1, 0) * interior[axis])
+  i32 = ir.IntegerType.get_signless(32)
+  vector = ir.RankedTensorType.get([t.rank], i32)
+  with ir.InsertionPoint(op), op.location:
+    padded = hlo.PadOp(
+      operand,
+      value,
+      [max(n, 0) for n in low],
+      [max(n, 0) for n in high],
+      interior,
+    ).result
+    padded.set_type(ir.RankedTensorType.get(dims, t.element_type))
+    begin = np.asarray([max(-n, 0) for n in low], np.int32)
+    crop_end = np.asarray([max(-n, 0) for n in high], np.int32)
+    limit = hlo.SubtractOp(
+      values.shape_vector(padded), hlo.ConstantOp(ir.DenseElementsAttr.get(crop_end, type=vector))
+    ).result
+    cropped = hlo.RealDynamicSliceOp(
+      result,
+      padded,
+      hlo.ConstantOp(ir.DenseElementsAttr.get(begin, type=vector)).result,
+      limit,
+      values.constant_splat(vector, 1),
+    ).result
+  op.results[0].replace_all_uses_with(cropped)
+  op.erase()
+
+
+PAD_OF_DYNAMIC_OPERAND_CROPPING_AFTER = Pattern(
+  "pad_of_dynamic_operand_cropping_after", ("stablehlo.pad",), _pad_of_dynamic_operand_cropping
+)
+
+
 # For the module of plain `convert`, which TF's XLA runs and Google's LiteRT
 # recipe hands TF's converter: XlaCallModule refines the padding, the range
 # and a strided slice of a polymorphic size to static shapes, but has no
@@ -444,6 +682,8 @@ DYNAMIC_OPS_FOR_TF_XLA = (
   DYNAMIC_SLICE_OF_DYNAMIC_OPERAND_AS_STRIDED_SLICE,
   DYNAMIC_CONV_AS_PADDED_CONVOLUTION,
   DYNAMIC_IOTA_AS_BROADCAST_RANGE,
+  PAD_OF_DYNAMIC_OPERAND_CROPPING_AFTER,
+  DYNAMIC_REDUCE_WINDOW_AS_PADDED_WINDOW,
 )
 
 DYNAMIC_OPS_FOR_TFLITE = (
@@ -452,4 +692,5 @@ DYNAMIC_OPS_FOR_TFLITE = (
   DYNAMIC_GATHER_OF_ONE_START_AS_INDEX_SELECT,
   DYNAMIC_CONV_AS_PADDED_CONVOLUTION,
   DYNAMIC_IOTA_AS_BROADCAST_RANGE,
+  PAD_OF_DYNAMIC_OPERAND_CROPPING_AFTER,
 )

@@ -127,6 +127,8 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     *kernel_forms.composite_forms_for(TFLITE),
     *placement.DROP_PLACEMENT_ANNOTATIONS,
     module_patterns.INLINE_COMPOSITES,
+    # Early, so that the window patterns below meet the window it writes.
+    dynamic_ops.DYNAMIC_REDUCE_WINDOW_AS_PADDED_WINDOW,
     module_patterns.DROP_EMPTY_CONCATENATE_OPERANDS,
     module_patterns.DOT_CONTRACTIONS_IN_ORDER,
     module_patterns.SWAP_OPERANDS_FOR_TRAILING_RHS_CONTRACTIONS,
@@ -157,6 +159,8 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     *kernel_forms.composite_forms_for(LITERT),
     *placement.DROP_PLACEMENT_ANNOTATIONS,
     module_patterns.INLINE_COMPOSITES,
+    # Early, so that the window patterns below meet the window it writes.
+    dynamic_ops.DYNAMIC_REDUCE_WINDOW_AS_PADDED_WINDOW,
     loop_branches.CONDITIONALS_IN_LOOPS_AS_SELECTS,
     module_patterns.DROP_EMPTY_CONCATENATE_OPERANDS,
     module_patterns.DOT_CONTRACTIONS_IN_ORDER,

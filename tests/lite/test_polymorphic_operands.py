@@ -1,0 +1,83 @@
+"""Polymorphic operands in forms both TFLite converters take (the module
+rewrites of jax2tf/native/dynamic_ops.py and the forms of
+jax2tf/native/target_lowerings.py), on the native and litert routes: pads
+that crop a polymorphic operand, columns of a polymorphic batch by index,
+windows of polymorphic images whose padding depends on their size, and
+integer and transposed convolutions at polymorphic image sizes."""
+
+import jax
+import numpy as np
+import pytest
+from jax import lax
+
+pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
+
+import jax2tf  # noqa: E402
+from jax2tf import lite  # noqa: E402
+from tests.support import compare  # noqa: E402
+
+
+def rows_with_specials(shape, seed=0):
+  rng = np.random.default_rng(seed)
+  # Ties, both zeros and NaNs: the orders JAX gives them are the point.
+  x = rng.integers(-3, 4, size=shape).astype(np.float32) * 0.5
+  x.flat[:: 5] = -0.0
+  x.flat[3::7] = np.nan
+  return x
+
+
+@pytest.mark.parametrize("route", ["litert", "native"])
+@pytest.mark.parametrize(
+  "config",
+  [[(1, 2, 0), (-1, 1, 0)], [(1, -1, 2), (0, 0, 1)], [(0, 0, 0), (-2, -1, 1)]],
+  ids=["crop_static_axis", "crop_polymorphic_axis", "crop_both_edges"],
+)
+def test_pads_that_crop_a_polymorphic_operand(config, route):
+  # Both converters ended the process on these (jax2tf/native/dynamic_ops.py).
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  fun = lambda x: lax.pad(x, np.float32(-7.0), config)  # noqa: E731
+  model = jax2tf.to_tflite(fun, rows_with_specials((3, 4)), route=route, polymorphic_shapes=["(b, _)"])
+  for seed, shape in enumerate([(3, 4), (6, 4)]):
+    x = rows_with_specials(shape, seed)
+    compare.assert_same(np.asarray(jax.jit(fun)(x)), lite.run(model, x)[0], exact=True)
+
+
+@pytest.mark.parametrize("route", ["litert", "native"])
+def test_columns_of_a_polymorphic_batch_by_index(route):
+  # x[:, i]: a dynamic gather whose slices are as tall as the batch, read at
+  # run time; out-of-range and negative indices as JAX takes them.
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  fun = lambda x, i: x[:, i] * 2.0  # noqa: E731
+  i = np.array([4, 0, -1, 9, 2], np.int32)
+  model = jax2tf.to_tflite(fun, rows_with_specials((3, 5)), i, route=route, polymorphic_shapes=["(b, _)", None])
+  for seed, shape in enumerate([(3, 5), (8, 5)]):
+    x = rows_with_specials(shape, seed)
+    compare.assert_same(np.asarray(jax.jit(fun)(x, i)), lite.run(model, x, i)[0], exact=True)
+
+
+@pytest.mark.parametrize("route", ["litert", "native"])
+@pytest.mark.parametrize("kind", ["max_pool", "sum_window"])
+def test_same_padded_windows_of_polymorphic_images(kind, route):
+  # Their padding depends on the image's size: JAX's dynamic window, which
+  # neither converter took, is the initial value concatenated around the
+  # image and a window without padding (jax2tf/native/dynamic_ops.py).
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  if kind == "max_pool":
+    fun = lambda x: lax.reduce_window(x, -np.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")  # noqa: E731
+  else:
+    fun = lambda x: lax.reduce_window(x, 0.0, lax.add, (1, 2, 2, 1), (1, 1, 2, 1), "SAME")  # noqa: E731
+  rng = np.random.default_rng(5)
+  model = jax2tf.to_tflite(
+    fun, rng.normal(size=(2, 7, 7, 3)).astype(np.float32), route=route,
+    polymorphic_shapes=["(b, h, w, 3)"],
+  )  # fmt: skip
+  for shape in [(2, 7, 7, 3), (1, 8, 5, 3)]:
+    x = rng.normal(size=shape).astype(np.float32)
+    if route == "litert":  # the native route warns that LiteRT's max drops NaN
+      x[0, 1, 1, 0] = np.nan
+    tol = None if kind == "max_pool" else (1e-6, 1e-6)
+    want = np.asarray(jax.jit(fun)(x))
+    compare.assert_same(want, lite.run(model, x)[0], tol=tol, exact=tol is None)

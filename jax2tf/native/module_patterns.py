@@ -1154,14 +1154,17 @@ NAN_FLAGS_BESIDE_MIN_MAX_WINDOWS = Pattern(
 )
 
 
-def arg_direction(op) -> str | None:
+def arg_direction(op, *, floats_only: bool = True) -> str | None:
   """The direction, GT or LT, in which the body of `op` compares values,
-  where `op` is the reduction JAX writes for a float argmax or argmin (which
-  the converters write as ARG_MAX and ARG_MIN): a value and its index;
-  else None."""
+  where `op` is the reduction JAX writes for a float (or, unless
+  `floats_only`, integer) argmax or argmin (which the converters write as
+  ARG_MAX and ARG_MIN): a value and its index; else None."""
   if op.name != "stablehlo.reduce" or len(op.results) != 2:
     return None
-  if not values.is_float_tensor(op.results[0].type):
+  value_type = op.results[0].type
+  if not values.is_float_tensor(value_type) and (
+    floats_only or not values.is_integer_tensor(value_type)
+  ):
     return None
   if not values.is_integer_tensor(op.results[1].type):
     return None

@@ -42,6 +42,7 @@ from jax2tf.native import (
   module_patterns,
   placement,
   reduce_folds,
+  tflite_ops,
   versions,
 )
 from jax2tf.native.stablehlo_values import ops_named
@@ -158,6 +159,8 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
   "litert": (
     *kernel_forms.composite_forms_for(LITERT),
     *placement.DROP_PLACEMENT_ANNOTATIONS,
+    tflite_ops.TOP_K_OF_DYNAMIC_SHAPES_AS_TOPK_V2,
+    tflite_ops.TFLITE_KERNEL_CALLS_AS_OPS,
     module_patterns.INLINE_COMPOSITES,
     # Early, so that the window patterns below meet the window it writes.
     dynamic_ops.DYNAMIC_REDUCE_WINDOW_AS_PADDED_WINDOW,
@@ -183,6 +186,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.INTEGER_DIVISION_BY_ZERO_AS_SELECT,
     module_patterns.NAN_AND_ZEROS_OUTSIDE_MIN_MAX_REDUCTIONS,
     module_patterns.FIRST_NAN_IN_ARG_REDUCTIONS,
+    tflite_ops.ARG_REDUCTIONS_ALONG_DYNAMIC_AXES,
     module_patterns.NAN_BESIDE_MIN_MAX_SCATTERS,
     module_patterns.CLAMP_AS_MIN_OF_MAX,
     module_patterns.PROPAGATE_NAN_IN_MIN_MAX_BESIDE_SCATTERS,
@@ -190,6 +194,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.PROPAGATE_NAN_IN_CLAMP,
     *dynamic_ops.DYNAMIC_OPS_FOR_TFLITE,
     module_patterns.GATHER_STARTS_CLAMPED,
+    tflite_ops.GATHER_ND_OF_DYNAMIC_SHAPES,
     integer_patterns.SHIFTS_RIGHT_AS_XLA,
     *kernel_forms.patterns_for(LITERT),
     # Last, so that the ops the patterns above write compute in the lanes too.
@@ -275,7 +280,9 @@ def rewrite(module_text: str, pipeline: str, *, check=None) -> str:
   refuse the rewritten module first."""
   if pipeline not in PIPELINES:
     raise ValueError(f"pipeline: expected one of {sorted(PIPELINES)}, got {pipeline!r}")
-  with mlir.make_ir_context(), ir.Location.unknown():
+  with mlir.make_ir_context() as context, ir.Location.unknown():
+    # TFLite's own ops, which the litert pipeline writes (tflite_ops.py).
+    context.allow_unregistered_dialects = True
     module = ir.Module.parse(module_text)
     module_patterns.run(module, PIPELINES[pipeline])
     if check is not None:

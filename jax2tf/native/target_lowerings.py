@@ -71,6 +71,7 @@ from jax2tf.jax_forms import (
   selected_windows,
   sorting,
   summed_products,
+  tflite_kernels,
 )
 from jax2tf.native import portable_lowering
 from jax2tf.shapes import dim_eval
@@ -88,20 +89,58 @@ def _is_static(*dims) -> bool:
   return all(dim_eval.is_constant(d) for d in dims)
 
 
-# The forms gather along the sorted axis, which the converters refuse on
-# operands of a symbolic shape; and TopK takes no symbolic k.
-def _sort_form(ctx, *, dimension, num_keys, **_):
-  shape = ctx.avals_in[0].shape
-  if not _is_static(*shape) or shape[dimension] == 0:
-    return None
-  return sorting.Sort(dimension, num_keys)
+# The forms gather along the sorted axis, which TF's converter refuses on
+# operands of a symbolic shape; and TopK takes a symbolic k, or a polymorphic
+# operand, only where the target reads TFLite's TOPK_V2 in the module
+# (`tflite_ops_in_module`: litert-converter, whose pipeline also writes
+# those gathers as selects).
+def _sort_form(sizes_at_run_time: bool):
+  def form_of(ctx, *, dimension, num_keys, **_):
+    shape = ctx.avals_in[0].shape
+    if not _is_static(*shape) and not sizes_at_run_time:
+      return None
+    if _is_static(shape[dimension]) and shape[dimension] == 0:
+      return None
+    return sorting.Sort(dimension, num_keys)
+
+  return form_of
 
 
-def _top_k_form(ctx, *, k, axis=-1, **_):
+def _top_k_form(sizes_at_run_time: bool):
+  def form_of(ctx, *, k, axis=-1, **_):
+    (aval,) = ctx.avals_in
+    if sorting.is_own_key(aval.dtype):
+      return None  # TopK's kernel orders it as JAX does
+    if not _is_static(k, *aval.shape) and not (sizes_at_run_time and _is_static(k)):
+      return None
+    return sorting.TopK(int(k), axis % len(aval.shape))
+
+  return form_of
+
+
+def _cumsum_form(ctx, *, axis, reverse):
+  # A cumulative sum along a polymorphic axis is a window as long as the
+  # axis, which JAX writes as a dynamic window the converter does not take;
+  # LiteRT's CUMSUM takes any size. XLA adds in an order of its own (a
+  # tree, on CPU), so the sums agree to rounding, as the graph route's
+  # Cumsum does. Float16 stays: its sums round at each step in JAX.
+  # Along an axis of one element XLA reduces nothing and keeps x, -0.0
+  # included, where CUMSUM adds it to +0.0.
   (aval,) = ctx.avals_in
-  if sorting.is_own_key(aval.dtype) or not _is_static(k, *aval.shape):
-    return None  # TopK's kernel orders it as JAX does
-  return sorting.TopK(int(k), axis % len(aval.shape))
+  if _is_static(*aval.shape) or np.dtype(aval.dtype) not in _CUMSUM_DTYPES:
+    return None
+  length = aval.shape[axis]
+  if _is_static(length):
+    return None if length == 1 else lambda x: [tflite_kernels.cumsum(x, axis, reverse)]
+
+  def form(x):
+    summed = tflite_kernels.cumsum(x, axis, reverse)
+    return [jnp.where(jnp.asarray(x.shape[axis]) == 1, x, summed)]
+
+  return form
+
+
+_CUMSUM_DTYPES = frozenset(map(np.dtype, (np.float32, np.int32, np.int64)))
 
 
 def _approx_top_k_form(ctx, *, reduction_dimension, is_max_k, **_):
@@ -363,12 +402,14 @@ def _forms(target: Target) -> tuple:
   rules = []
   if target.lacks_kernel("XlaSort"):
     rules += [
-      _rule(lax.sort_p, _sort_form),
-      _rule(lax.top_k_p, _top_k_form),
+      _rule(lax.sort_p, _sort_form(target.tflite_ops_in_module)),
+      _rule(lax.top_k_p, _top_k_form(target.tflite_ops_in_module)),
       _rule(lax.approx_top_k_p, _approx_top_k_form),
     ]
   if target.lacks_kernel("XlaConv"):
     rules.append(_rule(lax.conv_general_dilated_p, _conv_form))
+  if target.tflite_ops_in_module:
+    rules.append(_rule(lax.cumsum_p, _cumsum_form))
   if not target.xla_ops:
     rules += [
       _rule(lax.dot_general_p, _dot_form(target.lacks_kernel("MatMul", "int32"))),

@@ -96,6 +96,13 @@ class Target:
   # and ends the process where the axes after the first reversed one hold
   # no elements.
   reverses_any_axes: bool = True
+  # Whether the converter reads TFLite's own operators written into the
+  # module (litert-converter does, jax2tf/native/tflite_ops.py): where it
+  # legalizes StableHLO only at static sizes (a sort or top_k becomes a
+  # STABLEHLO_SORT LiteRT cannot run, a cumulative sum a dynamic window it
+  # does not convert), the forms of polymorphic shapes write those (TOPK_V2,
+  # CUMSUM), which take their sizes at run time.
+  tflite_ops_in_module: bool = False
   # The pipeline of StableHLO rewrites a native module gets
   # (jax2tf/native/module_rewrite.py), or None where the target reads no
   # native module.
@@ -277,6 +284,7 @@ LITERT = dataclasses.replace(
   title="LiteRT, through the standalone litert-converter",
   native_pipeline="litert",
   kernel_list="litert",
+  tflite_ops_in_module=True,
 )
 
 TARGETS: Mapping[str, Target] = {

@@ -1,0 +1,216 @@
+"""TFLite's own operators written into a module for litert-converter, where
+it has no legalization of the StableHLO at the shapes JAX writes.
+
+litert-converter parses its input in a context that knows TFLite's dialect,
+and its passes keep the `tfl` ops they meet; so a module may carry, in
+MLIR's generic form, an operator whose StableHLO counterpart the converter
+legalizes only at static sizes. Only the litert pipeline writes them
+(TF's converter reads the module serialized as VHLO, which holds no `tfl`
+op); `rewrite` in jax2tf/native/module_rewrite.py lets the module hold ops
+of a dialect that JAX's MLIR does not register.
+
+* TopK of integers of polymorphic sizes: JAX writes a top_k of a static k
+  as a `chlo.top_k` composite, which the converter writes as
+  STABLEHLO_SORT once the operand's sizes are polymorphic, and a top_k of a
+  symbolic k (the sort forms' TopK of a whole axis) as the
+  `stablehlo.dynamic_top_k` custom call, which it does not convert;
+  LiteRT runs neither. TOPK_V2 takes k as a tensor, at any size. Integers
+  only (the sort forms' order keys, jax2tf/jax_forms/sorting.py): on them
+  TopK orders as JAX does, the lower index first among equal values, where
+  on floats it knows no NaN.
+* A gather of single elements, or of whole trailing slices, of a
+  polymorphic operand indexed along its leading axes (`x[::-1]` of a
+  polymorphic x is one): the converter refuses "'mhlo.gather' op Dynamic
+  shaped operand"; it is LiteRT's GATHER_ND, from the starts as clamped
+  before (module_patterns.GATHER_STARTS_CLAMPED).
+* An argmax or argmin (JAX's reduction of values and their iota) along a
+  polymorphic axis: the converter, which writes ARG_MAX and ARG_MIN of the
+  static ones, fails casting the axis's size ("'arith.index_cast' op
+  operand type 'tensor<4xi32>' and result type 'tensor<4xi64>' are cast
+  incompatible"). The index is LiteRT's ARG_MAX or ARG_MIN, the value
+  (where read: the NaN flags of module_patterns.FIRST_NAN_IN_ARG_REDUCTIONS,
+  which runs first and makes both kernels' answers JAX's for NaN) a
+  maximum or minimum reduction; both kernels keep the first of equal
+  values, as JAX's body does.
+* The custom calls of jax2tf/jax_forms/tflite_kernels.py (`tfl.cumsum`),
+  which the forms of a target that reads TFLite's ops write: the operator
+  they name, on their operands (without the shape operands JAX adds where
+  the results' shapes are polymorphic), with their attributes.
+"""
+
+from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import stablehlo as hlo
+
+from jax2tf.jax_forms import tflite_kernels
+from jax2tf.native import stablehlo_values as values
+from jax2tf.native.module_patterns import Pattern, arg_direction
+
+
+def _top_k_operands(op):
+  """The operand and k (a constant, or a value) of a TopK of integers of
+  polymorphic sizes along their last axis, or None where `op` is not one."""
+  if op.name == "stablehlo.composite":
+    if ir.StringAttr(op.attributes["name"]).value != "chlo.top_k":
+      return None
+    (x,) = op.operands
+    attrs = ir.DictAttr(op.attributes["composite_attributes"])
+    k = ir.IntegerAttr(attrs["k"]).value
+  else:
+    if ir.StringAttr(op.attributes["call_target_name"]).value != "stablehlo.dynamic_top_k":
+      return None
+    x, k = op.operands
+  t = x.type
+  if t.has_static_shape or not values.is_integer_tensor(t) or values.is_bool_tensor(t):
+    return None
+  indices = op.results[1].type
+  if str(indices.element_type) != "i32":
+    return None  # TOPK_V2's indices are int32, as JAX's are
+  return x, k
+
+
+def _top_k_of_dynamic_shapes(op):
+  found = _top_k_operands(op)
+  if found is None:
+    return
+  x, k = found
+  i32 = ir.IntegerType.get_signless(32)
+  scalar = ir.RankedTensorType.get([], i32)
+  with ir.InsertionPoint(op), op.location:
+    if isinstance(k, int):
+      k = values.scalar(i32, k)
+    elif k.type != scalar:
+      k = hlo.ConvertOp(scalar, k).result  # an int64 size
+    top_k = ir.Operation.create(
+      "tfl.topk_v2", results=[r.type for r in op.results], operands=[x, k]
+    )
+  for old, new in zip(op.results, top_k.results):
+    old.replace_all_uses_with(new)
+  op.erase()
+
+
+TOP_K_OF_DYNAMIC_SHAPES_AS_TOPK_V2 = Pattern(
+  "top_k_of_dynamic_shapes_as_topk_v2",
+  ("stablehlo.composite", "stablehlo.custom_call"),
+  _top_k_of_dynamic_shapes,
+)
+
+
+def _tflite_kernel_call(op):
+  target = ir.StringAttr(op.attributes["call_target_name"]).value
+  if not target.startswith(tflite_kernels.PREFIX):
+    return
+  shape_operands = set()
+  if "indices_of_shape_operands" in op.attributes:
+    shape_operands = {
+      int(i) for i in ir.DenseIntElementsAttr(op.attributes["indices_of_shape_operands"])
+    }
+  operands = [v for i, v in enumerate(op.operands) if i not in shape_operands]
+  config = ir.DictAttr(op.attributes["mhlo.backend_config"])
+  attributes = {config[i].name: config[i].attr for i in range(len(config))}
+  with ir.InsertionPoint(op), op.location:
+    kernel = ir.Operation.create(
+      target, results=[r.type for r in op.results], operands=operands, attributes=attributes
+    )
+  for old, new in zip(op.results, kernel.results):
+    old.replace_all_uses_with(new)
+  op.erase()
+
+
+TFLITE_KERNEL_CALLS_AS_OPS = Pattern(
+  "tflite_kernel_calls_as_ops", ("stablehlo.custom_call",), _tflite_kernel_call
+)
+
+
+def _is_gather_nd(op) -> bool:
+  """Whether the gather `op` indexes its operand's leading axes with the
+  index vectors along the indices' last axis, taking one element along
+  each and whole slices of the rest after the indices' other axes."""
+  operand, indices = op.operands
+  t, it = operand.type, indices.type
+  numbers = hlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+  if list(numbers.operand_batching_dims) or list(numbers.start_indices_batching_dims):
+    return False
+  k = len(numbers.start_index_map)
+  if list(numbers.start_index_map) != list(range(k)) or list(numbers.collapsed_slice_dims) != list(
+    range(k)
+  ):
+    return False
+  if numbers.index_vector_dim != it.rank - 1 or it.is_dynamic_dim(it.rank - 1) or it.shape[-1] != k:
+    return False
+  sizes = list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"]))
+  if sizes[:k] != [1] * k:
+    return False
+  if any(t.is_dynamic_dim(d) or sizes[d] != t.shape[d] for d in range(k, t.rank)):
+    return False
+  batch = it.rank - 1
+  return list(numbers.offset_dims) == list(range(batch, batch + t.rank - k))
+
+
+def _gather_nd_of_dynamic_shapes(op):
+  if op.operands[0].type.has_static_shape or not _is_gather_nd(op):
+    return  # the converter's own legalization
+  with ir.InsertionPoint(op), op.location:
+    gather = ir.Operation.create(
+      "tfl.gather_nd", results=[op.results[0].type], operands=list(op.operands)
+    )
+  op.results[0].replace_all_uses_with(gather.results[0])
+  op.erase()
+
+
+GATHER_ND_OF_DYNAMIC_SHAPES = Pattern(
+  "gather_nd_of_dynamic_shapes", ("stablehlo.gather",), _gather_nd_of_dynamic_shapes
+)
+
+
+def _is_iota_along(value, axis: int) -> bool:
+  if not isinstance(value, ir.OpResult):
+    return False
+  op = value.owner
+  if op.name not in ("stablehlo.iota", "stablehlo.dynamic_iota"):
+    return False
+  return ir.IntegerAttr(op.attributes["iota_dimension"]).value == axis
+
+
+# The value types of JAX's argmax written as LiteRT's ARG_MAX here; the
+# others (16-bit floats, narrow integers, which the lanes leave narrow in an
+# argmax) stay for the converter, as before.
+_ARG_KERNEL_TYPES = frozenset({"f32", "i32"})
+
+
+def _arg_reduction_along_dynamic_axis(op):
+  direction = arg_direction(op, floats_only=False)
+  if direction is None:
+    return
+  dims = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+  x, positions = op.operands[:2]
+  if str(x.type.element_type) not in _ARG_KERNEL_TYPES:
+    return
+  if len(dims) != 1 or not x.type.is_dynamic_dim(dims[0]):
+    return
+  (axis,) = dims
+  if not _is_iota_along(positions, axis):
+    return
+  value, index = op.results
+  is_max = direction == "GT"
+  i32 = ir.IntegerType.get_signless(32)
+  with ir.InsertionPoint(op), op.location:
+    arg = ir.Operation.create(
+      "tfl.arg_max" if is_max else "tfl.arg_min",
+      results=[index.type],
+      operands=[x, values.scalar(i32, axis)],
+    )
+    if list(value.uses):
+      element = ir.RankedTensorType.get([], x.type.element_type)
+      reduce = hlo.ReduceOp([value.type], [x], [op.operands[2]], [axis])
+      block = reduce.regions[0].blocks.append(element, element)
+      with ir.InsertionPoint(block):
+        combine = hlo.MaxOp if is_max else hlo.MinOp
+        hlo.ReturnOp([combine(*block.arguments).result])
+      value.replace_all_uses_with(reduce.results[0])
+  index.replace_all_uses_with(arg.results[0])
+  op.erase()
+
+
+ARG_REDUCTIONS_ALONG_DYNAMIC_AXES = Pattern(
+  "arg_reductions_along_dynamic_axes", ("stablehlo.reduce",), _arg_reduction_along_dynamic_axis
+)

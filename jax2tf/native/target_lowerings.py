@@ -158,9 +158,11 @@ def _is_integer(dtype) -> bool:
 def _conv_form(ctx, *, lhs_dilation, batch_group_count, **params):
   out = ctx.avals_out[0]
   spatial = ctx.avals_in[1].shape
-  if not _is_static(*spatial, *out.shape):
+  # One slice of the image per kernel position: the kernel's size must be
+  # static, the image's may be polymorphic (slices of run-time sizes).
+  if not _is_static(*spatial):
     return None
-  if any(d == 0 for d in out.shape):
+  if _is_static(*out.shape) and any(d == 0 for d in out.shape):
     # No result to compute (a window larger than the input), which the
     # converters refuse to write as a convolution.
     return lambda lhs, rhs: [jnp.zeros(out.shape, out.dtype)]

@@ -81,3 +81,38 @@ def test_same_padded_windows_of_polymorphic_images(kind, route):
     tol = None if kind == "max_pool" else (1e-6, 1e-6)
     want = np.asarray(jax.jit(fun)(x))
     compare.assert_same(want, lite.run(model, x)[0], tol=tol, exact=tol is None)
+
+
+def _conv(lhs_dilation=(1, 1), padding="SAME"):
+  def fun(x, w):
+    return lax.conv_general_dilated(
+      x, w, (1, 1), padding, lhs_dilation=lhs_dilation,
+      dimension_numbers=("NHWC", "HWIO", "NHWC"),
+    )  # fmt: skip
+
+  return fun
+
+
+@pytest.mark.parametrize("route", ["litert", "native"])
+@pytest.mark.parametrize("kind", ["int32", "transposed"])
+def test_convolutions_of_polymorphic_images_as_one_dot(kind, route):
+  # The forms of convolutions LiteRT has no kernel for (integers) or sizes
+  # wrongly (TRANSPOSE_CONV at run-time sizes) at polymorphic image sizes.
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  rng = np.random.default_rng(3)
+  if kind == "int32":
+    fun = _conv()
+    make = lambda shape: rng.integers(-50, 50, size=shape).astype(np.int32)  # noqa: E731
+  else:
+    fun = _conv(lhs_dilation=(2, 2), padding=((2, 1), (1, 2)))
+    make = lambda shape: rng.normal(size=shape).astype(np.float32)  # noqa: E731
+  w = make((3, 3, 2, 4))
+  model = jax2tf.to_tflite(
+    fun, make((2, 5, 6, 2)), w, route=route, polymorphic_shapes=["(b, h, w, 2)", None]
+  )
+  for shape in [(2, 5, 6, 2), (3, 8, 4, 2)]:
+    x = make(shape)
+    want = np.asarray(jax.jit(fun)(x, w))
+    tol = None if kind == "int32" else (1e-5, 1e-5)
+    compare.assert_same(want, lite.run(model, x, w)[0], tol=tol, exact=tol is None)

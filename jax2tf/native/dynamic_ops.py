@@ -28,7 +28,16 @@ three ops so, with the clamps of their starts that StableHLO defines:
   consecutive indices from that start where the slice's width there is
   static (then cut, where the slice may not take another axis whole, to
   the slice's sizes read at run time), else a strided slice from it, and
-  a reshape that drops the axis where the gather collapses it.
+  a reshape that drops the axis where the gather collapses it; a dynamic
+  gather of whole slices along one axis, whose other sizes only the run
+  time knows (`x[:, i]`), the select cut to those sizes; and one of a few
+  starts of several indices (`x[1:, ::2]`), a strided slice per start,
+  concatenated.
+
+Beside them: a pad that crops a polymorphic operand is its growing part and
+a strided slice; a window whose padding depends on the sizes (the
+`stablehlo.dynamic_reduce_window` custom call) the initial value
+concatenated around the operand and a window without padding.
 
 The result is the op's own, element for element; the clamps read the
 operand's sizes at run time.
@@ -411,6 +420,86 @@ DYNAMIC_GATHER_OF_ONE_START_AS_STRIDED_SLICE = Pattern(
 )
 
 
+# At most this many starts are written out, one strided slice each.
+_STATIC_STARTS = 16
+
+
+def _dynamic_gather_of_static_starts(op):
+  # A dynamic gather of a few starts, each of several indices (`x[1:, ::2]`
+  # of a polymorphic x: the row offset and each column), which neither
+  # converter takes: each start's slice is a strided slice from its
+  # clamped indices, reshaped to the gather's slice, and the slices are
+  # concatenated along the gather's batch dimension.
+  operand, indices, slice_sizes = op.operands
+  t = ir.RankedTensorType(operand.type)
+  it = ir.RankedTensorType(indices.type)
+  if t.has_static_shape or not it.has_static_shape or it.rank != 2:
+    return
+  numbers = hlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+  if list(numbers.operand_batching_dims) or numbers.index_vector_dim != 1:
+    return
+  starts, width = it.shape
+  start_map = list(numbers.start_index_map)
+  if not 1 <= starts <= _STATIC_STARTS or width != len(start_map):
+    return
+  sizes = _size_elements(slice_sizes)
+  collapsed = list(numbers.collapsed_slice_dims)
+  if sizes is None or any(sizes[d] != 1 for d in collapsed):
+    return
+  result = ir.RankedTensorType(op.results[0].type)
+  offset_dims = list(numbers.offset_dims)
+  kept = [d for d in range(t.rank) if d not in collapsed]
+  if len(offset_dims) != len(kept) or result.rank != len(kept) + 1:
+    return
+  (batch_axis,) = [a for a in range(result.rank) if a not in offset_dims]
+  st = ir.RankedTensorType(slice_sizes.type)
+  element = st.element_type
+  one = ir.RankedTensorType.get([1], element)
+  with ir.InsertionPoint(op), op.location:
+    # The shape of one start's slice in the result: the kept sizes, and 1
+    # for the batch dimension.
+    pieces_of_shape = [hlo.SliceOp(slice_sizes, [d], [d + 1], [1]).result for d in kept]
+    pieces_of_shape.insert(batch_axis, values.constant_splat(one, 1))
+    shape = hlo.ConcatenateOp(pieces_of_shape, 0).result
+    dims = list(result.shape)
+    dims[batch_axis] = 1
+    piece_type = ir.RankedTensorType.get(dims, t.element_type)
+    slices = []
+    for k in range(starts):
+      begin = []
+      for d in range(t.rank):
+        if d not in start_map:
+          begin.append(values.constant_splat(one, 0))
+          continue
+        j = start_map.index(d)
+        index = hlo.SliceOp(indices, [k, j], [k + 1, j + 1], [1, 1]).result
+        index = hlo.ReshapeOp(ir.RankedTensorType.get([], it.element_type), index).result
+        if it.element_type != element:
+          index = hlo.ConvertOp(ir.RankedTensorType.get([], element), index).result
+        width_d = hlo.ReshapeOp(
+          ir.RankedTensorType.get([], element), hlo.SliceOp(slice_sizes, [d], [d + 1], [1]).result
+        ).result
+        last = hlo.SubtractOp(values.dimension_size(operand, d, element), width_d).result
+        clamped = hlo.ClampOp(values.scalar(element, 0), index, last).result
+        begin.append(hlo.ReshapeOp(one, clamped).result)
+      begin = hlo.ConcatenateOp(begin, 0).result
+      limit = hlo.AddOp(begin, slice_sizes).result
+      piece = hlo.RealDynamicSliceOp(
+        _sized(t, sizes), operand, begin, limit, values.constant_splat(st, 1)
+      ).result
+      slices.append(hlo.DynamicReshapeOp(piece_type, piece, shape).result)
+    gathered = slices[0] if starts == 1 else hlo.ConcatenateOp(slices, batch_axis).result
+  op.results[0].replace_all_uses_with(gathered)
+  op.erase()
+
+
+DYNAMIC_GATHER_OF_STATIC_STARTS_AS_SLICES = Pattern(
+  "dynamic_gather_of_static_starts_as_slices",
+  ("stablehlo.dynamic_gather",),
+  _dynamic_gather_of_static_starts,
+)
+
+
 def _zero_padded(x, axis: int, low, high, fill=None):
   """`x` with zeros (or the rank-0 tensor `fill`) concatenated before and
   after it along `axis`, as many as the rank-1 tensors of one element `low`
@@ -690,6 +779,7 @@ DYNAMIC_OPS_FOR_TFLITE = (
   GATHER_ALONG_DYNAMIC_AXIS_AS_INDEX_SELECT,
   DYNAMIC_SLICE_OF_DYNAMIC_OPERAND_AS_INDEX_SELECTS,
   DYNAMIC_GATHER_OF_ONE_START_AS_INDEX_SELECT,
+  DYNAMIC_GATHER_OF_STATIC_STARTS_AS_SLICES,
   DYNAMIC_CONV_AS_PADDED_CONVOLUTION,
   DYNAMIC_IOTA_AS_BROADCAST_RANGE,
   PAD_OF_DYNAMIC_OPERAND_CROPPING_AFTER,

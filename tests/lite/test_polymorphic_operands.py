@@ -116,3 +116,24 @@ def test_convolutions_of_polymorphic_images_as_one_dot(kind, route):
     want = np.asarray(jax.jit(fun)(x, w))
     tol = None if kind == "int32" else (1e-5, 1e-5)
     compare.assert_same(want, lite.run(model, x, w)[0], tol=tol, exact=tol is None)
+
+
+_STRIDED = {
+  "offset_rows_every_other_column": lambda x: x[1:, ::2],
+  "cropped_rows_odd_columns": lambda x: x[2:-1, 1::2] * 3.0,
+  "rows_from_the_end_reversed_columns": lambda x: x[-2:, ::-2],
+}
+
+
+@pytest.mark.parametrize("route", ["litert", "native"])
+@pytest.mark.parametrize("name", sorted(_STRIDED))
+def test_strided_slices_of_a_polymorphic_batch(name, route):
+  # JAX writes these as a dynamic gather of a few starts, which neither
+  # converter took: a strided slice each (jax2tf/native/dynamic_ops.py).
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  fun = _STRIDED[name]
+  model = jax2tf.to_tflite(fun, rows_with_specials((5, 7)), route=route, polymorphic_shapes=["(b, 7)"])
+  for seed, shape in enumerate([(5, 7), (9, 7)]):
+    x = rows_with_specials(shape, seed)
+    compare.assert_same(np.asarray(jax.jit(fun)(x)), lite.run(model, x)[0], exact=True, where=name)

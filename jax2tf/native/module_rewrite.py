@@ -140,6 +140,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
     # Before the patterns of single ops, which then meet the body's ops.
     reduce_folds.REDUCTION_OF_NOTHING_AS_RESHAPE,
+    reduce_folds.REDUCTION_OF_NO_ELEMENTS_AS_INITS,
     reduce_folds.REDUCE_AS_FOLD,
     reduce_folds.WINDOW_AS_FOLD,
     reduce_folds.INIT_AFTER_REDUCTION,
@@ -174,6 +175,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.DROP_MIN_MAX_WITH_IDENTITY,
     module_patterns.MIN_MAX_OF_EXTREME_CONSTANTS_AS_SELECT,
     reduce_folds.REDUCTION_OF_NOTHING_AS_RESHAPE,
+    reduce_folds.REDUCTION_OF_NO_ELEMENTS_AS_INITS,
     reduce_folds.REDUCE_AS_FOLD,
     reduce_folds.WINDOW_AS_FOLD,
     reduce_folds.INIT_AFTER_REDUCTION,

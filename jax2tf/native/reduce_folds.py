@@ -15,6 +15,10 @@ way over its window's positions, strided slices of the padded, dilated
 operand. Static shapes only, and at most FOLD_POSITIONS positions a level:
 a reduction beyond that stays for the converter.
 
+A reduction along an axis of no elements of an operand of polymorphic
+sizes is its initial values, broadcast to the sizes read at run time
+(REDUCTION_OF_NO_ELEMENTS_AS_INITS), which the converters take.
+
 A float max/min reduction, or a window of one add or multiply, from another
 init than its identity reduces from the identity and takes the init after
 (INIT_AFTER_REDUCTION). A reduction along axes of length 1 is first the
@@ -215,6 +219,42 @@ def _reduction_of_nothing_as_reshape(op):
 
 REDUCTION_OF_NOTHING_AS_RESHAPE = Pattern(
   "reduction_of_nothing_as_reshape", ("stablehlo.reduce",), _reduction_of_nothing_as_reshape
+)
+
+
+def _reduction_of_no_elements_as_inits(op):
+  # A reduction along an axis of no elements is its initial values (XLA
+  # applies no body). At polymorphic kept sizes the converters write it as
+  # a BROADCAST_TO of a shape they cannot legalize ("tfl.broadcast_to on
+  # int32, index"); the inits broadcast to the sizes read at run time are
+  # what they take. (Static shapes fold it, below.)
+  n = len(op.results)
+  shape = ir.RankedTensorType(op.operands[0].type)
+  if shape.has_static_shape:
+    return
+  axes = sorted(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+  if not any(not shape.is_dynamic_dim(a) and shape.shape[a] == 0 for a in axes):
+    return
+  kept = [a for a in range(shape.rank) if a not in axes]
+  with ir.InsertionPoint(op), op.location:
+    sizes = values.shape_vector(op.operands[0])
+    i32 = ir.IntegerType.get_signless(32)
+    if kept:
+      pieces = [hlo.SliceOp(sizes, [a], [a + 1], [1]).result for a in kept]
+      target = hlo.ConcatenateOp(pieces, 0).result
+    else:
+      target = values.constant_splat(ir.RankedTensorType.get([0], i32), 0)
+    inits = [
+      hlo.DynamicBroadcastInDimOp(r.type, init, target, []).result
+      for r, init in zip(op.results, op.operands[n:])
+    ]
+  for old, new in zip(op.results, inits):
+    old.replace_all_uses_with(new)
+  op.erase()
+
+
+REDUCTION_OF_NO_ELEMENTS_AS_INITS = Pattern(
+  "reduction_of_no_elements_as_inits", ("stablehlo.reduce",), _reduction_of_no_elements_as_inits
 )
 
 

@@ -64,6 +64,7 @@ from jax.lax import linalg as lax_linalg
 from jax2tf.internals import jax_private
 from jax2tf.jax_forms import (
   conv_as_dot,
+  doubling_scan,
   high_products,
   householder,
   index_bounds,
@@ -141,6 +142,32 @@ def _cumsum_form(ctx, *, axis, reverse):
 
 
 _CUMSUM_DTYPES = frozenset(map(np.dtype, (np.float32, np.int32, np.int64)))
+
+
+def _running_form(combine, identity_of):
+  """cummax, cummin or cumprod along a polymorphic axis: a window as long as
+  the axis, which no converter takes, as steps of doubling shifts."""
+
+  def form_of(ctx, *, axis, reverse):
+    (aval,) = ctx.avals_in
+    if _is_static(aval.shape[axis]):
+      return None
+    identity = identity_of(np.dtype(aval.dtype))
+    return lambda x: [doubling_scan.doubling_scan(x, axis, reverse, combine, identity)]
+
+  return form_of
+
+
+def _lowest(dtype: np.dtype):
+  if dtype == np.bool_:
+    return False
+  return -np.inf if jnp.issubdtype(dtype, jnp.floating) else np.iinfo(dtype).min
+
+
+def _highest(dtype: np.dtype):
+  if dtype == np.bool_:
+    return True
+  return np.inf if jnp.issubdtype(dtype, jnp.floating) else np.iinfo(dtype).max
 
 
 def _approx_top_k_form(ctx, *, reduction_dimension, is_max_k, **_):
@@ -421,6 +448,9 @@ def _forms(target: Target) -> tuple:
       _rule(lax.dynamic_update_slice_p, _narrow_starts_form(2)),
       _rule(lax.argmax_p, _arg_index_form),
       _rule(lax.argmin_p, _arg_index_form),
+      _rule(lax.cummax_p, _running_form(jnp.maximum, _lowest)),
+      _rule(lax.cummin_p, _running_form(jnp.minimum, _highest)),
+      _rule(lax.cumprod_p, _running_form(jnp.multiply, lambda dtype: 1)),
       *(_rule(p, _scatter_form) for p in _SCATTERS),
     ]
   elif target.lacks_kernel("MatMul", "int32"):

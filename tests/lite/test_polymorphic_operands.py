@@ -6,6 +6,7 @@ windows of polymorphic images whose padding depends on their size, and
 integer and transposed convolutions at polymorphic image sizes."""
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax import lax
@@ -137,3 +138,35 @@ def test_strided_slices_of_a_polymorphic_batch(name, route):
   for seed, shape in enumerate([(5, 7), (9, 7)]):
     x = rows_with_specials(shape, seed)
     compare.assert_same(np.asarray(jax.jit(fun)(x)), lite.run(model, x)[0], exact=True, where=name)
+
+
+_RUNNING = {
+  "cummax": (lambda x: lax.cummax(x, 1), None),
+  "reverse_cummin": (lambda x: lax.cummin(x, 0, reverse=True), None),
+  "cumprod": (lambda x: lax.cumprod(x * 0.5 + 1.0, 1), (1e-6, 1e-6)),
+  "cumprod_of_int32": (lambda x: lax.cumprod(jnp.nan_to_num(x).astype(np.int32) * 3 + 1, 1), None),
+  # An axis of no elements beside the polymorphic one: the inits.
+  "running_max_of_nothing": (lambda x: jnp.sum(lax.cummax(x[:, :0], 0), axis=1), None),
+}
+
+
+@pytest.mark.parametrize("route", ["litert", "native"])
+@pytest.mark.parametrize("name", sorted(_RUNNING))
+def test_running_maxima_and_products_along_a_polymorphic_axis(name, route):
+  # JAX's window as long as the axis, which no converter took, as doubling
+  # steps (jax2tf/jax_forms/doubling_scan.py).
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  fun, tol = _RUNNING[name]
+
+  def rows(shape, seed=0):
+    x = rows_with_specials(shape, seed)
+    # The native route warns that LiteRT's max drops NaN and may differ in
+    # the sign of zero: no NaN or -0.0 there.
+    return np.nan_to_num(x) + np.float32(0.0) if route == "native" else x
+
+  model = jax2tf.to_tflite(fun, rows((4, 6)), route=route, polymorphic_shapes=["(b, n)"])
+  for seed, shape in enumerate([(4, 6), (7, 9)]):
+    x = rows(shape, seed)
+    want = np.asarray(jax.jit(fun)(x))
+    compare.assert_same(want, lite.run(model, x)[0], tol=tol, exact=tol is None, where=name)

@@ -328,7 +328,7 @@ def _rev_form(ctx, **_):
 
 def _scatter_to_selected_form(ctx, *, select_prim, **params):
   form = selected_windows.ScatterToSelected.of(select_prim, **params)
-  return None if form is None or not _is_static(*ctx.avals_in[1].shape) else form
+  return form
 
 
 def _select_and_scatter_form(ctx, *, select_jaxpr, select_consts, scatter_jaxpr, scatter_consts,
@@ -342,7 +342,7 @@ def _select_and_scatter_form(ctx, *, select_jaxpr, select_consts, scatter_jaxpr,
   if any(p != (0, 0) for p in padding):
     return None
   form = selected_windows.ScatterToSelected.of(select_prim, padding=padding, **params)
-  if form is None or not _is_static(*ctx.avals_in[0].shape):
+  if form is None:
     return None
 
   def scatter(operand, source, init):

@@ -170,3 +170,25 @@ def test_running_maxima_and_products_along_a_polymorphic_axis(name, route):
     x = rows(shape, seed)
     want = np.asarray(jax.jit(fun)(x))
     compare.assert_same(want, lite.run(model, x)[0], tol=tol, exact=tol is None, where=name)
+
+
+@pytest.mark.parametrize("route", ["litert", "native"])
+def test_max_pool_gradient_of_polymorphic_images(route):
+  # select_and_scatter_add, which neither converter takes, as the form of
+  # slices, selects and pads the static shapes had (jax_forms/selected_windows.py).
+  if route == "native":
+    pytest.importorskip("tensorflow")
+
+  def pool(x):
+    return lax.reduce_window(x, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+
+  fun = lambda x, g: jax.vjp(pool, x)[1](g)[0]  # noqa: E731
+  rng = np.random.default_rng(7)
+  make = lambda *shape: rng.integers(-3, 4, size=shape).astype(np.float32)  # noqa: E731 (ties)
+  model = jax2tf.to_tflite(
+    fun, make(2, 8, 6, 2), make(2, 4, 3, 2), route=route,
+    polymorphic_shapes=["(b, 2*h, 2*w, 2)", "(b, h, w, 2)"],
+  )  # fmt: skip
+  for b, h, w in [(2, 4, 3), (1, 5, 2)]:
+    x, g = make(b, 2 * h, 2 * w, 2), make(b, h, w, 2)
+    compare.assert_same(np.asarray(jax.jit(fun)(x, g)), lite.run(model, x, g)[0], exact=True)

@@ -32,6 +32,12 @@ of a dialect that JAX's MLIR does not register.
   which runs first and makes both kernels' answers JAX's for NaN) a
   maximum or minimum reduction; both kernels keep the first of equal
   values, as JAX's body does.
+* An int64 remainder: LiteRT has no int64 DIV, which the remainder's form
+  from a division (module_patterns.INTEGER_REMAINDER_FROM_DIVISION) needs,
+  but FLOOR_MOD of int64: XLA's truncated remainder is the floored one
+  moved by the divisor where their signs differ, the dividend for a zero
+  divisor (which FLOOR_MOD, like a divisor of -1 for the smallest int64,
+  never meets: the divisor is 1 there).
 * The custom calls of jax2tf/jax_forms/tflite_kernels.py (`tfl.cumsum`),
   which the forms of a target that reads TFLite's ops write: the operator
   they name, on their operands (without the shape operands JAX adds where
@@ -213,4 +219,34 @@ def _arg_reduction_along_dynamic_axis(op):
 
 ARG_REDUCTIONS_ALONG_DYNAMIC_AXES = Pattern(
   "arg_reductions_along_dynamic_axes", ("stablehlo.reduce",), _arg_reduction_along_dynamic_axis
+)
+
+
+def _int64_remainder_from_floor_mod(op):
+  result = op.results[0]
+  if str(result.type.element_type) != "i64":
+    return
+  x, y = op.operands
+
+  def compare(a, b, direction):
+    return hlo.CompareOp(a, b, hlo.ComparisonDirectionAttr.get(direction)).result
+
+  with ir.InsertionPoint(op), op.location:
+    zero, one = values.filled_like(y, 0), values.filled_like(y, 1)
+    # Selects, not boolean and/or, which LiteRT lacks.
+    divisor = hlo.SelectOp(compare(y, values.filled_like(y, -1), "EQ"), one, y).result
+    divisor = hlo.SelectOp(compare(y, zero, "EQ"), one, divisor).result
+    floored = ir.Operation.create(
+      "tfl.floor_mod", results=[result.type], operands=[x, divisor]
+    ).results[0]
+    signs_differ = compare(compare(floored, zero, "LT"), compare(x, zero, "LT"), "NE")
+    moved = hlo.SelectOp(signs_differ, hlo.SubtractOp(floored, divisor).result, floored).result
+    truncated = hlo.SelectOp(compare(floored, zero, "EQ"), floored, moved).result
+    remainder = hlo.SelectOp(compare(y, zero, "EQ"), x, truncated).result
+  result.replace_all_uses_with(remainder)
+  op.erase()
+
+
+INT64_REMAINDER_FROM_FLOOR_MOD = Pattern(
+  "int64_remainder_from_floor_mod", ("stablehlo.remainder",), _int64_remainder_from_floor_mod
 )

@@ -443,3 +443,15 @@ def test_uint64_counters_past_2_to_the_32_are_exact_in_words():
     counts = np.arange(n, dtype=np.uint64) * np.uint64(factor) + np.uint64(offset)
     np.testing.assert_array_equal(hi, (counts >> np.uint64(32)).astype(np.uint32))
     np.testing.assert_array_equal(lo, (counts & np.uint64(2**32 - 1)).astype(np.uint32))
+
+
+def test_int64_remainder_is_xlas_truncated_one():
+  # LiteRT has no int64 DIV; the remainder comes from its FLOOR_MOD, moved
+  # by the divisor where the signs differ, the dividend for a zero divisor.
+  big = np.iinfo(np.int64).min
+  x = np.array([-7, 7, -7, 7, big, big, 5, 0, 13, -13, 2**40 + 3], np.int64)
+  y = np.array([2, -2, -2, 2, -1, 3, 0, 3, -5, 5, -(2**33)], np.int64)
+  with jax.enable_x64(True):
+    model, got, want = _litert(lax.rem, x, y)
+  assert "FLOOR_MOD" in lite_inspect.op_counts(model)
+  compare.assert_same(want, got, exact=True)

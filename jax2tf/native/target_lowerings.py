@@ -70,13 +70,14 @@ from jax2tf.jax_forms import (
   index_bounds,
   rng_bits,
   selected_windows,
+  sequential_fold,
   sorting,
   summed_products,
   tflite_kernels,
 )
 from jax2tf.native import portable_lowering
 from jax2tf.shapes import dim_eval
-from jax2tf.targets import Target
+from jax2tf.targets import Target, xla_fold
 
 
 def _rule(primitive, form_of):
@@ -154,6 +155,37 @@ def _running_form(combine, identity_of):
       return None
     identity = identity_of(np.dtype(aval.dtype))
     return lambda x: [doubling_scan.doubling_scan(x, axis, reverse, combine, identity)]
+
+  return form_of
+
+
+def _fold_form(ctx, *, jaxpr, dimensions, **_):
+  # A reduction with any body of polymorphic sizes, which LiteRT has no
+  # kernel for (STABLEHLO_REDUCE) and reduce_folds.py unrolls only at
+  # static ones: XLA's fold as a loop, where XLA folds straight through
+  # (several operands; one operand along reduced axes no longer than a tree
+  # window, which must then be static).
+  aval = ctx.avals_in[0]
+  if _is_static(*aval.shape):
+    return None
+  lengths = [aval.shape[d] for d in dimensions]
+  single = len(ctx.avals_out) == 1
+  if single and (not _is_static(*lengths) or xla_fold.needs_tree(lengths)):
+    return None
+  return sequential_fold.SequentialFold.of_jaxpr(jaxpr, dimensions)
+
+
+def _bitwise_fold_form(combine):
+  # xor, and and or of integers (and xor of booleans) from their identity:
+  # any order of folding gives XLA's answer, so a loop, at any polymorphic
+  # size. The converters make REDUCE_ALL and REDUCE_ANY of boolean and/or.
+  def form_of(ctx, *, axes, **_):
+    aval = ctx.avals_in[0]
+    if _is_static(*aval.shape) or (aval.dtype == np.bool_ and combine is not lax.bitwise_xor):
+      return None
+    identity = np.array(-1 if combine is lax.bitwise_and else 0).astype(aval.dtype)
+    fold = sequential_fold.SequentialFold(lambda a, b: [combine(a, b)], tuple(sorted(axes)))
+    return lambda x: fold(x, identity)
 
   return form_of
 
@@ -451,6 +483,10 @@ def _forms(target: Target) -> tuple:
       _rule(lax.cummax_p, _running_form(jnp.maximum, _lowest)),
       _rule(lax.cummin_p, _running_form(jnp.minimum, _highest)),
       _rule(lax.cumprod_p, _running_form(jnp.multiply, lambda dtype: 1)),
+      _rule(lax.reduce_p, _fold_form),
+      _rule(lax.reduce_xor_p, _bitwise_fold_form(lax.bitwise_xor)),
+      _rule(lax.reduce_and_p, _bitwise_fold_form(lax.bitwise_and)),
+      _rule(lax.reduce_or_p, _bitwise_fold_form(lax.bitwise_or)),
       *(_rule(p, _scatter_form) for p in _SCATTERS),
     ]
   elif target.lacks_kernel("MatMul", "int32"):

@@ -192,3 +192,48 @@ def test_max_pool_gradient_of_polymorphic_images(route):
   for b, h, w in [(2, 4, 3), (1, 5, 2)]:
     x, g = make(b, 2 * h, 2 * w, 2), make(b, h, w, 2)
     compare.assert_same(np.asarray(jax.jit(fun)(x, g)), lite.run(model, x, g)[0], exact=True)
+
+
+def _ordered_pair(a, b):
+  # Neither associative nor commutative: the fold's order shows.
+  return a[0] * np.int32(3) + b[0], a[1] * np.int32(5) - b[1] + a[0]
+
+
+_FOLDS = {
+  # name: (function, polymorphic shapes)
+  "pair_along_the_polymorphic_axis": (
+    lambda x, y: lax.reduce((x, y), (np.int32(1), np.int32(2)), _ordered_pair, (0,)),
+    ["(b, 5)", "(b, 5)"],
+  ),
+  "one_operand_along_a_static_axis": (
+    lambda x, y: lax.reduce(x, np.int32(7), lambda a, b: a * np.int32(3) + b, (1,)) + y[:, 0],
+    ["(b, 5)", "(b, 5)"],
+  ),
+  "xor_along_the_polymorphic_axis": (
+    lambda x, y: lax.reduce_xor_p.bind(x ^ y, axes=(1,)),
+    ["(b, n)", "(b, n)"],
+  ),
+  "and_or_of_booleans": (
+    lambda x, y: (jnp.all(x > y, axis=1), jnp.any(x < y, axis=0)),
+    ["(b, n)", "(b, n)"],
+  ),
+}
+
+
+@pytest.mark.parametrize("route", ["litert", "native"])
+@pytest.mark.parametrize("name", sorted(_FOLDS))
+def test_reductions_with_any_body_at_polymorphic_sizes(name, route):
+  # LiteRT has no kernel for a reduction with another body (STABLEHLO_REDUCE):
+  # XLA's fold as a loop (jax2tf/jax_forms/sequential_fold.py).
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  fun, specs = _FOLDS[name]
+  rng = np.random.default_rng(11)
+  ints = lambda *shape: rng.integers(-9, 9, size=shape).astype(np.int32)  # noqa: E731
+  model = jax2tf.to_tflite(fun, ints(4, 5), ints(4, 5), route=route, polymorphic_shapes=specs)
+  for shape in [(4, 5), (1, 5), (9, 5)]:
+    x, y = ints(*shape), ints(*shape)
+    want = jax.tree.leaves(jax.jit(fun)(x, y))
+    got = lite.run(model, x, y)
+    for i, (w, g) in enumerate(zip(want, got, strict=True)):
+      compare.assert_same(np.asarray(w), g, exact=True, where=f"{name} {shape} result {i}")

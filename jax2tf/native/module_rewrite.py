@@ -195,6 +195,8 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.PROPAGATE_NAN_IN_MIN_MAX_BESIDE_SCATTERS,
     module_patterns.ORDER_ZEROS_IN_MIN_MAX,
     module_patterns.PROPAGATE_NAN_IN_CLAMP,
+    # Before the dynamic ops, whose iota pattern meets the iotas it writes.
+    tflite_ops.WINDOW_GATHER_OF_DYNAMIC_OPERAND,
     *dynamic_ops.DYNAMIC_OPS_FOR_TFLITE,
     module_patterns.GATHER_STARTS_CLAMPED,
     tflite_ops.GATHER_ND_OF_DYNAMIC_SHAPES,

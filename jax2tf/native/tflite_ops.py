@@ -23,6 +23,12 @@ of a dialect that JAX's MLIR does not register.
   polymorphic x is one): the converter refuses "'mhlo.gather' op Dynamic
   shaped operand"; it is LiteRT's GATHER_ND, from the starts as clamped
   before (module_patterns.GATHER_STARTS_CLAMPED).
+* A gather of whole windows of a polymorphic operand, one start per batch
+  position indexing every axis (`jax.vmap` of a `dynamic_slice`: batched
+  crops at per-example offsets): the converter refuses the gather; it is
+  GATHER_ND of every element of every window, the index of each its
+  window's start (clamped as StableHLO clamps it) plus its place in the
+  window.
 * An argmax or argmin (JAX's reduction of values and their iota) along a
   polymorphic axis: the converter, which writes ARG_MAX and ARG_MIN of the
   static ones, fails casting the axis's size ("'arith.index_cast' op
@@ -44,6 +50,7 @@ of a dialect that JAX's MLIR does not register.
   the results' shapes are polymorphic), with their attributes.
 """
 
+import numpy as np
 from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import stablehlo as hlo
 
@@ -249,4 +256,105 @@ def _int64_remainder_from_floor_mod(op):
 
 INT64_REMAINDER_FROM_FLOOR_MOD = Pattern(
   "int64_remainder_from_floor_mod", ("stablehlo.remainder",), _int64_remainder_from_floor_mod
+)
+
+
+def _window_gather_parts(op):
+  """The operand, starts, window sizes (a rank-1 tensor, or a list where
+  they are static) and number of leading batch dimensions of a gather of
+  whole windows, one start per batch position indexing every axis but the
+  batch ones, the batch dimensions first in the result; or None where
+  `op` is not one."""
+  operand, indices = op.operands[:2]
+  t, it = operand.type, indices.type
+  if t.has_static_shape:
+    return None  # the converter's own legalization
+  numbers = hlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
+  nb = len(numbers.operand_batching_dims)
+  if list(numbers.operand_batching_dims) != list(range(nb)):
+    return None
+  if list(numbers.start_indices_batching_dims) != list(range(nb)):
+    return None
+  if list(numbers.collapsed_slice_dims) or list(numbers.start_index_map) != list(range(nb, t.rank)):
+    return None
+  if numbers.index_vector_dim != it.rank - 1 or it.is_dynamic_dim(it.rank - 1):
+    return None
+  batch = it.rank - 1
+  if list(numbers.offset_dims) != list(range(batch, batch + t.rank - nb)):
+    return None
+  if op.name == "stablehlo.dynamic_gather":
+    return operand, indices, op.operands[2], nb
+  return operand, indices, list(ir.DenseI64ArrayAttr(op.attributes["slice_sizes"])), nb
+
+
+def _window_gather_of_dynamic_operand(op):
+  parts = _window_gather_parts(op)
+  if parts is None:
+    return
+  operand, indices, sizes, nb = parts
+  t, it = operand.type, indices.type
+  i32 = ir.IntegerType.get_signless(32)
+  one = ir.RankedTensorType.get([1], i32)
+  result = op.results[0].type
+  batch = it.rank - 1
+  window_rank = t.rank - nb
+  with ir.InsertionPoint(op), op.location:
+    if isinstance(sizes, list):
+      sizes = hlo.ConstantOp(ir.DenseElementsAttr.get(np.asarray(sizes, np.int32))).result
+    if ir.RankedTensorType(sizes.type).element_type != i32:
+      sizes = hlo.ConvertOp(ir.RankedTensorType.get([t.rank], i32), sizes).result
+    window = hlo.SliceOp(sizes, [nb], [t.rank], [1]).result
+    starts = indices
+    if it.element_type != i32:
+      starts = hlo.ConvertOp(ir.RankedTensorType.get(it.shape, i32), indices).result
+    # Each start clamped so that its window fits, as StableHLO clamps it.
+    room = hlo.SubtractOp(values.shape_vector(operand), sizes).result
+    last = hlo.SliceOp(room, [nb], [t.rank], [1]).result
+    lasts = values.broadcast_like(last, starts, [batch])
+    starts = hlo.MaxOp(hlo.MinOp(starts, lasts).result, values.filled_like(starts, 0)).result
+    # Every element's index: (batch..., window..., rank).
+    dims = list(result.shape) + [t.rank]
+    index_type = ir.RankedTensorType.get(dims, i32)
+    batch_sizes = hlo.SliceOp(values.shape_vector(starts), [0], [batch], [1]).result
+    full = hlo.ConcatenateOp([batch_sizes, window, values.constant_splat(one, t.rank)], 0).result
+    column = ir.RankedTensorType.get(dims[:-1] + [1], i32)
+    column_shape = hlo.ConcatenateOp([batch_sizes, window, values.constant_splat(one, 1)], 0).result
+    # Along a batch axis, the position in the batch; along the others, the
+    # start plus the place in the window.
+    positions = [hlo.DynamicIotaOp(column, column_shape, k).result for k in range(nb)]
+    places = [hlo.DynamicIotaOp(column, column_shape, batch + d).result for d in range(window_rank)]
+    offsets = hlo.ConcatenateOp(
+      [values.filled_like(p, 0) for p in positions] + places, len(dims) - 1
+    ).result
+    if nb:
+      at_starts = hlo.ConcatenateOp(
+        positions
+        + [
+          hlo.DynamicBroadcastInDimOp(
+            ir.RankedTensorType.get(dims[:-1] + [window_rank], i32),
+            starts,
+            hlo.ConcatenateOp(
+              [batch_sizes, window, values.constant_splat(one, window_rank)], 0
+            ).result,
+            list(range(batch)) + [len(dims) - 1],
+          ).result
+        ],
+        len(dims) - 1,
+      ).result
+    else:
+      at_starts = hlo.DynamicBroadcastInDimOp(
+        index_type, starts, full, list(range(batch)) + [len(dims) - 1]
+      ).result
+    element_indices = hlo.AddOp(at_starts, offsets).result
+    gathered = ir.Operation.create(
+      "tfl.gather_nd", results=[result], operands=[operand, element_indices]
+    )
+  op.results[0].replace_all_uses_with(gathered.results[0])
+  op.erase()
+
+
+WINDOW_GATHER_OF_DYNAMIC_OPERAND = Pattern(
+  "window_gather_of_dynamic_operand",
+  ("stablehlo.gather", "stablehlo.dynamic_gather"),
+  _window_gather_of_dynamic_operand,
 )

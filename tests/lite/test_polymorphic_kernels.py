@@ -105,3 +105,37 @@ def test_polymorphic_cumulative_sums_run_on_litert(name):
     (got,) = lite.run(model, x)
     want = np.asarray(jax.jit(fun)(x))
     compare.assert_same(want, got, tol=tol, exact=tol is None, where=f"{name} {shape}")
+
+
+def _crops(images, offsets):
+  # Random crops: each image's window at its own offset.
+  crop = lambda image, at: lax.dynamic_slice(image, (at[0], at[1], 0), (4, 4, 3))  # noqa: E731
+  return jax.vmap(crop)(images, offsets)
+
+
+def _windows_of_one_array(x, starts):
+  return jax.vmap(lambda s: lax.dynamic_slice(x, (s, 0), (2, x.shape[1])))(starts)
+
+
+@pytest.mark.parametrize(
+  "name,fun,specs",
+  [
+    ("crops", _crops, ["(b, 8, 8, 3)", "(b, 2)"]),
+    ("windows_of_one_array", _windows_of_one_array, ["(5, c)", "(b,)"]),
+  ],
+)
+def test_batched_dynamic_slices_of_polymorphic_operands(name, fun, specs):
+  # A gather of whole windows, which the converter refuses at polymorphic
+  # sizes: GATHER_ND of every element of every window, from clamped starts.
+  rng = np.random.default_rng(13)
+  if name == "crops":
+    make = lambda b, _: (rng.normal(size=(b, 8, 8, 3)).astype(np.float32),  # noqa: E731
+                         rng.integers(-2, 8, size=(b, 2)).astype(np.int32))
+  else:
+    make = lambda b, c: (rng.normal(size=(5, c)).astype(np.float32),  # noqa: E731
+                         rng.integers(-2, 6, size=(b,)).astype(np.int32))
+  model = jax2tf.to_tflite(fun, *make(3, 4), route="litert", polymorphic_shapes=specs)
+  assert "GATHER_ND" in lite_inspect.op_counts(model)
+  for b, c in [(3, 4), (6, 7)]:
+    args = make(b, c)
+    compare.assert_same(np.asarray(jax.jit(fun)(*args)), lite.run(model, *args)[0], exact=True)

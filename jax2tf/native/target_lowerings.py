@@ -166,13 +166,23 @@ def _fold_form(ctx, *, jaxpr, dimensions, **_):
   # (several operands; one operand along reduced axes no longer than a tree
   # window, which must then be static).
   aval = ctx.avals_in[0]
-  if _is_static(*aval.shape):
+  if _is_static(*aval.shape) or _is_arg_reduction(jaxpr.jaxpr):
     return None
   lengths = [aval.shape[d] for d in dimensions]
   single = len(ctx.avals_out) == 1
   if single and (not _is_static(*lengths) or xla_fold.needs_tree(lengths)):
     return None
   return sequential_fold.SequentialFold.of_jaxpr(jaxpr, dimensions)
+
+
+def _is_arg_reduction(body) -> bool:
+  """Whether `body` is an argmax's or argmin's (a value and its index, the
+  values compared greater or less): the converters write ARG_MAX and
+  ARG_MIN of it (module_patterns.arg_direction reads the same in StableHLO)."""
+  if len(body.invars) != 4 or len(body.outvars) != 2:
+    return False
+  acc, _, x, _ = body.invars
+  return any(e.primitive.name in ("gt", "lt") and list(e.invars) == [acc, x] for e in body.eqns)
 
 
 def _bitwise_fold_form(combine):

@@ -159,26 +159,33 @@ def _running_form(combine, identity_of):
   return form_of
 
 
-def _fold_form(ctx, *, jaxpr, dimensions, **_):
-  # A reduction with any body of polymorphic sizes, which LiteRT has no
-  # kernel for (STABLEHLO_REDUCE) and reduce_folds.py unrolls only at
-  # static ones: XLA's fold as a loop, where XLA folds straight through
-  # (several operands; one operand along reduced axes no longer than a tree
-  # window, which must then be static).
-  aval = ctx.avals_in[0]
-  if _is_static(*aval.shape) or _is_arg_reduction(jaxpr.jaxpr):
-    return None
-  lengths = [aval.shape[d] for d in dimensions]
-  single = len(ctx.avals_out) == 1
-  if single and (not _is_static(*lengths) or xla_fold.needs_tree(lengths)):
-    return None
-  return sequential_fold.SequentialFold.of_jaxpr(jaxpr, dimensions)
+def _fold_form(arg_kernels: bool):
+  """A reduction with any body of polymorphic sizes, which LiteRT has no
+  kernel for (STABLEHLO_REDUCE) and reduce_folds.py unrolls only at static
+  ones: XLA's fold as a loop, where XLA folds straight through (several
+  operands; one operand along reduced axes no longer than a tree window,
+  which must then be static). An argmax's or argmin's stays where the
+  target writes ARG_MAX and ARG_MIN of it at polymorphic sizes
+  (`arg_kernels`: the litert pipeline, tflite_ops.py); TF's converter fails
+  on those, so there it folds too."""
+
+  def form_of(ctx, *, jaxpr, dimensions, **_):
+    aval = ctx.avals_in[0]
+    if _is_static(*aval.shape) or (arg_kernels and _is_arg_reduction(jaxpr.jaxpr)):
+      return None
+    lengths = [aval.shape[d] for d in dimensions]
+    single = len(ctx.avals_out) == 1
+    if single and (not _is_static(*lengths) or xla_fold.needs_tree(lengths)):
+      return None
+    return sequential_fold.SequentialFold.of_jaxpr(jaxpr, dimensions)
+
+  return form_of
 
 
 def _is_arg_reduction(body) -> bool:
   """Whether `body` is an argmax's or argmin's (a value and its index, the
-  values compared greater or less): the converters write ARG_MAX and
-  ARG_MIN of it (module_patterns.arg_direction reads the same in StableHLO)."""
+  values compared greater or less), as module_patterns.arg_direction reads
+  it in StableHLO."""
   if len(body.invars) != 4 or len(body.outvars) != 2:
     return False
   acc, _, x, _ = body.invars
@@ -493,7 +500,7 @@ def _forms(target: Target) -> tuple:
       _rule(lax.cummax_p, _running_form(jnp.maximum, _lowest)),
       _rule(lax.cummin_p, _running_form(jnp.minimum, _highest)),
       _rule(lax.cumprod_p, _running_form(jnp.multiply, lambda dtype: 1)),
-      _rule(lax.reduce_p, _fold_form),
+      _rule(lax.reduce_p, _fold_form(target.tflite_ops_in_module)),
       _rule(lax.reduce_xor_p, _bitwise_fold_form(lax.bitwise_xor)),
       _rule(lax.reduce_and_p, _bitwise_fold_form(lax.bitwise_and)),
       _rule(lax.reduce_or_p, _bitwise_fold_form(lax.bitwise_or)),

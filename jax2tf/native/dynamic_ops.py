@@ -53,13 +53,14 @@ from jax2tf.native import stablehlo_values as values
 from jax2tf.native.module_patterns import Pattern
 
 
-def _clamped(index, operand, axis: int, width: int):
+def _clamped(index, operand, axis: int, width):
   """`index` (integers) clamped into [0, size - width], the size of `operand`
-  along `axis`: where a slice `width` wide starting there fits."""
+  along `axis`: where a slice `width` wide (an int, or a rank-0 tensor of
+  `index`'s type) starting there fits."""
   element = ir.RankedTensorType(index.type).element_type
-  last = hlo.SubtractOp(
-    values.dimension_size(operand, axis, element), values.scalar(element, width)
-  ).result
+  if isinstance(width, int):
+    width = values.scalar(element, width)
+  last = hlo.SubtractOp(values.dimension_size(operand, axis, element), width).result
   return hlo.ClampOp(values.scalar(element, 0), index, last).result
 
 
@@ -394,8 +395,7 @@ def _strided_slice(operand, start, axis: int, slice_sizes, sizes):
   width = hlo.ReshapeOp(scalar, hlo.SliceOp(slice_sizes, [axis], [axis + 1], [1]).result).result
   if start.type != scalar:
     start = hlo.ConvertOp(scalar, start).result
-  last = hlo.SubtractOp(values.dimension_size(operand, axis, element), width).result
-  first = hlo.ClampOp(values.scalar(element, 0), start, last).result
+  first = _clamped(start, operand, axis, width)
   pieces = [
     hlo.ReshapeOp(one, first).result if k == axis else values.constant_splat(one, 0)
     for k in range(t.rank)
@@ -479,8 +479,7 @@ def _dynamic_gather_of_static_starts(op):
         width_d = hlo.ReshapeOp(
           ir.RankedTensorType.get([], element), hlo.SliceOp(slice_sizes, [d], [d + 1], [1]).result
         ).result
-        last = hlo.SubtractOp(values.dimension_size(operand, d, element), width_d).result
-        clamped = hlo.ClampOp(values.scalar(element, 0), index, last).result
+        clamped = _clamped(index, operand, d, width_d)
         begin.append(hlo.ReshapeOp(one, clamped).result)
       begin = hlo.ConcatenateOp(begin, 0).result
       limit = hlo.AddOp(begin, slice_sizes).result

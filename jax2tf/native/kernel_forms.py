@@ -251,19 +251,12 @@ def _float_to_int(op):
   module_patterns.replace(op, res)
 
 
-def _is_positive_zeros(value) -> bool:
-  c = values.constant_at_any_shape(value)
-  if c is None or c.elements is None:
-    return False
-  return bool(np.all(c.elements == 0) and not np.any(np.signbit(c.elements)))
-
-
 def _complex_of_real(op):
   # A complex of a real and +0.0 is the real converted: LiteRT's CAST
   # makes complex64 of float32, where a complex of two reals is TF's
   # Complex, which only the Flex delegate runs.
   real, imag = op.operands
-  if _is_positive_zeros(imag):
+  if module_patterns.zeros_sign(imag) is False:  # +0.0 throughout
     with ir.InsertionPoint(op), op.location:
       module_patterns.replace(op, hlo.ConvertOp(op.results[0].type, real).result)
 

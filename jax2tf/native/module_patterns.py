@@ -1019,7 +1019,7 @@ def _scatter_sub_as_add(op):
 SCATTER_SUB_AS_ADD = Pattern("scatter_sub_as_add", ("stablehlo.scatter",), _scatter_sub_as_add)
 
 
-def _zero_factor_sign(value) -> bool | None:
+def zeros_sign(value) -> bool | None:
   """Whether a float constant of zeros, all of one sign, is -0.0; None
   where `value` is no such constant."""
   c = values.constant_at_any_shape(value)
@@ -1037,7 +1037,7 @@ def _multiply_by_zeros_from_the_operand(op):
   if not values.is_float_tensor(op.results[0].type):
     return
   for zeros, x in (op.operands, reversed(list(op.operands))):
-    negative = _zero_factor_sign(zeros)
+    negative = zeros_sign(zeros)
     if negative is None or values.constant_of(x) is not None:
       continue
     with ir.InsertionPoint(op), op.location:

@@ -236,7 +236,7 @@ def _int64_remainder_from_floor_mod(op):
   x, y = op.operands
 
   def compare(a, b, direction):
-    return hlo.CompareOp(a, b, hlo.ComparisonDirectionAttr.get(direction)).result
+    return values.compare(a, b, direction, "SIGNED")
 
   with ir.InsertionPoint(op), op.location:
     zero, one = values.filled_like(y, 0), values.filled_like(y, 1)
@@ -246,7 +246,9 @@ def _int64_remainder_from_floor_mod(op):
     floored = ir.Operation.create(
       "tfl.floor_mod", results=[result.type], operands=[x, divisor]
     ).results[0]
-    signs_differ = compare(compare(floored, zero, "LT"), compare(x, zero, "LT"), "NE")
+    signs_differ = values.compare(
+      compare(floored, zero, "LT"), compare(x, zero, "LT"), "NE", "UNSIGNED"
+    )
     moved = hlo.SelectOp(signs_differ, hlo.SubtractOp(floored, divisor).result, floored).result
     truncated = hlo.SelectOp(compare(floored, zero, "EQ"), floored, moved).result
     remainder = hlo.SelectOp(compare(y, zero, "EQ"), x, truncated).result
@@ -312,39 +314,29 @@ def _window_gather_of_dynamic_operand(op):
     last = hlo.SliceOp(room, [nb], [t.rank], [1]).result
     lasts = values.broadcast_like(last, starts, [batch])
     starts = hlo.MaxOp(hlo.MinOp(starts, lasts).result, values.filled_like(starts, 0)).result
-    # Every element's index: (batch..., window..., rank).
+    # Every element's index: (batch..., window..., rank). Along a batch axis,
+    # the position in the batch; along the others, the start plus the place
+    # in the window.
     dims = list(result.shape) + [t.rank]
-    index_type = ir.RankedTensorType.get(dims, i32)
     batch_sizes = hlo.SliceOp(values.shape_vector(starts), [0], [batch], [1]).result
-    full = hlo.ConcatenateOp([batch_sizes, window, values.constant_splat(one, t.rank)], 0).result
-    column = ir.RankedTensorType.get(dims[:-1] + [1], i32)
-    column_shape = hlo.ConcatenateOp([batch_sizes, window, values.constant_splat(one, 1)], 0).result
-    # Along a batch axis, the position in the batch; along the others, the
-    # start plus the place in the window.
+
+    def sized(width):
+      """The type and sizes of (batch..., window..., width)."""
+      shape = hlo.ConcatenateOp([batch_sizes, window, values.constant_splat(one, width)], 0)
+      return ir.RankedTensorType.get(dims[:-1] + [width], i32), shape.result
+
+    column, column_shape = sized(1)
     positions = [hlo.DynamicIotaOp(column, column_shape, k).result for k in range(nb)]
     places = [hlo.DynamicIotaOp(column, column_shape, batch + d).result for d in range(window_rank)]
     offsets = hlo.ConcatenateOp(
       [values.filled_like(p, 0) for p in positions] + places, len(dims) - 1
     ).result
+    starts_type, starts_shape = sized(window_rank)
+    at_starts = hlo.DynamicBroadcastInDimOp(
+      starts_type, starts, starts_shape, list(range(batch)) + [len(dims) - 1]
+    ).result
     if nb:
-      at_starts = hlo.ConcatenateOp(
-        positions
-        + [
-          hlo.DynamicBroadcastInDimOp(
-            ir.RankedTensorType.get(dims[:-1] + [window_rank], i32),
-            starts,
-            hlo.ConcatenateOp(
-              [batch_sizes, window, values.constant_splat(one, window_rank)], 0
-            ).result,
-            list(range(batch)) + [len(dims) - 1],
-          ).result
-        ],
-        len(dims) - 1,
-      ).result
-    else:
-      at_starts = hlo.DynamicBroadcastInDimOp(
-        index_type, starts, full, list(range(batch)) + [len(dims) - 1]
-      ).result
+      at_starts = hlo.ConcatenateOp(positions + [at_starts], len(dims) - 1).result
     element_indices = hlo.AddOp(at_starts, offsets).result
     gathered = ir.Operation.create(
       "tfl.gather_nd", results=[result], operands=[operand, element_indices]

@@ -313,15 +313,20 @@ _COMBINE = {
 }
 
 
-def _identity(name: str, dtype: np.dtype):
+def identity(name: str, dtype: np.dtype):
+  """The identity of the StableHLO combiner `name` (add, multiply, maximum,
+  minimum) on `dtype`."""
   if name == "stablehlo.add":
     return 0
   if name == "stablehlo.multiply":
     return 1
-  if dtype.kind == "f":
-    return -np.inf if name == "stablehlo.maximum" else np.inf
-  info = np.iinfo(dtype)
-  return info.min if name == "stablehlo.maximum" else info.max
+  is_max = name == "stablehlo.maximum"
+  if dtype == np.bool_:
+    return not is_max
+  if dtype.kind in "iu":
+    info = np.iinfo(dtype)
+    return info.min if is_max else info.max
+  return -np.inf if is_max else np.inf  # floats, bfloat16 among them
 
 
 def _init_after(op):
@@ -347,15 +352,15 @@ def _init_after(op):
   dtype = values.numpy_dtype(t.element_type)
   if dtype is None or dtype.kind not in "fiu" or dtype == np.bool_:
     return
-  identity = _identity(body[0].name, dtype)
+  identity_value = identity(body[0].name, dtype)
   constant = values.constant_of(init)
   if constant is not None and constant.elements is not None:
-    if (np.asarray(constant.elements, np.float64) == identity).all():
+    if (np.asarray(constant.elements, np.float64) == identity_value).all():
       return
   result = op.results[0]
   uses = [(use.owner, use.operand_number) for use in result.uses]
   with ir.InsertionPoint(op), op.location:
-    op.operands[1] = values.scalar(t.element_type, identity)
+    op.operands[1] = values.scalar(t.element_type, identity_value)
   with ir.InsertionPoint.after(op), op.location:
     after = _COMBINE[body[0].name](result, values.broadcast_like(init, result)).result
   for owner, position in uses:

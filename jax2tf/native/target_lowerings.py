@@ -75,7 +75,7 @@ from jax2tf.jax_forms import (
   summed_products,
   tflite_kernels,
 )
-from jax2tf.native import portable_lowering
+from jax2tf.native import portable_lowering, reduce_folds
 from jax2tf.shapes import dim_eval
 from jax2tf.targets import Target, xla_fold
 
@@ -145,15 +145,16 @@ def _cumsum_form(ctx, *, axis, reverse):
 _CUMSUM_DTYPES = frozenset(map(np.dtype, (np.float32, np.int32, np.int64)))
 
 
-def _running_form(combine, identity_of):
+def _running_form(combine, combiner: str):
   """cummax, cummin or cumprod along a polymorphic axis: a window as long as
-  the axis, which no converter takes, as steps of doubling shifts."""
+  the axis, which no converter takes, as steps of doubling shifts of
+  `combine`, the StableHLO `combiner` (whose identity fills the shifts)."""
 
   def form_of(ctx, *, axis, reverse):
     (aval,) = ctx.avals_in
     if _is_static(aval.shape[axis]):
       return None
-    identity = identity_of(np.dtype(aval.dtype))
+    identity = reduce_folds.identity(combiner, np.dtype(aval.dtype))
     return lambda x: [doubling_scan.doubling_scan(x, axis, reverse, combine, identity)]
 
   return form_of
@@ -205,18 +206,6 @@ def _bitwise_fold_form(combine):
     return lambda x: fold(x, identity)
 
   return form_of
-
-
-def _lowest(dtype: np.dtype):
-  if dtype == np.bool_:
-    return False
-  return -np.inf if jnp.issubdtype(dtype, jnp.floating) else np.iinfo(dtype).min
-
-
-def _highest(dtype: np.dtype):
-  if dtype == np.bool_:
-    return True
-  return np.inf if jnp.issubdtype(dtype, jnp.floating) else np.iinfo(dtype).max
 
 
 def _approx_top_k_form(ctx, *, reduction_dimension, is_max_k, **_):
@@ -497,9 +486,9 @@ def _forms(target: Target) -> tuple:
       _rule(lax.dynamic_update_slice_p, _narrow_starts_form(2)),
       _rule(lax.argmax_p, _arg_index_form),
       _rule(lax.argmin_p, _arg_index_form),
-      _rule(lax.cummax_p, _running_form(jnp.maximum, _lowest)),
-      _rule(lax.cummin_p, _running_form(jnp.minimum, _highest)),
-      _rule(lax.cumprod_p, _running_form(jnp.multiply, lambda dtype: 1)),
+      _rule(lax.cummax_p, _running_form(jnp.maximum, "stablehlo.maximum")),
+      _rule(lax.cummin_p, _running_form(jnp.minimum, "stablehlo.minimum")),
+      _rule(lax.cumprod_p, _running_form(jnp.multiply, "stablehlo.multiply")),
       _rule(lax.reduce_p, _fold_form(target.tflite_ops_in_module)),
       _rule(lax.reduce_xor_p, _bitwise_fold_form(lax.bitwise_xor)),
       _rule(lax.reduce_and_p, _bitwise_fold_form(lax.bitwise_and)),

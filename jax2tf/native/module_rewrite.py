@@ -185,6 +185,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.PAD_NEGATIVE_ZERO_BY_NEGATION,
     *integer_patterns.TFLITE_INTEGER_OPS,
     tflite_ops.INT64_REMAINDER_FROM_FLOOR_MOD,
+    tflite_ops.UNIFORM_FLOATS_FROM_RANDOM_UNIFORM,
     module_patterns.INTEGER_REMAINDER_FROM_DIVISION,
     module_patterns.INTEGER_DIVISION_BY_ZERO_AS_SELECT,
     module_patterns.NAN_AND_ZEROS_OUTSIDE_MIN_MAX_REDUCTIONS,

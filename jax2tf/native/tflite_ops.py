@@ -44,6 +44,11 @@ of a dialect that JAX's MLIR does not register.
   moved by the divisor where their signs differ, the dividend for a zero
   divisor (which FLOOR_MOD, like a divisor of -1 for the smallest int64,
   never meets: the divisor is 1 there).
+* XLA's stateful RngUniform of float32 (`lax.rng_uniform`): the converter
+  writes it as an operator LiteRT has no kernel for. JAX promises no bits
+  there, only values in [minval, maxval); LiteRT's RANDOM_UNIFORM (unseeded,
+  so different on each run, as XLA's) draws in [0, 1), scaled to the range,
+  and a value the scaling rounds up to maxval becomes minval.
 * The custom calls of jax2tf/jax_forms/tflite_kernels.py (`tfl.cumsum`),
   which the forms of a target that reads TFLite's ops write: the operator
   they name, on their operands (without the shape operands JAX adds where
@@ -349,4 +354,30 @@ WINDOW_GATHER_OF_DYNAMIC_OPERAND = Pattern(
   "window_gather_of_dynamic_operand",
   ("stablehlo.gather", "stablehlo.dynamic_gather"),
   _window_gather_of_dynamic_operand,
+)
+
+
+def _uniform_floats_from_random_uniform(op):
+  if "UNIFORM" not in str(op.attributes["rng_distribution"]):
+    return
+  result = op.results[0]
+  if str(result.type.element_type) != "f32":
+    return
+  lo, hi, shape = op.operands
+  i32 = ir.IntegerType.get_signless(32)
+  with ir.InsertionPoint(op), op.location:
+    if str(shape.type.element_type) != "i32":
+      shape = hlo.ConvertOp(ir.RankedTensorType.get(shape.type.shape, i32), shape).result
+    unit = ir.Operation.create(
+      "tfl.random_uniform", results=[result.type], operands=[shape]
+    ).results[0]
+    low, high = values.broadcast_like(lo, unit), values.broadcast_like(hi, unit)
+    scaled = hlo.AddOp(low, hlo.MulOp(hlo.SubtractOp(high, low).result, unit).result).result
+    inside = hlo.SelectOp(values.compare(scaled, high, "LT"), scaled, low).result
+  result.replace_all_uses_with(inside)
+  op.erase()
+
+
+UNIFORM_FLOATS_FROM_RANDOM_UNIFORM = Pattern(
+  "uniform_floats_from_random_uniform", ("stablehlo.rng",), _uniform_floats_from_random_uniform
 )

@@ -455,3 +455,23 @@ def test_int64_remainder_is_xlas_truncated_one():
     model, got, want = _litert(lax.rem, x, y)
   assert "FLOOR_MOD" in lite_inspect.op_counts(model)
   compare.assert_same(want, got, exact=True)
+
+
+@pytest.mark.parametrize("n", [3, 4000])
+def test_stateful_uniform_draws_fill_jaxs_range(n):
+  # XLA's RngUniform promises no bits, only values in [minval, maxval):
+  # LiteRT's unseeded RANDOM_UNIFORM, scaled to the range. (JAX lowers it
+  # only at static shapes.)
+  def draws(x):
+    return lax.rng_uniform(-1.0, 2.0, x.shape) + x * 0
+
+  x = np.zeros((n,), np.float32)
+  model = jax2tf.to_tflite(draws, x, route="litert", verify=False)
+  assert "RANDOM_UNIFORM" in lite_inspect.op_counts(model)
+  (got,) = lite.run(model, x)
+  (want,) = [np.asarray(w) for w in jax.tree_util.tree_leaves(jax.jit(draws)(x))]
+  assert got.shape == want.shape and got.dtype == want.dtype
+  assert np.all(got >= -1.0) and np.all(got < 2.0), got
+  if n > 1000:  # the range filled, not one corner of it
+    assert got.min() < -0.9 and got.max() > 1.9 and abs(got.mean() - 0.5) < 0.1
+

@@ -261,6 +261,35 @@ def _complex_of_real(op):
       module_patterns.replace(op, hlo.ConvertOp(op.results[0].type, real).result)
 
 
+# An iota of this many elements at most becomes a constant where its type
+# is 64 bits wide: 512 KiB of a model.
+_MOST_CONSTANT_IOTA = 1 << 16
+
+
+def _wide_iota_as_constant(op):
+  # Both converters write an iota as RANGE and BROADCAST_TO (and a complex
+  # one as `_complex_iota`'s CAST), which LiteRT has no kernels of for
+  # float64, 64-bit integers or complex128; at static sizes it is a constant.
+  t = ir.RankedTensorType(op.results[0].type)
+  element = t.element_type
+  if isinstance(element, ir.ComplexType):
+    dtype = np.dtype(np.complex128) if str(element.element_type) == "f64" else None
+  else:
+    dtype = values.numpy_dtype(element)
+  if dtype is None or dtype.itemsize != 8 and dtype.kind != "c":
+    return
+  if not t.has_static_shape or np.prod(t.shape) > _MOST_CONSTANT_IOTA:
+    return
+  axis = ir.IntegerAttr(op.attributes["iota_dimension"]).value
+  positions = np.arange(t.shape[axis], dtype=dtype).reshape(
+    [n if d == axis else 1 for d, n in enumerate(t.shape)]
+  )
+  data = np.ascontiguousarray(np.broadcast_to(positions, t.shape))
+  with ir.InsertionPoint(op), op.location:
+    constant = hlo.ConstantOp(ir.DenseElementsAttr.get(data, type=t)).result
+    module_patterns.replace(op, constant)
+
+
 def _complex_iota(op):
   # An iota of complex numbers is an iota of their real parts (LiteRT has
   # no complex IOTA), converted as `_complex_of_real`.
@@ -405,6 +434,7 @@ def patterns_for(target: Target) -> tuple[module_patterns.Pattern, ...]:
       form("fmod_of_magnitudes", "stablehlo.remainder", _in_float32(float_formulas.fmod)),
       form("root_power", "stablehlo.power", _root_power),
       form("complex_of_real_as_convert", "stablehlo.complex", _complex_of_real),
+      form("wide_iota_as_constant", "stablehlo.iota", _wide_iota_as_constant),
       form("complex_iota_as_convert", "stablehlo.iota", _complex_iota),
       # Its casts leave NaN and floats out of the integer's range undefined.
       form("float_to_int_saturating", "stablehlo.convert", _float_to_int),

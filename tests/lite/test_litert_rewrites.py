@@ -475,3 +475,15 @@ def test_stateful_uniform_draws_fill_jaxs_range(n):
   if n > 1000:  # the range filled, not one corner of it
     assert got.min() < -0.9 and got.max() > 1.9 and abs(got.mean() - 0.5) < 0.1
 
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.uint64, np.complex128])
+def test_iotas_of_64_bit_elements_are_jaxs(dtype):
+  # LiteRT has no 64-bit (nor complex128) RANGE or BROADCAST_TO: a static
+  # iota of them is a constant. (LiteRT computes little else on them.)
+  def positions(x):
+    return x, lax.broadcasted_iota(dtype, (3, 4), 1)
+
+  x = np.ones((2,), np.float32)
+  with jax.enable_x64(True):
+    _, got, want = _litert(positions, x)
+  compare.assert_same(want, got, exact=True)

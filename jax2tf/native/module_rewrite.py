@@ -190,7 +190,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.INTEGER_DIVISION_BY_ZERO_AS_SELECT,
     module_patterns.NAN_AND_ZEROS_OUTSIDE_MIN_MAX_REDUCTIONS,
     module_patterns.FIRST_NAN_IN_ARG_REDUCTIONS,
-    tflite_ops.ARG_REDUCTIONS_ALONG_DYNAMIC_AXES,
+    tflite_ops.ARG_REDUCTIONS_OF_DYNAMIC_SHAPES,
     module_patterns.NAN_BESIDE_MIN_MAX_SCATTERS,
     module_patterns.CLAMP_AS_MIN_OF_MAX,
     module_patterns.PROPAGATE_NAN_IN_MIN_MAX_BESIDE_SCATTERS,

@@ -29,11 +29,12 @@ of a dialect that JAX's MLIR does not register.
   GATHER_ND of every element of every window, the index of each its
   window's start (clamped as StableHLO clamps it) plus its place in the
   window.
-* An argmax or argmin (JAX's reduction of values and their iota) along a
-  polymorphic axis: the converter, which writes ARG_MAX and ARG_MIN of the
-  static ones, fails casting the axis's size ("'arith.index_cast' op
-  operand type 'tensor<4xi32>' and result type 'tensor<4xi64>' are cast
-  incompatible"). The index is LiteRT's ARG_MAX or ARG_MIN, the value
+* An argmax or argmin (JAX's reduction of values and their iota) of
+  polymorphic sizes: the converter, which writes ARG_MAX and ARG_MIN at
+  static ones, fails casting a polymorphic axis's size ("'arith.index_cast'
+  op operand type 'tensor<4xi32>' and result type 'tensor<4xi64>' are cast
+  incompatible") and fails to legalize the reduction along a static axis of
+  a polymorphic operand (the pivot search of a batched `solve`). The index is LiteRT's ARG_MAX or ARG_MIN, the value
   (where read: the NaN flags of module_patterns.FIRST_NAN_IN_ARG_REDUCTIONS,
   which runs first and makes both kernels' answers JAX's for NaN) a
   maximum or minimum reduction; both kernels keep the first of equal
@@ -195,7 +196,7 @@ def _is_iota_along(value, axis: int) -> bool:
 _ARG_KERNEL_TYPES = frozenset({"f32", "i32"})
 
 
-def _arg_reduction_along_dynamic_axis(op):
+def _arg_reduction_of_dynamic_shape(op):
   direction = arg_direction(op, floats_only=False)
   if direction is None:
     return
@@ -203,7 +204,7 @@ def _arg_reduction_along_dynamic_axis(op):
   x, positions = op.operands[:2]
   if str(x.type.element_type) not in _ARG_KERNEL_TYPES:
     return
-  if len(dims) != 1 or not x.type.is_dynamic_dim(dims[0]):
+  if len(dims) != 1 or x.type.has_static_shape:
     return
   (axis,) = dims
   if not _is_iota_along(positions, axis):
@@ -229,8 +230,8 @@ def _arg_reduction_along_dynamic_axis(op):
   op.erase()
 
 
-ARG_REDUCTIONS_ALONG_DYNAMIC_AXES = Pattern(
-  "arg_reductions_along_dynamic_axes", ("stablehlo.reduce",), _arg_reduction_along_dynamic_axis
+ARG_REDUCTIONS_OF_DYNAMIC_SHAPES = Pattern(
+  "arg_reductions_of_dynamic_shapes", ("stablehlo.reduce",), _arg_reduction_of_dynamic_shape
 )
 
 

@@ -55,6 +55,9 @@ _FUNCTIONS = {
   "argmin": (lambda x: jnp.argmin(x, axis=1), "(b, n)", _RECTANGLES, "ARG_MIN"),
   "argmax_of_int32": (lambda x: jnp.argmax(x.astype(np.int32), axis=1), "(b, n)", _RECTANGLES,
                       "ARG_MAX"),
+  # Along a static axis of a polymorphic batch (a batched solve's pivots).
+  "argmax_of_a_polymorphic_batch": (lambda x: jnp.argmax(x, axis=1), "(b, 7)", _SEVEN_WIDE,
+                                    "ARG_MAX"),
   # JAX writes the reversal of a polymorphic axis as a gather of elements.
   "reversed": (lambda x: x[::-1, ::-1], "(b, n)", _RECTANGLES, "GATHER_ND"),
   "reversed_rows": (lambda x: x[::-1], "(b, 7)", _SEVEN_WIDE, "GATHER"),

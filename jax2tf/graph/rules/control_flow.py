@@ -12,7 +12,7 @@ import tensorflow as tf
 from jax import lax
 from jax.extend.core import primitives as core_primitives
 
-from jax2tf.graph import registry
+from jax2tf.graph import registry, scan_hoisting
 from jax2tf.graph.key_data import key_data_jaxpr
 from jax2tf.graph.registry import register
 from jax2tf.internals import jax_private
@@ -241,6 +241,13 @@ def _scan(
 
   if isinstance(n, int) and n == 0:
     return init + [tf.zeros(ctx.shape(physical_aval(a).shape), _tf_dtype(ctx, a)) for a in y_avals]
+
+  hoisted = scan_hoisting.split(jaxpr, n_consts, n_carry, n)
+  if hoisted is not None:
+    before = ctx.lower_jaxpr(hoisted.before, consts + (xs if hoisted.takes_xs else []))
+    consts = consts + before[: hoisted.n_invariant]
+    xs = [xs[i] for i in hoisted.xs_kept] + before[hoisted.n_invariant :]
+    jaxpr = hoisted.body
 
   scan = _scan_in_tensor_arrays
   if any(d is None for s in y_shapes for d in s):

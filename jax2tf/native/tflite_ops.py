@@ -34,7 +34,9 @@ of a dialect that JAX's MLIR does not register.
   static ones, fails casting a polymorphic axis's size ("'arith.index_cast'
   op operand type 'tensor<4xi32>' and result type 'tensor<4xi64>' are cast
   incompatible") and fails to legalize the reduction along a static axis of
-  a polymorphic operand (the pivot search of a batched `solve`). The index is LiteRT's ARG_MAX or ARG_MIN, the value
+  a polymorphic operand (the pivot search of a batched `solve`). The index
+  is LiteRT's ARG_MAX or ARG_MIN (of 16-bit floats and narrow integers
+  converted to float32 and int32), the value
   (where read: the NaN flags of module_patterns.FIRST_NAN_IN_ARG_REDUCTIONS,
   which runs first and makes both kernels' answers JAX's for NaN) a
   maximum or minimum reduction; both kernels keep the first of equal
@@ -190,10 +192,11 @@ def _is_iota_along(value, axis: int) -> bool:
   return ir.IntegerAttr(op.attributes["iota_dimension"]).value == axis
 
 
-# The value types of JAX's argmax written as LiteRT's ARG_MAX here; the
-# others (16-bit floats, narrow integers, which the lanes leave narrow in an
-# argmax) stay for the converter, as before.
+# The value types of JAX's argmax that LiteRT's ARG_MAX takes here, and the
+# narrower ones it takes widened (the lanes leave an argmax's operand
+# narrow): each converts to the wider type exactly, in the same order.
 _ARG_KERNEL_TYPES = frozenset({"f32", "i32"})
+_ARG_WIDENED = {"f16": "f32", "bf16": "f32", "i8": "i32", "i16": "i32", "ui8": "i32", "ui16": "i32"}
 
 
 def _arg_reduction_of_dynamic_shape(op):
@@ -202,7 +205,8 @@ def _arg_reduction_of_dynamic_shape(op):
     return
   dims = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
   x, positions = op.operands[:2]
-  if str(x.type.element_type) not in _ARG_KERNEL_TYPES:
+  element_name = str(x.type.element_type)
+  if element_name not in _ARG_KERNEL_TYPES and element_name not in _ARG_WIDENED:
     return
   if len(dims) != 1 or x.type.has_static_shape:
     return
@@ -213,10 +217,14 @@ def _arg_reduction_of_dynamic_shape(op):
   is_max = direction == "GT"
   i32 = ir.IntegerType.get_signless(32)
   with ir.InsertionPoint(op), op.location:
+    keys = x
+    if element_name in _ARG_WIDENED:
+      wide = ir.F32Type.get() if _ARG_WIDENED[element_name] == "f32" else i32
+      keys = hlo.ConvertOp(values.retyped(x, wide), x).result
     arg = ir.Operation.create(
       "tfl.arg_max" if is_max else "tfl.arg_min",
       results=[index.type],
-      operands=[x, values.scalar(i32, axis)],
+      operands=[keys, values.scalar(i32, axis)],
     )
     if list(value.uses):
       element = ir.RankedTensorType.get([], x.type.element_type)

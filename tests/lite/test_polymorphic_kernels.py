@@ -55,6 +55,12 @@ _FUNCTIONS = {
   "argmin": (lambda x: jnp.argmin(x, axis=1), "(b, n)", _RECTANGLES, "ARG_MIN"),
   "argmax_of_int32": (lambda x: jnp.argmax(x.astype(np.int32), axis=1), "(b, n)", _RECTANGLES,
                       "ARG_MAX"),
+  # Narrower types take ARG_MAX widened, NaN and ties as JAX orders them.
+  "argmax_of_float16": (lambda x: jnp.argmax(x.astype(np.float16), axis=1), "(b, n)",
+                        _RECTANGLES, "ARG_MAX"),
+  "argmin_of_int8_signs": (
+    lambda x: jnp.argmin((x > 0).astype(np.int8) - (x < 0).astype(np.int8), axis=1),
+    "(b, n)", _RECTANGLES, "ARG_MIN"),
   # Along a static axis of a polymorphic batch (a batched solve's pivots).
   "argmax_of_a_polymorphic_batch": (lambda x: jnp.argmax(x, axis=1), "(b, 7)", _SEVEN_WIDE,
                                     "ARG_MAX"),

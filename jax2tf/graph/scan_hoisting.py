@@ -29,6 +29,8 @@ import jax
 import numpy as np
 from jax.extend import core as jax_core
 
+from jax2tf.graph.fusions import is_var
+
 # At most this many bytes of per-step values computed before the loop.
 MOST_HOISTED_BYTES = 64 << 20
 
@@ -70,10 +72,6 @@ class Hoisted:
   body: jax_core.ClosedJaxpr
 
 
-def _is_var(v) -> bool:
-  return isinstance(v, jax_core.Var)
-
-
 def _static_bytes(aval) -> int | None:
   if not all(isinstance(d, int) for d in aval.shape):
     return None
@@ -104,7 +102,7 @@ def _kinds(jaxpr, n_consts: int, n_carry: int) -> list[str | None]:
   per_step = set(jaxpr.invars[n_consts + n_carry :])
   kinds: list[str | None] = []
   for eqn in jaxpr.eqns:
-    ins = [v for v in eqn.invars if _is_var(v)]
+    ins = [v for v in eqn.invars if is_var(v)]
     if (
       eqn.effects
       or eqn.primitive.name in _DRAWN_AT_EACH_RUN
@@ -134,10 +132,10 @@ def _split(jaxpr, n_consts: int, n_carry: int, length, kinds) -> Hoisted | None:
   # The hoisted values the loop still reads: its equations' operands and
   # its outputs.
   kept = [e for k, e in zip(kinds, jaxpr.eqns) if k is None]
-  read = {v for e in kept for v in e.invars if _is_var(v)}
-  read.update(v for v in jaxpr.outvars if _is_var(v))
+  read = {v for e in kept for v in e.invars if is_var(v)}
+  read.update(v for v in jaxpr.outvars if is_var(v))
   hoisted_eqns = [e for k, e in zip(kinds, jaxpr.eqns) if k is not None]
-  defined = [v for e in hoisted_eqns for v in e.outvars if _is_var(v)]
+  defined = [v for e in hoisted_eqns for v in e.outvars if is_var(v)]
   invariant_out = [v for v in defined if v in read and v in invariant]
   per_step_out = [v for v in defined if v in read and v in per_step]
   if per_step_out:

@@ -262,7 +262,7 @@ def _complex_of_real(op):
 
 
 # An iota of this many elements at most becomes a constant where its type
-# is 64 bits wide: 512 KiB of a model.
+# is 64 bits wide: 512 KiB of a model (1 MiB of complex128).
 _MOST_CONSTANT_IOTA = 1 << 16
 
 

@@ -23,6 +23,7 @@ from jax import lax
 from jax.extend import core as jax_core
 from jax.extend.core import primitives as core_primitives
 
+from jax2tf import equations
 from jax2tf.shapes import dim_eval
 
 _CONV = core_primitives.conv_general_dilated_p
@@ -88,10 +89,7 @@ def _evaluate(jaxpr, consts, args) -> list:
       inner = eqn.params["jaxpr"]
       outs = _evaluate(inner.jaxpr, inner.consts, invals)
     else:
-      subfuns, bind_params = eqn.primitive.get_bind_params(eqn.params)
-      outs = eqn.primitive.bind(*subfuns, *invals, **bind_params)
-      if not eqn.primitive.multiple_results:
-        outs = [outs]
+      outs = equations.bind(eqn, invals)
     for v, out in zip(eqn.outvars, outs):
       if not isinstance(v, jax_core.DropVar):
         env[v] = out

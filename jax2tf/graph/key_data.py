@@ -20,6 +20,7 @@ import jax.extend.core as jax_ext_core
 from jax.experimental import custom_partitioning, scheduling_groups
 from jax.extend.core import primitives as core_primitives
 
+from jax2tf import equations
 from jax2tf.graph import registry
 from jax2tf.internals import jax_private
 
@@ -233,10 +234,7 @@ def _eqn_on_key_data(eqn, args) -> list:
   keys_here = any(is_key(a) for a in (*avals_in, *avals_out))
   subs = [j for j in _sub_jaxprs(params) if mentions_keys(j)]
   if not keys_here and not subs:
-    # Higher-order primitives (custom_jvp_call, ...) rebuild their
-    # sub-computations as bind-time functions from the equation's parameters.
-    out = prim.bind(*args, **prim.get_bind_params(params))
-    return list(out) if prim.multiple_results else [out]
+    return equations.bind(eqn, args)
   if prim in (jax_private.random_wrap_p, jax_private.random_unwrap_p) or prim is getattr(
     jax_private, "random_clone_p", None
   ):

@@ -378,6 +378,11 @@ def strided_conv(x, kernel):
                                   dimension_numbers=("NHWC", "HWIO", "NHWC"))
 
 
+def strided_conv_layer(x, kernel):
+  # Equations around the convolution: the VJP's rewrite binds them as they are.
+  return jax.nn.relu(strided_conv(x, kernel) + 0.1)
+
+
 def remat_strided_conv(x, kernel):
   # jax.checkpoint hides the convolution from that VJP.
   return jax.checkpoint(strided_conv)(x, kernel)
@@ -428,12 +433,13 @@ def test_strided_conv_with_symbolic_spatial_dims_saves_with_gradient(
     np.testing.assert_allclose(tape.gradient(y, kv).numpy(), want, rtol=1e-4, atol=1e-4)
 
 
-def test_strided_conv_gradients_under_tape(serialization):
+@pytest.mark.parametrize("fun", [strided_conv, strided_conv_layer])
+def test_strided_conv_gradients_under_tape(serialization, fun):
   f_tf = tf.function(
-      convert(strided_conv, serialization, polymorphic_shapes=["(b, h, w, _)", None]),
+      convert(fun, serialization, polymorphic_shapes=["(b, h, w, _)", None]),
       autograph=False,
       input_signature=[tf.TensorSpec([None, None, None, 3], tf.float32), _KERNEL_SPEC])
-  _assert_conv_gradients_like_jax(f_tf, strided_conv)
+  _assert_conv_gradients_like_jax(f_tf, fun)
 
 
 def _causes(e):

@@ -29,6 +29,7 @@ import jax
 import numpy as np
 from jax.extend import core as jax_core
 
+from jax2tf.graph import sibling_matmuls
 from jax2tf.graph.fusions import is_var
 
 # At most this many bytes of per-step values computed before the loop.
@@ -52,7 +53,8 @@ _BATCHED_AS_THEMSELVES = _BATCHED_WORK | frozenset(
     "floor", "ge", "gt", "integer_pow", "le", "log", "log1p", "logistic", "lt", "max",
     "min", "mul", "ne", "neg", "not", "or", "pad", "pow", "reduce_max", "reduce_min",
     "reduce_prod", "reduce_sum", "reshape", "rsqrt", "select_n", "sign", "sin", "slice",
-    "sqrt", "square", "squeeze", "stop_gradient", "sub", "tan", "tanh", "transpose", "xor",
+    "split", "sqrt", "square", "squeeze", "stop_gradient", "sub", "tan", "tanh", "transpose",
+    "xor",
   }
 )  # fmt: skip
 
@@ -81,9 +83,10 @@ def _static_bytes(aval) -> int | None:
 def split(closed, n_consts: int, n_carry: int, length) -> Hoisted | None:
   """The scan body `closed` (constants, carry, then scanned inputs) split
   as above, or None where nothing is worth computing before the loop."""
-  jaxpr = closed.jaxpr
-  if jaxpr.constvars or closed.consts:
+  if closed.jaxpr.constvars or closed.consts:
     return None
+  closed = sibling_matmuls.fuse(closed, n_consts)
+  jaxpr = closed.jaxpr
   kinds = _kinds(jaxpr, n_consts, n_carry)
   if any(k == "per_step" and e.primitive.name in _BATCHED_WORK for k, e in zip(kinds, jaxpr.eqns)):
     hoisted = _split(jaxpr, n_consts, n_carry, length, kinds)

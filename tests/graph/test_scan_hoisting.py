@@ -1,8 +1,6 @@
 """A scan's carry-free work runs before the loop (jax2tf/graph/scan_hoisting.py):
 the same results as jax.jit, fewer ops in the loop."""
 
-import collections
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -11,7 +9,7 @@ import tensorflow as tf
 from jax import lax
 
 import jax2tf
-from tests.support import compare
+from tests.support import compare, loops
 
 RNG = np.random.default_rng(3)
 W = RNG.normal(size=(5, 6)).astype(np.float32)
@@ -38,40 +36,21 @@ def _projections_as_outputs(w, u, b, xs):
   return lax.scan(step, jnp.float32(0), xs)
 
 
-def _loop_op_counts(f, args):
-  converted = jax2tf.convert(f, native_serialization=False, with_gradient=False)
-  specs = [tf.TensorSpec(np.shape(a), tf.as_dtype(np.asarray(a).dtype)) for a in args]
-  graph = tf.function(converted, autograph=False).get_concrete_function(*specs).graph
-  counts: collections.Counter = collections.Counter()
-  for fn in graph.as_graph_def().library.function:
-    if "while_body" in fn.signature.name:
-      counts.update(n.op for n in fn.node_def)
-  return counts
-
-
-def _assert_like_jax(f, args, enable_xla=True):
-  converted = jax2tf.convert(f, native_serialization=False, enable_xla=enable_xla)
-  got = tf.function(converted, autograph=False)(*args)
-  want = jax.jit(f)(*args)
-  for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
-    compare.assert_same(np.asarray(w), np.asarray(g), tol=(1e-6, 1e-6))
-
-
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("enable_xla", [True, False])
 def test_recurrence_with_input_projections_computed_before_the_loop_is_jaxs(reverse, enable_xla):
-  _assert_like_jax(lambda *a: _recurrence(*a, reverse=reverse), (W, U, B, XS), enable_xla)
+  loops.assert_like_jax(lambda *a: _recurrence(*a, reverse=reverse), (W, U, B, XS), enable_xla)
 
 
 def test_the_loop_keeps_only_the_matmul_of_the_carry():
-  counts = _loop_op_counts(_recurrence, (W, U, B, XS))
+  counts = loops.loop_op_counts(_recurrence, (W, U, B, XS))
   assert counts["MatMul"] == 1, counts  # h @ u; x @ w ran before the loop
   assert counts["Reshape"] == 0, counts  # the bias's reshape too
 
 
 def test_per_step_values_the_body_passes_out_are_jaxs():
-  _assert_like_jax(_projections_as_outputs, (W, U, B, XS))
-  assert _loop_op_counts(_projections_as_outputs, (W, U, B, XS))["MatMul"] == 0
+  loops.assert_like_jax(_projections_as_outputs, (W, U, B, XS))
+  assert loops.loop_op_counts(_projections_as_outputs, (W, U, B, XS))["MatMul"] == 0
 
 
 def test_a_polymorphic_length_keeps_the_per_step_work_in_the_loop():

@@ -87,8 +87,11 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
     values[v] = a
   groups = fusions.plan(jaxpr, env.hide_from_grappler)
   skipped = {i for i, f in groups.items() for i in f.members}
+  dead = _dead_equations(jaxpr)
   by_users = implicit_broadcasts.plan(jaxpr, skipped)
   for i, eqn in enumerate(jaxpr.eqns):
+    if i in dead:
+      continue
     if i in groups:
       fused = groups[i]
       with tf.name_scope(fused.name):
@@ -137,6 +140,21 @@ def lower_jaxpr(env: LoweringEnv, closed_jaxpr, args: Sequence[tf.Tensor]) -> li
       if type(v).__name__ != "DropVar":
         values[v] = o
   return [read(v) for v in jaxpr.outvars]
+
+
+def _dead_equations(jaxpr) -> set[int]:
+  """The equations whose results nothing reads, and which have no effect:
+  JAX traces some (Flax's RNN splits a PRNG key for a zeros initializer), and
+  their ops would only weigh on the graph and on what converters read."""
+  live = {v for v in jaxpr.outvars if not _is_literal(v)}
+  dead = set()
+  for i in reversed(range(len(jaxpr.eqns))):
+    eqn = jaxpr.eqns[i]
+    if eqn.effects or any(v in live for v in eqn.outvars):
+      live.update(v for v in eqn.invars if not _is_literal(v))
+    else:
+      dead.add(i)
+  return dead
 
 
 def _env_in_wide_lanes(env: LoweringEnv, lanes_of) -> LoweringEnv:

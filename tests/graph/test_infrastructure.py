@@ -89,3 +89,40 @@ def test_conj_bound_with_jax_s_older_parameter_name(enable_xla):
   for x in (np.array([1 + 2j, 3 - 1j], np.complex64), np.array([1.5, -2.0], np.float32)):
     f_tf = jax2tf.convert(f, native_serialization=False, enable_xla=enable_xla)
     np.testing.assert_array_equal(np.asarray(f_tf(x)), np.asarray(jax.jit(f)(x)))
+
+
+# -- equations nothing reads ---------------------------------------------------------
+
+
+def _graph_ops(f, *args) -> set:
+  converted = jax2tf.convert(f, native_serialization=False, with_gradient=False)
+  specs = [tf.TensorSpec(np.shape(a), tf.as_dtype(np.asarray(a).dtype)) for a in args]
+  graph = tf.function(converted, autograph=False).get_concrete_function(*specs).graph
+  return {op.type for op in graph.get_operations()}
+
+
+def test_equations_nothing_reads_are_not_lowered():
+  # Flax's RNN splits a key for a zeros initializer: the split's hash is dead.
+  def f(x):
+    jax.random.split(jax.random.key(0))
+    return x + 1
+
+  x = np.arange(3, dtype=np.float32)
+  assert "BitwiseXor" not in _graph_ops(f, x)
+  got = jax2tf.convert(f, native_serialization=False)(x)
+  np.testing.assert_array_equal(np.asarray(got), np.asarray(jax.jit(f)(x)))
+
+  def read(x):  # the same split, read: lowered
+    return x + 1, jax.random.key_data(jax.random.split(jax.random.key(0)))
+
+  assert "BitwiseXor" in _graph_ops(read, x)
+
+
+def test_equations_with_effects_are_kept_though_nothing_reads_them():
+  # A callback's result is unread, yet it runs: kept, and so refused here.
+  def f(x):
+    jax.debug.callback(print, x * 2)
+    return x + 1
+
+  with pytest.raises(NotImplementedError, match="debug_callback"):
+    jax2tf.convert(f, native_serialization=False)(np.arange(3, dtype=np.float32))

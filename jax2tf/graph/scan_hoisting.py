@@ -85,7 +85,7 @@ def split(closed, n_consts: int, n_carry: int, length) -> Hoisted | None:
   as above, or None where nothing is worth computing before the loop."""
   if closed.jaxpr.constvars or closed.consts:
     return None
-  closed = sibling_matmuls.fuse(closed, n_consts)
+  closed = sibling_matmuls.fuse(closed, loop_constants(closed.jaxpr, n_consts))
   jaxpr = closed.jaxpr
   kinds = _kinds(jaxpr, n_consts, n_carry)
   if any(k == "per_step" and e.primitive.name in _BATCHED_WORK for k, e in zip(kinds, jaxpr.eqns)):
@@ -98,23 +98,33 @@ def split(closed, n_consts: int, n_carry: int, length) -> Hoisted | None:
   return _split(jaxpr, n_consts, n_carry, length, invariant_only)
 
 
+def loop_constants(jaxpr, n_consts: int) -> set:
+  """The variables of the scan body `jaxpr` that hold the same value at each
+  step: its constants, and what equations compute from them alone, but for
+  effects and stateful draws."""
+  found = set(jaxpr.invars[:n_consts])
+  for eqn in jaxpr.eqns:
+    if _same_at_each_step(eqn) and all(not is_var(v) or v in found for v in eqn.invars):
+      found.update(eqn.outvars)
+  return found
+
+
+def _same_at_each_step(eqn) -> bool:
+  return not eqn.effects and eqn.primitive.name not in _DRAWN_AT_EACH_RUN
+
+
 def _kinds(jaxpr, n_consts: int, n_carry: int) -> list[str | None]:
   """Per equation: "invariant" (it reads constants only), "per_step" (the
   scanned inputs too, but no carried value), or None (it stays in the loop)."""
-  invariant = set(jaxpr.invars[:n_consts])
+  invariant = loop_constants(jaxpr, n_consts)
   per_step = set(jaxpr.invars[n_consts + n_carry :])
   kinds: list[str | None] = []
   for eqn in jaxpr.eqns:
     ins = [v for v in eqn.invars if is_var(v)]
-    if (
-      eqn.effects
-      or eqn.primitive.name in _DRAWN_AT_EACH_RUN
-      or any(v not in invariant and v not in per_step for v in ins)
-    ):
+    if not _same_at_each_step(eqn) or any(v not in invariant and v not in per_step for v in ins):
       kinds.append(None)
     elif all(v in invariant for v in ins):
       kinds.append("invariant")
-      invariant.update(eqn.outvars)
     elif eqn.primitive.name in _BATCHED_AS_THEMSELVES:
       kinds.append("per_step")
       per_step.update(eqn.outvars)

@@ -66,13 +66,14 @@ class _Group:
     return [e.outvars[0] for e in last]
 
 
-def fuse(closed: jax_core.ClosedJaxpr, n_consts: int) -> jax_core.ClosedJaxpr:
-  """`closed` (a scan body: constants first) with its sibling matmuls fused as
-  above; `closed` itself where there are none."""
+def fuse(closed: jax_core.ClosedJaxpr, invariant: set) -> jax_core.ClosedJaxpr:
+  """The scan body `closed` with its sibling matmuls fused as above;
+  `closed` itself where there are none. `invariant`: its variables that hold
+  the same value at each step (scan_hoisting.loop_constants)."""
   jaxpr = closed.jaxpr
   if jaxpr.constvars or closed.consts or jaxpr.effects:
     return closed
-  groups = _plan(jaxpr, _invariant(jaxpr, n_consts))
+  groups = _plan(jaxpr, invariant)
   if not groups:
     return closed
   order = _order(jaxpr, groups)
@@ -98,15 +99,6 @@ def _uses(jaxpr) -> dict:
     if is_var(v):
       users.setdefault(v, []).append(None)
   return users
-
-
-def _invariant(jaxpr, n_consts: int) -> set:
-  """The variables computed from the loop's constants alone."""
-  found = set(jaxpr.invars[:n_consts])
-  for eqn in jaxpr.eqns:
-    if all(not is_var(x) or x in found for x in eqn.invars):
-      found.update(eqn.outvars)
-  return found
 
 
 def _plan(jaxpr, invariant: set) -> list:

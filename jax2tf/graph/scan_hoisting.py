@@ -80,12 +80,17 @@ def _static_bytes(aval) -> int | None:
   return math.prod(aval.shape) * np.dtype(aval.dtype).itemsize
 
 
-def split(closed, n_consts: int, n_carry: int, length) -> Hoisted | None:
+def split(
+  closed, n_consts: int, n_carry: int, length, *, join_groups: bool = False
+) -> Hoisted | None:
   """The scan body `closed` (constants, carry, then scanned inputs) split
-  as above, or None where nothing is worth computing before the loop."""
+  as above, or None where nothing is worth computing before the loop; its
+  sibling matmuls fused first (sibling_matmuls.fuse, `join_groups` passed
+  on)."""
   if closed.jaxpr.constvars or closed.consts:
     return None
-  closed = sibling_matmuls.fuse(closed, loop_constants(closed.jaxpr, n_consts))
+  constants = loop_constants(closed.jaxpr, n_consts)
+  closed = sibling_matmuls.fuse(closed, constants, join_groups=join_groups)
   jaxpr = closed.jaxpr
   kinds = _kinds(jaxpr, n_consts, n_carry)
   if any(k == "per_step" and e.primitive.name in _BATCHED_WORK for k, e in zip(kinds, jaxpr.eqns)):

@@ -21,12 +21,14 @@ TOL = (1e-5, 1e-5)  # four gates through a recurrence
 XS = RNG.normal(size=(STEPS, BATCH, IN)).astype(np.float32)
 
 
-def _lstm(w, u, b, xs, reverse=False):
+def _lstm(w, u, b, xs, reverse=False, pairs=(0, 1, 2, 3)):
   # Flax's LSTMCell, gate by gate: each gate multiplies the carry by its own
-  # kernel and adds its own bias and input projection.
+  # kernel and adds its own bias and input projection. `pairs[k]`: the carry
+  # projection gate k adds, computed in the order of the kernels.
   def step(carry, x):
     c, h = carry
-    gates = [x @ w[k] + (h @ u[k] + b[k].reshape(1, -1)) for k in range(4)]
+    carried = [h @ u[k] + b[k].reshape(1, -1) for k in range(4)]
+    gates = [x @ w[k] + carried[j] for k, j in enumerate(pairs)]
     i, f, o = (jax.nn.sigmoid(gates[k]) for k in (0, 1, 3))
     c = f * c + i * jnp.tanh(gates[2])
     h = o * jnp.tanh(c)
@@ -66,11 +68,26 @@ def test_an_lstm_under_jit_compile_is_jaxs():
 def test_the_lstm_loop_multiplies_the_carry_once():
   counts = loops.loop_op_counts(_lstm, (W, U, B, XS))
   assert counts["MatMul"] == 1, counts  # four gates' kernels side by side
-  assert counts["SplitV"] == 1, counts  # the gates parted after the biases
+  assert counts["SplitV"] == 1, counts  # the gates parted after the sums
   assert counts["ConcatV2"] == 0, counts  # the kernels joined before the loop
-  # The biases are added once; the input projections, one scanned array
-  # each, and the cell's own sum stay per gate.
-  assert counts["AddV2"] <= 4 + 1 + 1 + 2, counts  # + the loop's counters
+  # The four input projections are one scanned array, read once a step and
+  # added once, as are the biases; then the cell's own sum.
+  assert counts["GatherV2"] == 1, counts
+  assert counts["AddV2"] <= 1 + 1 + 1 + 2, counts  # + the loop's counters
+
+
+def test_for_xla_the_input_projections_stay_one_array_per_gate():
+  # XLA's CPU loops read one wide scanned array several times slower.
+  counts = loops.loop_op_counts(_lstm, (W, U, B, XS), jit_compile=True)
+  assert counts["MatMul"] == 1 and counts["GatherV2"] == 4, counts
+
+
+def test_parts_that_meet_out_of_order_are_not_joined():
+  def shuffled(*args):
+    return _lstm(*args, pairs=(1, 0, 2, 3))
+
+  loops.assert_like_jax(shuffled, (W, U, B, XS), tol=TOL)
+  assert loops.loop_op_counts(shuffled, (W, U, B, XS))["GatherV2"] == 4
 
 
 def test_ops_every_part_meets_are_applied_once():

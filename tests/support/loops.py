@@ -11,11 +11,13 @@ import jax2tf
 from tests.support import compare
 
 
-def loop_op_counts(f, args) -> collections.Counter:
-  """The TF ops in the while bodies of `f`'s graph serialization."""
+def loop_op_counts(f, args, jit_compile=False) -> collections.Counter:
+  """The TF ops in the while bodies of `f`'s graph serialization, traced
+  for TF's XLA where `jit_compile`."""
   converted = jax2tf.convert(f, native_serialization=False, with_gradient=False)
   specs = [tf.TensorSpec(np.shape(a), tf.as_dtype(np.asarray(a).dtype)) for a in args]
-  graph = tf.function(converted, autograph=False).get_concrete_function(*specs).graph
+  function = tf.function(converted, autograph=False, jit_compile=jit_compile)
+  graph = function.get_concrete_function(*specs).graph
   counts: collections.Counter = collections.Counter()
   for fn in graph.as_graph_def().library.function:
     if "while_body" in fn.signature.name:

@@ -15,7 +15,7 @@ from jax.extend.core import primitives as core_primitives
 from jax2tf.graph import registry, scan_hoisting
 from jax2tf.graph.key_data import key_data_jaxpr
 from jax2tf.graph.registry import register
-from jax2tf.internals import jax_private
+from jax2tf.internals import jax_private, tf_private
 from jax2tf.shapes import dim_eval
 
 
@@ -242,7 +242,9 @@ def _scan(
   if isinstance(n, int) and n == 0:
     return init + [tf.zeros(ctx.shape(physical_aval(a).shape), _tf_dtype(ctx, a)) for a in y_avals]
 
-  hoisted = scan_hoisting.split(jaxpr, n_consts, n_carry, n)
+  # XLA reads a scan's joined input projections slower (sibling_matmuls).
+  join = not tf_private.tracing_for_xla()
+  hoisted = scan_hoisting.split(jaxpr, n_consts, n_carry, n, join_groups=join)
   if hoisted is not None:
     before = ctx.lower_jaxpr(hoisted.before, consts + (xs if hoisted.takes_xs else []))
     consts = consts + before[: hoisted.n_invariant]

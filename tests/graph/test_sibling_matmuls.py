@@ -38,6 +38,20 @@ def _lstm(w, u, b, xs, reverse=False, pairs=(0, 1, 2, 3)):
   return lax.scan(step, (zeros, zeros), xs, reverse=reverse)
 
 
+def _gru(w, u, b, xs):
+  # Flax's GRUCell: the candidate gate adds its input projection to the
+  # reset gate times its carry projection, so only two of three gates meet
+  # their carry projection pairwise.
+  def step(h, x):
+    r = jax.nn.sigmoid(x @ w[0] + (h @ u[0] + b[0]))
+    z = jax.nn.sigmoid(x @ w[1] + (h @ u[1] + b[1]))
+    n = jnp.tanh(x @ w[2] + r * (h @ u[2] + b[2]))
+    h = (1.0 - z) * n + z * h
+    return h, h
+
+  return lax.scan(step, jnp.zeros((xs.shape[1], HID), xs.dtype), xs)
+
+
 def _same_chain(u, b, xs):
   # Every part meets the same ops, the part second in a subtraction.
   def step(h, x):
@@ -88,6 +102,13 @@ def test_parts_that_meet_out_of_order_are_not_joined():
 
   loops.assert_like_jax(shuffled, (W, U, B, XS), tol=TOL)
   assert loops.loop_op_counts(shuffled, (W, U, B, XS))["GatherV2"] == 4
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_a_gru_written_gate_by_gate_is_jaxs(jit_compile):
+  loops.assert_like_jax(_gru, (W, U, B, XS), jit_compile=jit_compile, tol=TOL)
+  counts = loops.loop_op_counts(_gru, (W, U, B, XS), jit_compile=jit_compile)
+  assert counts["MatMul"] == 1, counts  # the carry's three kernels side by side
 
 
 def test_ops_every_part_meets_are_applied_once():

@@ -12,8 +12,10 @@ and the slice of each position in turn, a padded position leaving the
 accumulators as they were. A reduce_window of such a body (which LiteRT's
 STABLEHLO_REDUCE_WINDOW refuses: it runs one-op bodies) is folded the same
 way over its window's positions, strided slices of the padded, dilated
-operand. Static shapes only, and at most FOLD_POSITIONS positions a level:
-a reduction beyond that stays for the converter.
+operand; at polymorphic sizes too (without base dilation), the slices sized
+at run time and the padding found from a range. A reduction folds at static
+shapes only. At most FOLD_POSITIONS positions a level: a reduction beyond
+that stays for the converter.
 
 A reduction along an axis of no elements of an operand of polymorphic
 sizes is its initial values, broadcast to the sizes read at run time
@@ -25,6 +27,7 @@ init than its identity reduces from the identity and takes the init after
 reshape XLA makes of it (REDUCTION_OF_NOTHING_AS_RESHAPE).
 """
 
+import dataclasses
 import itertools
 import math
 import typing
@@ -93,26 +96,28 @@ def _has_kernel(op, body) -> bool:
   return body[0].name in _KERNEL_BODIES
 
 
-def _apply(body, block, accumulators, elements, shape):
+def _apply(body, block, accumulators, elements, shape, sizes=None):
   """The body's results for tensors of `shape`: each op of the body on
   whole tensors, the block's arguments being `accumulators` then
-  `elements`."""
+  `elements`. `sizes`: the shape as a vector read at run time, where it
+  is not static."""
   mapped = dict(zip(block.arguments, [*accumulators, *elements]))
+
+  def widened(scalar):
+    wide = ir.RankedTensorType.get(shape, ir.RankedTensorType(scalar.type).element_type)
+    if sizes is None:
+      return hlo.BroadcastInDimOp(wide, scalar, []).result
+    return hlo.DynamicBroadcastInDimOp(wide, scalar, sizes, []).result
 
   def value(v):
     if v not in mapped:
       # A scalar from outside the body (a constant hoisted out of it).
-      t = ir.RankedTensorType(v.type)
-      wide = ir.RankedTensorType.get(shape, t.element_type)
-      mapped[v] = hlo.BroadcastInDimOp(wide, v, []).result
+      mapped[v] = widened(v)
     return mapped[v]
 
   for o in body[:-1]:
     if o.name == "stablehlo.constant":
-      t = ir.RankedTensorType(o.results[0].type)
-      wide = ir.RankedTensorType.get(shape, t.element_type)
-      scalar = hlo.ConstantOp(o.attributes["value"]).result
-      mapped[o.results[0]] = hlo.BroadcastInDimOp(wide, scalar, []).result
+      mapped[o.results[0]] = widened(hlo.ConstantOp(o.attributes["value"]).result)
       continue
     if o.name in _SCALAR_IDENTITIES:
       mapped[o.results[0]] = value(o.operands[0])
@@ -396,8 +401,6 @@ def _window_as_fold(op):
     return
   t = ir.RankedTensorType(xs[0].type)
   result = ir.RankedTensorType(op.results[0].type)
-  if not (t.has_static_shape and result.has_static_shape):
-    return
   rank = t.rank
   window = _ints_attribute(op, "window_dimensions", [])
   strides = _ints_attribute(op, "window_strides", [1] * rank)
@@ -409,9 +412,19 @@ def _window_as_fold(op):
     pads = np.zeros((rank, 2), int)
   if math.prod(window) > FOLD_POSITIONS:
     return
-  out = list(result.shape)
   low, high = [int(p) for p in pads[:, 0]], [int(p) for p in pads[:, 1]]
   interior = [b - 1 for b in base]
+  if not (t.has_static_shape and result.has_static_shape):
+    if any(interior) or min(low + high) < 0 or 0 in window:
+      return
+    geometry = _Geometry(window, strides, dilations, low, high)
+    with ir.InsertionPoint(op), op.location:
+      results = _dynamic_window_fold(op, xs, inits, body, geometry)
+    for old, new in zip(op.results, results):
+      old.replace_all_uses_with(new)
+    op.erase()
+    return
+  out = list(result.shape)
   valid = _window_valid(list(t.shape), low, high, interior)
   block = op.regions[0].blocks[0]
   with ir.InsertionPoint(op), op.location:
@@ -442,6 +455,112 @@ def _window_as_fold(op):
   for old, new in zip(op.results, results):
     old.replace_all_uses_with(new)
   op.erase()
+
+
+@dataclasses.dataclass(frozen=True)
+class _Geometry:
+  """A window's shape along each axis, with padding that adds, not crops."""
+
+  window: list
+  strides: list
+  dilations: list
+  low: list
+  high: list
+
+
+def _dynamic_window_fold(op, xs, inits, body, g: _Geometry):
+  """`_window_as_fold` at sizes read at run time: the slice of each window
+  position is a strided slice to the output's sizes, and whether it meets
+  the padding is computed along each padded axis from a range."""
+  rank = len(g.window)
+  i32 = ir.IntegerType.get_signless(32)
+  vector = ir.RankedTensorType.get([rank], i32)
+
+  def constant(numbers):
+    return hlo.ConstantOp(
+      ir.DenseElementsAttr.get(np.asarray(numbers, np.int32), type=vector)
+    ).result
+
+  sizes = values.shape_vector(xs[0])
+  padded_sizes = hlo.AddOp(sizes, constant([lo + hi for lo, hi in zip(g.low, g.high)])).result
+  # floor((padded - span) / stride) + 1 outputs, at least none, a window
+  # spanning (w - 1) * d + 1: max(padded - span + stride, 0) / stride.
+  spans = constant([(w - 1) * d + 1 for w, d in zip(g.window, g.dilations)])
+  strides = constant(g.strides)
+  zeros = constant([0] * rank)
+  room = hlo.AddOp(hlo.SubtractOp(padded_sizes, spans).result, strides).result
+  out = hlo.DivOp(hlo.MaxOp(room, zeros).result, strides).result
+  # What a slice spans: (out - 1) * stride + 1, or nothing.
+  extent = hlo.SubtractOp(hlo.MulOp(out, strides).result, strides).result
+  extent = hlo.MaxOp(hlo.AddOp(extent, constant([1] * rank)).result, zeros).result
+  padded = [
+    hlo.PadOp(x, init, g.low, g.high, [0] * rank).result if any(g.low + g.high) else x
+    for x, init in zip(xs, inits)
+  ]
+  accumulators = [
+    hlo.DynamicBroadcastInDimOp(r.type, init, out, []).result for r, init in zip(op.results, inits)
+  ]
+  block = op.regions[0].blocks[0]
+  for position in itertools.product(*(range(w) for w in g.window)):
+    offsets = [p * d for p, d in zip(position, g.dilations)]
+    limit = hlo.AddOp(extent, constant(offsets)).result
+    elements = [
+      hlo.RealDynamicSliceOp(
+        values.retyped(op.results[0], ir.RankedTensorType(x.type).element_type),
+        x,
+        constant(offsets),
+        limit,
+        strides,
+      ).result
+      for x in padded
+    ]
+    shape = list(ir.RankedTensorType(op.results[0].type).shape)
+    folded = _apply(body, block, accumulators, elements, shape, out)
+    keep = _dynamic_inside(op.results[0], out, sizes, offsets, g)
+    if keep is not None:
+      folded = [hlo.SelectOp(keep, f, a).result for f, a in zip(folded, accumulators)]
+    accumulators = folded
+  return accumulators
+
+
+def _dynamic_inside(like, out, sizes, offsets, g: _Geometry):
+  """Where the elements at a window position (`offsets` into the padded
+  operand) are the operand's, as booleans of `like`'s type's shape, sized
+  by `out` at run time; None where they all are. Output i of an axis reads
+  the operand's element i * stride + offset - low."""
+  i32 = ir.IntegerType.get_signless(32)
+  shape = ir.RankedTensorType(like.type).shape
+  mask = None
+  for axis, (offset, stride, w, d) in enumerate(zip(offsets, g.strides, g.window, g.dilations)):
+    before = offset < g.low[axis]
+    # The last element read is at most size + high - (w - 1) * d - 1 + offset.
+    after = g.high[axis] + offset - (w - 1) * d > 0
+    if not (before or after):
+      continue
+    count = hlo.SliceOp(out, [axis], [axis + 1], [1]).result
+    line_type = ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()], i32)
+    index = hlo.DynamicIotaOp(line_type, count, 0).result
+    index = hlo.AddOp(
+      hlo.MulOp(index, values.filled_like(index, stride)).result,
+      values.filled_like(index, offset - g.low[axis]),
+    ).result
+    size = hlo.DynamicBroadcastInDimOp(
+      line_type,
+      hlo.ReshapeOp(
+        ir.RankedTensorType.get([], i32), hlo.SliceOp(sizes, [axis], [axis + 1], [1]).result
+      ).result,
+      count,
+      [],
+    ).result
+    inside = hlo.AndOp(
+      values.compare(index, values.filled_like(index, 0), "GE", "SIGNED"),
+      values.compare(index, size, "LT", "SIGNED"),
+    ).result
+    wide = hlo.DynamicBroadcastInDimOp(
+      ir.RankedTensorType.get(shape, ir.IntegerType.get_signless(1)), inside, out, [axis]
+    ).result
+    mask = wide if mask is None else hlo.AndOp(mask, wide).result
+  return mask
 
 
 def _window_valid(shape, low, high, interior) -> np.ndarray:

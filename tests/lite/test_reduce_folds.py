@@ -122,3 +122,46 @@ def test_a_reduction_too_long_to_unroll_stays_for_the_converter():
   fun = lambda x: lax.reduce(x, np.int32(7), _ordered, (0, 1))  # noqa: E731
   model = jax2tf.to_tflite(fun, _ints((40, 50)), route="litert", verify=False)
   assert "STABLEHLO_REDUCE" in lite_inspect.op_counts(model)
+
+
+# Windows at polymorphic sizes: padding on both sides of the polymorphic
+# axis, strides, a window dilation, and a body with a constant. (With several
+# axes padded along a later one, XLA's CPU loop folds in an order of its own,
+# jax2tf/graph/windowing.py: there a body that counts, which sees only which
+# elements are folded in.)
+_POLYMORPHIC_WINDOWS = {
+  "same_counted": (
+    lambda x: lax.reduce_window(x, np.int32(7), lambda a, b: a + b + 1, (2, 2), (1, 1), "SAME"),
+    "(b, 5)",
+  ),
+  "padded_strided_dilated": (
+    lambda x: lax.reduce_window(
+      x, np.int32(7), _ordered, (3, 2), (2, 1), ((1, 2), (0, 0)), None, (2, 1)
+    ),
+    "(b, 5)",
+  ),
+  # At batch 1 no window fits: no output.
+  "strided_past_the_end": (
+    lambda x: lax.reduce_window(x, np.int32(7), _ordered, (3, 1), (2, 1), "VALID"),
+    "(b, 5)",
+  ),
+  "both_polymorphic": (
+    lambda x: lax.reduce_window(
+      x, np.int32(3), lambda a, b: a * 2 + b + 1, (2, 3), (1, 2), ((0, 1), (1, 1))
+    ),
+    "(b, c)",
+  ),
+}
+
+
+@pytest.mark.parametrize("route", ["litert", "native"])
+@pytest.mark.parametrize("name", sorted(_POLYMORPHIC_WINDOWS))
+def test_a_window_at_polymorphic_sizes_runs_as_jax(name, route):
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  fun, spec = _POLYMORPHIC_WINDOWS[name]
+  model = jax2tf.to_tflite(fun, _ints((6, 5)), route=route, polymorphic_shapes=[spec], verify=False)
+  assert "STABLEHLO_REDUCE_WINDOW" not in lite_inspect.op_counts(model)
+  for seed, shape in enumerate([(6, 5), (9, 5) if spec == "(b, 5)" else (9, 7), (1, 5)]):
+    x = _ints(shape, seed=seed)
+    compare.assert_same(np.asarray(jax.jit(fun)(x)), lite.run(model, x)[0], exact=True)

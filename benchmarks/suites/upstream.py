@@ -22,6 +22,7 @@ serialization (JAX's module has no other), parameters as variables, batch
 polymorphic.
 """
 
+import dataclasses
 import json
 import os
 import sys
@@ -52,9 +53,11 @@ def _select(converter: str) -> None:
     if converter == WITHOUT_POOL_NAN:
       from jax2tf.native import module_patterns, module_rewrite
 
+      # The NaN handling of reductions stays; that of windows goes.
       pipelines = module_rewrite.PIPELINES
-      dropped = module_patterns.NAN_FLAGS_BESIDE_MIN_MAX_WINDOWS
-      pipelines["tf_xla"] = tuple(p for p in pipelines["tf_xla"] if p is not dropped)
+      nan = module_patterns.NAN_AND_ZEROS_BESIDE_MIN_MAX_REDUCTIONS
+      reductions_only = dataclasses.replace(nan, ops=("stablehlo.reduce",))
+      pipelines["tf_xla"] = tuple(reductions_only if p is nan else p for p in pipelines["tf_xla"])
   elif converter != "upstream":
     raise ValueError(
       f"converter must be one of {(*CONVERTERS, WITHOUT_POOL_NAN)}, got {converter!r}"

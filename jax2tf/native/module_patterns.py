@@ -901,6 +901,16 @@ def _zero_sign_unread(reduction) -> bool:
   return unread(reduction.results[0])
 
 
+def _zeros_may_tie(reduction) -> bool:
+  """Whether the float max or min `reduction` may meet both zeros in a
+  window or slice and a use may read which one won: not where neither its
+  operand nor its initial value holds -0.0 (a ReLU's result, which a CNN
+  pools), nor where no use reads the sign (a softmax's maximum)."""
+  x, init = reduction.operands
+  no_negative_zero = _has_no_negative_zero(x) and _has_no_negative_zero(init)
+  return not (no_negative_zero or _zero_sign_unread(reduction))
+
+
 def _nan_and_zeros_outside_min_max_reduction(op):
   # LiteRT's pools and REDUCE_MAX/MIN skip NaN and return whichever zero of
   # a tie they meet first; XLA's propagate NaN and put +0.0 above -0.0.
@@ -923,9 +933,7 @@ def _nan_and_zeros_outside_min_max_reduction(op):
   is_max = combine == "stablehlo.maximum"
   x, init = op.operands
   result = op.results[0]
-  zeros_may_tie = not (
-    (_has_no_negative_zero(x) and _has_no_negative_zero(init)) or _zero_sign_unread(op)
-  )
+  zeros_may_tie = _zeros_may_tie(op)
   element = result.type.element_type
   largest = float(ml_dtypes.finfo(values.numpy_dtype(element)).max)
   wins, beyond = (largest, "GE") if is_max else (-largest, "LE")
@@ -1053,104 +1061,44 @@ MULTIPLY_BY_ZEROS_FROM_THE_OPERAND = Pattern(
 )
 
 
-# The same NaN semantics for XLA's reductions (not windows), in one
-# reduction and no conditional. A float's bits read as a signed integer,
-# with the magnitude bits of negative floats flipped, order as the floats do
-# (-0.0 below +0.0, as JAX's reductions have it); NaN becomes the integer
-# beyond every float's (the largest for a maximum, the smallest for a
-# minimum), so an integer maximum or minimum of these keys reaches NaN
-# exactly where JAX's does, and the key of the result gives the result's
-# bits. XLA fuses the keys into the reduction's loop, which runs on
-# integers as fast as on floats, where the float select of the conditional
-# form slows it and the conditional is compiled again at each new shape.
-# TF's TFLite converter takes these ops (BITCAST, LESS, BITWISE_XOR,
-# SELECT, REDUCE_MAX/MIN of integers) when the reduction starts from the
-# integer type's identity: the reduction's own initial value is combined
-# with its result after it. Pools keep float windows (below), for the
-# float MAX_POOL_2D that the converter makes of them.
+# The same NaN semantics for XLA's reductions and windows: the reduction as
+# it is, a single maximum or minimum, and beside it the same reduction of
+# marks (`_marks`: NaN, and the zero that wins a tie where both zeros may
+# meet and a use reads the sign) or, where no zeros may tie, of NaN flags;
+# a select after it writes NaN and the winning zero where they were met.
+# The second reduction runs on every call, but XLA runs the pair at about
+# half the cost of one reduction of integer keys of the floats (bits with
+# the magnitude of negatives flipped and NaN as the extreme integer), and
+# far below a conditional that runs the marks only when the result is in
+# doubt, which XLA compiles again at each new shape (a small CNN's first
+# call at a new batch: about 90 ms with it, 60 ms with the second pool,
+# 40 ms with no NaN handling). TF's TFLite converter makes a float
+# MAX_POOL_2D or REDUCE_MAX of each of the two.
 
 
-def _ordered_keys(bits):
-  """The float bits `bits` (a signed integer tensor) with the magnitude of
-  negative ones flipped: integers in the floats' order. Its own inverse."""
-  element = ir.IntegerType(bits.type.element_type)
-  negative = values.compare(bits, values.filled_like(bits, 0), "LT", "SIGNED")
-  flipped = hlo.XorOp(bits, values.filled_like(bits, 2 ** (element.width - 1) - 1)).result
-  return hlo.SelectOp(negative, flipped, bits).result
-
-
-def _as_keys(x, integer, nan_key):
-  """The ordered keys of float tensor `x` as `integer`s, NaN as `nan_key`."""
-  keys = _ordered_keys(hlo.BitcastConvertOp(values.retyped(x, integer), x).result)
-  if values.is_nan_free_constant(x):
-    return keys
-  return hlo.SelectOp(values.is_nan(x), values.filled_like(keys, nan_key), keys).result
-
-
-def _min_max_reduction_on_ordered_keys(op):
+def _nan_and_zeros_beside_min_max_reduction(op):
   combine = _min_max_body(op)
   if combine is None:
     return
   x, init = op.operands
-  result = op.results[0]
-  width = values.numpy_dtype(result.type.element_type).itemsize * 8
-  integer = ir.IntegerType.get_signless(width)
-  top, bottom = 2 ** (width - 1) - 1, -(2 ** (width - 1))
+  zeros_may_tie = _zeros_may_tie(op)
+  nan_free = values.is_nan_free_constant(x) and values.is_nan_free_constant(init)
+  if nan_free and not zeros_may_tie:
+    return
   is_max = combine == "stablehlo.maximum"
-  nan_key, identity = (top, bottom) if is_max else (bottom, top)
-  pick = hlo.MaxOp if is_max else hlo.MinOp
-  with ir.InsertionPoint(op), op.location:
-    keys = _as_keys(x, integer, nan_key)
-    reduced = ir.Operation.create(
-      op.name,
-      results=[values.retyped(result, integer)],
-      operands=[keys, values.scalar(integer, identity)],
-      attributes={name: op.attributes[name] for name in op.attributes},
-      regions=1,
-    )
-    scalar = ir.RankedTensorType.get([], integer)
-    block = reduced.regions[0].blocks.append(scalar, scalar)
-    with ir.InsertionPoint(block):
-      hlo.ReturnOp([pick(*block.arguments).result])
-  with ir.InsertionPoint(op), op.location:
-    reduced_keys = reduced.results[0]
-    init_keys = values.broadcast_like(_as_keys(init, integer, nan_key), reduced_keys)
-    bits = _ordered_keys(pick(reduced_keys, init_keys).result)
-    replace(op, hlo.BitcastConvertOp(result.type, bits).result)
-
-
-MIN_MAX_REDUCTIONS_ON_ORDERED_KEYS = Pattern(
-  "min_max_reductions_on_ordered_keys", ("stablehlo.reduce",), _min_max_reduction_on_ordered_keys
-)
-
-
-# The same NaN semantics for XLA's windows: the pool as it is, and beside
-# it the same pool of NaN flags, on every call. XLA compiles the module
-# again at each new shape (a polymorphic batch), and there a conditional
-# costs more than the second pool runs: on a small CNN a first call at a
-# new batch takes about 90 ms with the conditional form above, 60 ms with
-# this one and 40 ms without NaN handling, while the pools' share of a
-# call stays small beside the convolutions that feed them. TF's TFLite
-# converter makes a float MAX_POOL_2D of each pool.
-
-
-def _nan_flags_beside_min_max_window(op):
-  combine = _min_max_body(op)
-  if combine is None:
-    return
-  x, init = op.operands
-  if values.is_nan_free_constant(x) and values.is_nan_free_constant(init):
-    return
   result = op.results[0]
+  uses = [(use.owner, use.operand_number) for use in result.uses]
   with ir.InsertionPoint.after(op), op.location:
-    flagged = _nan_where_flagged(op, x, init, combine == "stablehlo.maximum")
-  # The clone of `op` and the select read `result`; its other users read
-  # the select.
-  _redirect_uses(result, flagged, {flagged.owner})
+    if zeros_may_tie:
+      exact = _nan_and_zeros_where_marked(op, x, init, is_max)
+    else:
+      exact = _nan_where_flagged(op, x, init, is_max)
+  for owner, position in uses:
+    owner.operands[position] = exact
 
 
-NAN_FLAGS_BESIDE_MIN_MAX_WINDOWS = Pattern(
-  "nan_flags_beside_min_max_windows", ("stablehlo.reduce_window",), _nan_flags_beside_min_max_window
+NAN_AND_ZEROS_BESIDE_MIN_MAX_REDUCTIONS = Pattern(
+  "nan_and_zeros_beside_min_max_reductions", _REDUCTIONS, _nan_and_zeros_beside_min_max_reduction
 )
 
 

@@ -134,28 +134,13 @@ def _bodies(module, context):
     ], len(ops_named(module, ("stablehlo.if",)))
 
 
-_WINDOWS = ("max_pool", "min_pool_padded", "cummax")
-
-
-@pytest.mark.parametrize("name", sorted(set(_REDUCTIONS) - set(_WINDOWS)))
-def test_for_tf_xla_a_float_reduction_is_one_integer_max_or_min(name):
-  # Its NaN semantics come from the floats' ordered integer keys: one
-  # reduction, a single-op body (TF's TFLite converter legalizes only
-  # those; the usual recipe hands it `convert`'s module) and no
-  # conditional, whose branch XLA would compile again at each new shape.
-  bodies, conditionals = _bodies(*reversed(_rewritten(_REDUCTIONS[name], _F32)))
-  combine = "stablehlo.minimum" if "min" in name else "stablehlo.maximum"
-  assert conditionals == 0
-  assert [b for b, _ in bodies] == [[combine, "stablehlo.return"]], bodies
-  assert bodies[0][1].endswith("i32>"), bodies
-
-
-@pytest.mark.parametrize("name", _WINDOWS)
-def test_for_tf_xla_a_float_pool_is_two_float_pools_and_no_conditional(name):
-  # LiteRT's pool kernels take floats only, and the usual recipe hands TF's
-  # TFLite converter this module: the values' pool stays a float one, and
-  # a second one pools the NaN flags on every call, with no conditional,
-  # whose branches XLA would compile again at each new shape.
+@pytest.mark.parametrize("name", sorted(_REDUCTIONS))
+def test_for_tf_xla_a_float_reduction_is_two_float_reductions_and_no_conditional(name):
+  # The values' reduction stays a float one with a single-op body (LiteRT's
+  # pool kernels take floats only, and TF's TFLite converter legalizes only
+  # such bodies; the usual recipe hands it this module), a second one
+  # reduces the marks on every call, and there is no conditional, whose
+  # branches XLA would compile again at each new shape.
   bodies, conditionals = _bodies(*reversed(_rewritten(_REDUCTIONS[name], _F32)))
   combine = "stablehlo.minimum" if "min" in name else "stablehlo.maximum"
   assert conditionals == 0
@@ -264,6 +249,28 @@ def test_reductions_keep_jax_nan_and_zeros_under_tf_xla(name, jit_compile):
   _assert_like_jax_on_specials(_REDUCTIONS[name], jit_compile, seed=1)
 
 
+def _windows_of_both_zeros(x):
+  return (
+    lax.reduce_window(x, -jnp.inf, lax.max, (1, 2), (1, 1), "VALID"),
+    lax.reduce_window(x, jnp.inf, lax.min, (1, 2), (1, 1), "VALID"),
+    lax.cummax(x, axis=1),
+    lax.cummin(x, axis=1),
+  )
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_a_window_of_both_zeros_gives_jax_zero_under_tf_xla(jit_compile):
+  # TF's XLA returns whichever zero of a tie it meets first; JAX's pools
+  # put +0.0 above -0.0 (a minimum: -0.0 below +0.0), as its maximum does.
+  x = np.array([[-0.0, 0.0, -0.0], [0.0, -0.0, 0.0], [-0.0, -0.0, 0.0]], np.float32)
+  want = jax.jit(_windows_of_both_zeros)(x)
+  got = tf.function(
+    jax2tf.convert(_windows_of_both_zeros), autograph=False, jit_compile=jit_compile
+  )(x)
+  for w, g in zip(want, got, strict=True):
+    compare.assert_same(np.asarray(w), g.numpy(), exact=True)
+
+
 def _assert_like_jax_on_specials(fun, jit_compile, *, seed):
   """`fun` converted computes what jax.jit does, bit for bit, on values with
   NaN, signed zeros and infinities among them."""
@@ -282,10 +289,10 @@ def _rows_max_min_argmax(v):
 
 @pytest.mark.parametrize("jit_compile", [False, True])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
-def test_ordered_keys_of_every_float_width(dtype, jit_compile):
-  # 16- and 64-bit floats reduce as 16- and 64-bit integer keys. A row of
-  # -0.0 keeps its sign (whether -0.0 or +0.0 wins a row of both, JAX's XLA
-  # decides by how it fuses the reduction: not a semantics to compare).
+def test_reductions_of_every_float_width_keep_jax_nan(dtype, jit_compile):
+  # The marks reduce in the values' own type. A row of -0.0 keeps its sign
+  # (whether -0.0 or +0.0 wins a row of both, JAX's XLA decides by how it
+  # fuses the reduction: not a semantics to compare).
   import ml_dtypes
 
   dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
@@ -353,7 +360,9 @@ def test_relu_of_a_polymorphic_batch_keeps_jax_nan(jit_compile):
   # (The sign of relu(-0.0) is the recorded gap of elementwise.relu_like.)
   x = np.array([[np.nan, 2.0, 0.0, -np.inf, np.inf, -1.0]] * 3, np.float32)
   f = tf.function(
-    jax2tf.convert(jax.nn.relu, polymorphic_shapes=["(b, 6)"]), autograph=False,
-    jit_compile=jit_compile, input_signature=[tf.TensorSpec([None, 6], tf.float32)],
+    jax2tf.convert(jax.nn.relu, polymorphic_shapes=["(b, 6)"]),
+    autograph=False,
+    jit_compile=jit_compile,
+    input_signature=[tf.TensorSpec([None, 6], tf.float32)],
   )
   compare.assert_same(np.asarray(jax.jit(jax.nn.relu)(x)), f(x).numpy(), exact=True)

@@ -901,6 +901,110 @@ def _zero_sign_unread(reduction) -> bool:
   return unread(reduction.results[0])
 
 
+def _slices_reached(value, dims_of_operand, through=frozenset()):
+  """The uses that read `value` broadcast back (through broadcast_in_dim,
+  and the elementwise ops `through`), each with the operand dimension
+  each of its dimensions stands for (None where a broadcast added it).
+  `value` is a reduction's result, whose dimensions stand for
+  `dims_of_operand`."""
+  for use in value.uses:
+    owner = use.owner
+    if owner.name in through:
+      yield from _slices_reached(owner.results[0], dims_of_operand, through)
+    elif owner.name == "stablehlo.broadcast_in_dim":
+      placed: list = [None] * owner.results[0].type.rank
+      for i, d in enumerate(ir.DenseI64ArrayAttr(owner.attributes["broadcast_dimensions"])):
+        placed[d] = dims_of_operand[i]
+      yield from _slices_reached(owner.results[0], placed, through)
+    else:
+      yield use, dims_of_operand
+
+
+def _sum_reading(use, dimensions):
+  """The result of the sum over `dimensions`, from a NaN-free constant,
+  that `use` reads as its operand; else None."""
+  total = use.owner
+  if (
+    total.name != "stablehlo.reduce"
+    or use.operand_number != 0
+    or len(total.results) != 1
+    or _single_op_body(total) != "stablehlo.add"
+    or list(ir.DenseI64ArrayAttr(total.attributes["dimensions"])) != dimensions
+    or not values.is_nan_free_constant(total.operands[1])
+  ):
+    return None
+  return total.results[0]
+
+
+def _only_shifts_a_softmax(reduction) -> bool:
+  """Whether the float max or min `reduction`, from a NaN-free constant,
+  only shifts its own operand for a softmax or log_softmax over the same
+  slices: m is read only by x - m, which only exp reads and the
+  difference with the log of the sum (log_softmax), and exp(x - m) only a
+  sum over the slices and a division by it (softmax). Then neither the
+  NaN nor the sign of a zero m is read: a slice that holds a NaN puts a
+  NaN in its sum, and so in every result of the slice, as a NaN shift does
+  in JAX; and exp(+0.0) = exp(-0.0). TF's XLA, whose maximum may drop a
+  NaN, gives JAX's results from the reduction as it is."""
+  if reduction.name != "stablehlo.reduce" or len(reduction.results) != 1:
+    return False
+  x, init = reduction.operands
+  if not values.is_nan_free_constant(init):
+    return False
+  rank = x.type.rank
+  dimensions = list(ir.DenseI64ArrayAttr(reduction.attributes["dimensions"]))
+  kept = [d for d in range(rank) if d not in dimensions]
+  # How a result broadcast back over its slices stands: the operand's own
+  # dimensions, the reduced ones added.
+  over_slices = [None if d in dimensions else d for d in range(rank)]
+
+  def broadcast_back(operand, sums) -> bool:
+    """Whether `operand` is one of `sums` (or its log) broadcast back over
+    the slices."""
+    return any(
+      use.owner.operands[use.operand_number] == operand and placed == over_slices
+      for total in sums
+      for use, placed in _slices_reached(total, kept, frozenset({"stablehlo.log"}))
+    )
+
+  shifts = list(_slices_reached(reduction.results[0], kept))
+  if not shifts:
+    return False
+  for use, placed in shifts:
+    shift = use.owner
+    if not (
+      placed == over_slices
+      and shift.name == "stablehlo.subtract"
+      and use.operand_number == 1
+      and shift.operands[0] == x
+    ):
+      return False
+    shifted = shift.results[0]
+    exps = [r.owner.results[0] for r in shifted.uses if r.owner.name == "stablehlo.exponential"]
+    sums = [t for e in exps for u in e.uses if (t := _sum_reading(u, dimensions)) is not None]
+    for e in exps:
+      for u in e.uses:
+        divided = (
+          u.owner.name == "stablehlo.divide"
+          and u.operand_number == 0
+          and broadcast_back(u.owner.operands[1], sums)
+        )
+        if not divided and _sum_reading(u, dimensions) is None:
+          return False
+    for r in shifted.uses:
+      if r.owner.name == "stablehlo.exponential":
+        continue
+      if not (
+        r.owner.name == "stablehlo.subtract"
+        and r.operand_number == 0
+        and broadcast_back(r.owner.operands[1], sums)
+      ):
+        return False
+    if not list(shifted.uses):
+      return False
+  return True
+
+
 def _zeros_may_tie(reduction) -> bool:
   """Whether the float max or min `reduction` may meet both zeros in a
   window or slice and a use may read which one won: not where neither its
@@ -924,11 +1028,12 @@ def _nan_and_zeros_outside_min_max_reduction(op):
   # reduction on every call would double the cost of pools. Zeros need no
   # test where the operand and the initial value hold no -0.0 (a ReLU's
   # result, which a CNN pools: every zero met is then +0.0), nor where no
-  # use reads the sign (softmax's maximum). The stand-in is
+  # use reads the sign. A softmax's maximum needs neither
+  # (`_only_shifts_a_softmax`). The stand-in is
   # finite because the converters write an infinite constant as the largest
   # finite float: the test "at or beyond" holds for either.
   combine = _min_max_body(op)
-  if combine is None:
+  if combine is None or _only_shifts_a_softmax(op):
     return
   is_max = combine == "stablehlo.maximum"
   x, init = op.operands
@@ -1083,7 +1188,7 @@ def _nan_and_zeros_beside_min_max_reduction(op):
   x, init = op.operands
   zeros_may_tie = _zeros_may_tie(op)
   nan_free = values.is_nan_free_constant(x) and values.is_nan_free_constant(init)
-  if nan_free and not zeros_may_tie:
+  if (nan_free and not zeros_may_tie) or _only_shifts_a_softmax(op):
     return
   is_max = combine == "stablehlo.maximum"
   result = op.results[0]

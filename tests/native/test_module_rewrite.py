@@ -271,6 +271,70 @@ def test_a_window_of_both_zeros_gives_jax_zero_under_tf_xla(jit_compile):
     compare.assert_same(np.asarray(w), g.numpy(), exact=True)
 
 
+# Softmax and log_softmax shift by a maximum whose NaN and zero sign no
+# result reads; near misses that do read them.
+_SOFTMAXES = {
+  "softmax": lambda x: jax.nn.softmax(x, axis=-1),
+  "log_softmax": lambda x: jax.nn.log_softmax(x, axis=1),
+  "softmax_of_two_axes": lambda x: jax.nn.softmax(x, axis=(0, 2)),
+}
+
+
+def _exp_also_returned(x):
+  e = jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))
+  return e / jnp.sum(e, axis=-1, keepdims=True), e
+
+
+def _summed_over_another_axis(x):
+  e = jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))
+  return e / jnp.sum(e, axis=1, keepdims=True)
+
+
+def _another_array_shifted(x):
+  return jnp.exp(x[::-1] - jnp.max(x, axis=-1, keepdims=True))
+
+
+_NEAR_SOFTMAXES = {
+  "exp_also_returned": _exp_also_returned,
+  "summed_over_another_axis": _summed_over_another_axis,
+  "another_array_shifted": _another_array_shifted,
+}
+
+
+def _nan_tests(module, context) -> int:
+  from jax2tf.native.stablehlo_values import ops_named
+
+  with context:
+    compares = ops_named(module, ("stablehlo.compare",))
+    return sum(1 for op in compares if op.operands[0] == op.operands[1])
+
+
+@pytest.mark.parametrize("pipeline", ["tf_xla", "litert"])
+@pytest.mark.parametrize("name", sorted(_SOFTMAXES))
+def test_a_softmax_maximum_is_reduced_as_it_is(name, pipeline):
+  context, module = _rewritten(_SOFTMAXES[name], _F32, pipeline=pipeline)
+  assert _nan_tests(module, context) == 0
+  assert _bodies(module, context)[1] == 0  # no conditional
+
+
+@pytest.mark.parametrize("name", sorted(_NEAR_SOFTMAXES))
+def test_a_maximum_a_result_reads_beyond_a_softmax_keeps_its_nan_test(name):
+  context, module = _rewritten(_NEAR_SOFTMAXES[name], _F32)
+  assert _nan_tests(module, context) == 1
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+@pytest.mark.parametrize("name", sorted({**_SOFTMAXES, **_NEAR_SOFTMAXES}))
+def test_softmaxes_and_near_misses_keep_jax_nan_under_tf_xla(name, jit_compile):
+  fun = {**_SOFTMAXES, **_NEAR_SOFTMAXES}[name]
+  x = np.random.default_rng(4).normal(size=_F32.shape).astype(np.float32)
+  x[0, 1, 2, 1] = np.nan  # one NaN of a row that holds numbers too
+  x[1, 2, :, 0] = [0.0, -0.0] * 3
+  x[1, 3, 4, 1] = np.inf
+  got = tf.function(jax2tf.convert(fun), autograph=False, jit_compile=jit_compile)(x)
+  compare.assert_same(jax.jit(fun)(x), tf.nest.map_structure(lambda t: t.numpy(), got))
+
+
 def _assert_like_jax_on_specials(fun, jit_compile, *, seed):
   """`fun` converted computes what jax.jit does, bit for bit, on values with
   NaN, signed zeros and infinities among them."""

@@ -427,14 +427,15 @@ def sections(res):
     out.append(("The native module against JAX's own jax2tf",
                 "The same model converted with native serialization by this package "
                 "and by `jax.experimental.jax2tf` (static shapes, parameters as "
-                "variables), each measurement in its own process "
-                "(`benchmarks/suites/native_speed.py`): the median time per call "
-                "after a warm-up (wall clock, and CPU time of all the process's "
-                "threads, the steadier of the two on a shared machine), and the "
-                "first call, which includes TF's XLA compiling the module; medians of "
-                f"{u['reps']} alternating repetitions. This package's module "
-                "computes JAX's NaN through max/min and their reductions, which "
-                "JAX's own drops under TF's XLA on CPU.",
+                "variables), both converters in one process, their functions timed "
+                "round-robin (`benchmarks/suites/native_speed.py`): the median time "
+                "per call after a warm-up (wall clock, and CPU time of all the "
+                "process's threads, the steadier of the two on a shared machine), and "
+                "the first call, which includes TF's XLA compiling the module; medians "
+                f"of {u['reps']} repetitions, each a process of its own, the converters "
+                "taking turns to compile first. This package's module computes JAX's "
+                "NaN through max/min, their reductions and pools, which JAX's own "
+                "drops under TF's XLA on CPU.",
                 native_speed_table(res), None))
   if res.get("keras_twins"):
     out.append(("Graph serialization against the Keras twins",

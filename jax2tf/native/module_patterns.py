@@ -1289,11 +1289,12 @@ def _propagate_nan_in_min_max(op, scatters_outside: bool):
 
 def _order_zeros_in_min_max(op):
   # XLA orders -0.0 below +0.0 in max and min; LiteRT's MAXIMUM and MINIMUM
-  # return either zero of a tie. Where both are zeros the result is the
-  # operand XLA picks, told apart by 1/x (-inf for -0.0), as the graph
-  # route's semantics.maximum does. A constant operand is left alone: ReLU's
-  # zero is fixed on the flatbuffer (lite/rewrite.py), and another constant
-  # ties no zero or is rare.
+  # return either zero of a tie, TF's XLA the first operand. Where both are
+  # zeros the result is the operand XLA picks, told apart by 1/x (-inf for
+  # -0.0), as the graph route's semantics.maximum does. A constant operand
+  # is left alone: ReLU's zero is fixed on the flatbuffer (lite/rewrite.py;
+  # under TF's XLA relu(-0.0) stays -0.0, a known gap), and another
+  # constant ties no zero or is rare.
   result = op.results[0]
   if not values.is_float_tensor(result.type):
     return

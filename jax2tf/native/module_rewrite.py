@@ -121,6 +121,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.INTEGER_DIVISION_BY_ZERO_AS_SELECT,
     module_patterns.NAN_AND_ZEROS_BESIDE_MIN_MAX_REDUCTIONS,
     module_patterns.PROPAGATE_NAN_IN_MIN_MAX,
+    module_patterns.ORDER_ZEROS_IN_MIN_MAX,
     module_patterns.PROPAGATE_NAN_IN_CLAMP,
   ),
   "tflite": (

@@ -28,7 +28,6 @@ from tests.support.case import (
   V,
   case,
   exact_case,
-  gaps,
   rand,
   u32_order_rows,
 )
@@ -386,11 +385,7 @@ CASES += [
     case("poly_cumsum", cum(lax.cumsum_p, 1), rand((3, 9)), polymorphic_shapes=["(a, b)"],
          tol=(1e-5, 1e-5)),
     _exact("poly_cummax", cum(lax.cummax_p, 0, True), with_specials((11, 2)),
-           polymorphic_shapes=["(b, _)"],
-           gaps=gaps("TF's XLA runtime, which executes the native module, keeps -0.0 as "
-                     "the running max after a +0.0 where JAX's gives +0.0 (padded by a "
-                     "polymorphic size, the window stays a dynamic_reduce_window, whose "
-                     "body tests NaN itself)", ["native"], error="signs of zero differ")),
+           polymorphic_shapes=["(b, _)"]),
     # A running sum over a polymorphic axis that is 1 at run time keeps -0.0,
     # as over a static one.
     _exact("poly_cumsum_of_one_row", cum(lax.cumsum_p, 0, True),

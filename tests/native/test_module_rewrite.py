@@ -249,6 +249,22 @@ def test_reductions_keep_jax_nan_and_zeros_under_tf_xla(name, jit_compile):
   _assert_like_jax_on_specials(_REDUCTIONS[name], jit_compile, seed=1)
 
 
+def _ties_of_zeros(x, y):
+  return lax.max(x, y), lax.min(x, y), lax.max(y, x), lax.min(y, x)
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_a_max_or_min_of_both_zeros_gives_jax_zero_under_tf_xla(jit_compile):
+  # TF's XLA returns the first operand of a tie; JAX's maximum puts +0.0
+  # above -0.0 and its minimum -0.0 below +0.0, whichever comes first.
+  x = np.array([-0.0, 0.0, -0.0, 0.0, np.nan, 1.0, -0.0], np.float32)
+  y = np.array([0.0, -0.0, -0.0, 0.0, -0.0, np.nan, -2.0], np.float32)
+  want = jax.jit(_ties_of_zeros)(x, y)
+  got = tf.function(jax2tf.convert(_ties_of_zeros), autograph=False, jit_compile=jit_compile)(x, y)
+  for w, g in zip(want, got, strict=True):
+    compare.assert_same(np.asarray(w), g.numpy(), exact=True)
+
+
 def _windows_of_both_zeros(x):
   return (
     lax.reduce_window(x, -jnp.inf, lax.max, (1, 2), (1, 1), "VALID"),

@@ -1287,20 +1287,26 @@ def _propagate_nan_in_min_max(op, scatters_outside: bool):
   _redirect_uses(result, current, keep)
 
 
+def _is_elementwise_float_min_max(op) -> bool:
+  """Whether the max or min `op` is on floats and not the body of a
+  reduction, window or scatter (whose patterns handle it outside)."""
+  if not values.is_float_tensor(op.results[0].type):
+    return False
+  parent = op.parent
+  return parent is None or _min_max_body(parent) is None
+
+
 def _order_zeros_in_min_max(op):
   # XLA orders -0.0 below +0.0 in max and min; LiteRT's MAXIMUM and MINIMUM
   # return either zero of a tie, TF's XLA the first operand. Where both are
   # zeros the result is the operand XLA picks, told apart by 1/x (-inf for
   # -0.0), as the graph route's semantics.maximum does. A constant operand
-  # is left alone: ReLU's zero is fixed on the flatbuffer (lite/rewrite.py;
-  # under TF's XLA relu(-0.0) stays -0.0, a known gap), and another
-  # constant ties no zero or is rare.
-  result = op.results[0]
-  if not values.is_float_tensor(result.type):
+  # is left alone: ReLU's zero is fixed on the flatbuffer (lite/rewrite.py)
+  # and under TF's XLA by MAX_WITH_ZERO_AS_SELECT, and another constant ties
+  # no zero or is rare.
+  if not _is_elementwise_float_min_max(op):
     return
-  parent = op.parent
-  if parent is not None and _min_max_body(parent) is not None:
-    return  # a reduction's, window's or scatter's body
+  result = op.results[0]
   x, y = op.operands
   if any(values.constant_at_any_shape(v) is not None for v in (x, y)):
     return
@@ -1315,6 +1321,29 @@ def _order_zeros_in_min_max(op):
 
 
 ORDER_ZEROS_IN_MIN_MAX = Pattern("order_zeros_in_min_max", _MIN_MAX, _order_zeros_in_min_max)
+
+
+def _max_with_zero_as_select(op):
+  # TF's XLA returns the first operand of a tie and moves a constant to the
+  # right, so ReLU's max(x, +0.0) kept x's -0.0 where JAX gives +0.0 (and
+  # min(x, -0.0) x's +0.0). select(x <= 0, +0.0, x) gives the zero there and
+  # keeps x's NaN (no comparison with NaN holds): a compare and a select
+  # where the max with its NaN test took three ops. XLA leaves the select
+  # as it is.
+  if not _is_elementwise_float_min_max(op):
+    return
+  is_max = op.name == "stablehlo.maximum"
+  x, y = op.operands
+  for a, c in ((x, y), (y, x)):
+    if zeros_sign(c) is (not is_max):
+      with ir.InsertionPoint(op), op.location:
+        select = hlo.SelectOp(values.compare(a, c, "LE" if is_max else "GE"), c, a)
+      replace(op, select.result)
+      return
+
+
+# Before PROPAGATE_NAN_IN_MIN_MAX, which then meets no such max or min.
+MAX_WITH_ZERO_AS_SELECT = Pattern("max_with_zero_as_select", _MIN_MAX, _max_with_zero_as_select)
 
 
 PROPAGATE_NAN_IN_MIN_MAX = Pattern(

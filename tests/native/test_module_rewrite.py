@@ -265,6 +265,23 @@ def test_a_max_or_min_of_both_zeros_gives_jax_zero_under_tf_xla(jit_compile):
     compare.assert_same(np.asarray(w), g.numpy(), exact=True)
 
 
+def _with_constant_zeros(x):
+  pos, neg = np.float32(0.0), np.float32(-0.0)
+  return lax.max(x, pos), lax.max(pos, x), lax.min(x, neg), lax.min(neg, x), jax.nn.relu(x + x)
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_relu_and_its_mirror_give_jax_zeros_and_nan_under_tf_xla(jit_compile):
+  # TF's XLA moves the constant to the right and returns the first operand
+  # of a tie, so relu(-0.0) gave -0.0 where JAX gives +0.0.
+  x = np.array([-0.0, 0.0, np.nan, -1.0, 2.0, -np.inf, np.inf], np.float32)
+  want = jax.jit(_with_constant_zeros)(x)
+  got = tf.function(jax2tf.convert(_with_constant_zeros), autograph=False,
+                    jit_compile=jit_compile)(x)
+  for w, g in zip(want, got, strict=True):
+    compare.assert_same(np.asarray(w), g.numpy(), exact=True)
+
+
 def _windows_of_both_zeros(x):
   return (
     lax.reduce_window(x, -jnp.inf, lax.max, (1, 2), (1, 1), "VALID"),

@@ -404,12 +404,3 @@ def litert_rsqrt(ctx, m) -> bool:
   LiteRT's RSQRT gives NaN at +-0.0 where JAX gives +-inf, and what the
   program computes from it differs (x >= rsqrt(-0.0) is False on LiteRT)."""
   return _goes_once(ctx, rewrites.with_litert_rsqrt)
-
-
-@relaxation
-def tf_xla_min_max(ctx, m) -> bool:
-  """Goes where JAX, with its float min and max computed as TF's XLA runtime
-  does, gives the column's result: TF's XLA gives the first operand of a min
-  or max of -0.0 and +0.0 (cummin, cummax: the lowest-indexed of tied
-  zeros), where JAX's XLA orders -0.0 below +0.0."""
-  return _goes_once(ctx, rewrites.with_tf_xla_min_max)

@@ -2,21 +2,17 @@
 
 A gap about subnormal or huge inputs, or about a runtime's own answer to one
 primitive, holds where the program changed that way (its subnormals flushed,
-its min and max computed as TF's XLA does) no longer mismatches: each
+its rsqrt computed as LiteRT does) no longer mismatches: each
 function here gives that program, or None where the change changes nothing.
 """
 
 import dataclasses
 import functools
-import re
 
-import jax
 import ml_dtypes
 import numpy as np
 
-from tests.support import compare
 from tools.fuzz import program as program_lib
-from tools.fuzz import targets
 
 
 def flushed(program: program_lib.Program) -> program_lib.Program | None:
@@ -63,57 +59,6 @@ def with_litert_rsqrt(program: program_lib.Program) -> program_lib.Program | Non
     for e in program.eqs
   )
   return dataclasses.replace(program, eqs=eqs) if eqs != program.eqs else None
-
-
-# The generator's spelling of a cumulative min or max (tools/fuzz/ops.py).
-_CUMULATIVE_MIN_MAX = re.compile(r"lax\.cum(min|max)\((\w+), (\d+), reverse=(True|False)\)")
-
-
-def with_tf_xla_min_max(program: program_lib.Program) -> program_lib.Program | None:
-  """`program` with its float min and max as TF's XLA runtime computes them,
-  or None where it has none: a tie of -0.0 and +0.0 gives the first operand
-  (JAX's XLA orders -0.0 below +0.0), and cummin/cummax fold each window from
-  its lowest index, so the lowest-indexed of tied zeros is kept. None also
-  where JAX's results do not change: the program's min and max have no such
-  ties."""
-  avals = program_lib.avals(program)
-  eqs = []
-  for e in program.eqs:
-    dtype = avals.get(e.out, ((), np.dtype(np.int32)))[1]
-    if not compare.is_inexact(dtype) or np.dtype(dtype).kind == "c":
-      eqs.append(e)
-      continue
-    if e.op in ("min", "max"):
-      a = e.uses[0]
-      expr = f"jnp.where({a} == {e.uses[1]}, {a}, {e.expr})"
-    elif e.op in ("cummin", "cummax") and (found := _CUMULATIVE_MIN_MAX.fullmatch(e.expr)):
-      which, x, axis, reverse = found.groups()
-      if 0 in avals[x][0]:
-        eqs.append(e)
-        continue
-      expr = _tie_first_cumulative(which, x, int(axis), reverse == "True")
-    else:
-      eqs.append(e)
-      continue
-    # Renamed: a program changed once is not changed again.
-    eqs.append(dataclasses.replace(e, expr=expr, op=f"tf_xla_{e.op}"))
-  if tuple(eqs) == program.eqs:
-    return None
-  changed = dataclasses.replace(program, eqs=tuple(eqs))
-  leaves = [jax.tree_util.tree_leaves(targets.expected(p)) for p in (program, changed)]
-  return None if all(_bits(a) == _bits(b) for a, b in zip(*leaves)) else changed
-
-
-def _tie_first_cumulative(which: str, x: str, axis: int, reverse: bool) -> str:
-  """cum{which} along `axis` as a fold from each window's lowest index whose
-  ties keep what it holds (a scan: JAX's associative scan interleaves its
-  halves by adding, which turns -0.0 into +0.0)."""
-  keep = "v" if reverse else "c"  # reversed, the lowest index comes last
-  step = f"lambda c, v: (lambda m: (m, m))(jnp.where(c == v, {keep}, lax.{which}(c, v)))"
-  flip = "jnp.flip({}, 0)" if reverse else "{}"
-  s = flip.format(f"jnp.moveaxis({x}, {axis}, 0)")
-  folded = f"jnp.concatenate([s[:1], lax.scan({step}, s[0], s[1:])[1]], 0)"
-  return f"(lambda s: jnp.moveaxis({flip.format(folded)}, 0, {axis}))({s})"
 
 
 def _with_floats(program, change) -> program_lib.Program | None:

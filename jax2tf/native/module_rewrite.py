@@ -120,6 +120,7 @@ PIPELINES: dict[str, tuple[module_patterns.Pattern, ...]] = {
     module_patterns.GATHER_STARTS_CLAMPED,
     module_patterns.INTEGER_DIVISION_BY_ZERO_AS_SELECT,
     module_patterns.NAN_AND_ZEROS_BESIDE_MIN_MAX_REDUCTIONS,
+    module_patterns.CLAMP_WITH_ZERO_TIES_AS_MIN_OF_MAX,
     module_patterns.MAX_WITH_ZERO_AS_SELECT,
     module_patterns.PROPAGATE_NAN_IN_MIN_MAX,
     module_patterns.ORDER_ZEROS_IN_MIN_MAX,

@@ -53,15 +53,6 @@ from tests.support.case import (
 
 CASES = Cases()
 
-# Native serialization: the module is JAX's, but TF's own XLA runs it, and that
-# build returns the first operand of max/min when they compare equal. The
-# module rewrite orders the zeros of max and min; clamp is left as it is.
-NATIVE_CLAMP_ZERO = gaps(
-    "TF's XLA runtime, which executes the native module, returns the first operand of "
-    "max(-0.0, +0.0) and min(+0.0, -0.0) (-0.0 and +0.0) inside clamp where JAX's gives "
-    "+0.0 and -0.0; the module rewrite orders the zeros of max and min, not of clamp",
-    ["native"], error="signs of zero differ")
-
 _RELU_FUSED_INTO_ADD = gaps(
     "TF's TFLite converter fuses the max(x + b, 0) of a native module into an ADD with a "
     "fused RELU, which keeps the -0.0 of a sum of two -0.0 where JAX's relu gives +0.0",
@@ -507,8 +498,20 @@ CASES += [
            F32_EDGE),
     _exact("clamp_nan_bound", lambda x: lax.clamp(np.float32(np.nan), x, np.float32(1)),
            F32_EDGE),
-    _exact("clamp_arrays", lax.clamp, F32_EDGE2, F32_EDGE, F32_EDGE2 + 1,
-           gaps=NATIVE_CLAMP_ZERO),
+    # TF's XLA clamp gives the first operand of tied zeros (the native module
+    # writes a clamp whose bounds may tie a zero as min(max(x, lo), hi)).
+    _exact("clamp_arrays", lax.clamp, F32_EDGE2, F32_EDGE, F32_EDGE2 + 1),
+    _exact("clamp_zero_to_six", lambda x: lax.clamp(np.float32(0), x, np.float32(6)),
+           F32_EDGE,
+           gaps=gaps("TF's TFLite converter writes the native module's clamp(0, x, 6) as "
+                     "RELU6, which keeps -0.0 where JAX gives +0.0 (to_tflite warns on "
+                     "this route)", ["tflite_native"], error="signs of zero differ")),
+    _exact("clamp_to_negative_zero", lambda x: lax.clamp(np.float32(-1), x, np.float32(-0.0)),
+           F32_EDGE,
+           gaps=gaps("the TFLite converters write a constant -0.0 as +0.0, so a min with "
+                     "it gives +0.0 where JAX gives -0.0",
+                     ["tflite", "tflite_native", "tflite_litert"],
+                     error="signs of zero differ")),
     _exact("clamp_int", lambda x: lax.clamp(np.int8(-3), x, np.int8(5)), _int_edge(I8)),
     _exact("clamp_u32", lambda x: lax.clamp(np.uint32(3), x, np.uint32(6)), _int_edge(U32)),
     _exact("cbrt_edges", lax.cbrt, np.array([-8, -0.0, 0, 27, np.inf, -np.inf, np.nan, 1e-30,

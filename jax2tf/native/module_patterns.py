@@ -491,7 +491,7 @@ NARROW_SIGNED_CONVERTS_THROUGH_UNSIGNED = Pattern(
 
 
 def _is_nonzero_constant(value) -> bool:
-  c = values.constant_of(value)
+  c = values.constant_at_any_shape(value)
   return c is not None and c.elements is not None and bool((c.elements != 0).all())
 
 
@@ -1401,11 +1401,6 @@ def _clamp_as_min_of_max(op):
 CLAMP_AS_MIN_OF_MAX = Pattern("clamp_as_min_of_max", ("stablehlo.clamp",), _clamp_as_min_of_max)
 
 
-def _may_tie_a_zero(bound) -> bool:
-  c = values.constant_at_any_shape(bound)
-  return c is None or c.elements is None or bool(np.any(c.elements == 0))
-
-
 def _clamp_with_zero_ties_as_min_of_max(op):
   # TF's XLA clamp gives the first operand of a tie: clamp(+0.0, -0.0, 6.0)
   # is -0.0 where JAX's is +0.0. Where a bound may tie a zero (an array, or
@@ -1413,7 +1408,7 @@ def _clamp_with_zero_ties_as_min_of_max(op):
   # max and min the patterns after this give JAX's zeros and NaN; a clamp
   # between nonzero constants stays one op.
   if values.is_float_tensor(op.results[0].type) and any(
-    _may_tie_a_zero(b) for b in (op.operands[0], op.operands[2])
+    not _is_nonzero_constant(b) for b in (op.operands[0], op.operands[2])
   ):
     _clamp_as_min_of_max(op)
 

@@ -77,10 +77,21 @@ def build(path: Path, fn, params, inputs):
   return call, call()
 
 
-def build_jax(fn, params, inputs):
-  f = jax.jit(fn)
+# XLA's CPU compiler options under which `jax.jit` code runs its matrix
+# products and convolutions on one thread. On a machine of few cores XLA's
+# default, Eigen spread over every core, can be several times slower (a 2-core
+# machine: a ViT 2-3x); which is faster varies from run to run.
+ONE_THREAD = {"xla_cpu_multi_thread_eigen": False}
+
+
+def build_jax(fn, params, inputs, compiler_options=None):
+  """A blocking no-argument callable running `jax.jit(fn)`, compiled with
+  XLA's `compiler_options` (None: JAX's defaults), and its first result."""
   p = jax.device_put(params)
   xs = [jax.device_put(x) for x in inputs]
+  f = jax.jit(fn)
+  if compiler_options:
+    f = f.lower(p, *xs).compile(compiler_options=compiler_options)
   call = lambda: sync_jax(f(p, *xs))  # noqa: E731
   return call, call()
 

@@ -84,3 +84,12 @@ def test_suite_checks_every_path_against_jax():
   assert row["errors"] == {}
   assert set(row["seconds"]) == set(keras_twins.ALTERNATIVES)
   assert max(row["max_abs_error"].values()) <= m.atol
+
+
+def test_jax_anchor_is_the_faster_threading():
+  faster_on_one = {keras_twins.JAX: 2.0, keras_twins.JAX_ONE_THREAD: 1.0, keras_twins.GRAPH: 0.5}
+  assert keras_twins.jax_anchor(faster_on_one) == keras_twins.JAX_ONE_THREAD
+  assert keras_twins.jax_anchor({keras_twins.JAX: 1.0, keras_twins.JAX_ONE_THREAD: 3.0}) == (
+    keras_twins.JAX
+  )
+  assert keras_twins.jax_anchor({keras_twins.GRAPH: 1.0}) is None

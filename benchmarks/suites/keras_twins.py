@@ -7,9 +7,12 @@ op, with the Keras twin as the anchor for what TF's kernels can do.
 For each model with a Keras twin (benchmarks/keras_reference.py) among the
 Transformers, ResNet-50 and the BiLSTM, at a compute-bound size (the runtime
 suite's, benchmarks/workloads.py's LARGE; LARGER below for the ViT and the
-BiLSTM), four ways to run it are timed round-robin in one process
+BiLSTM), five ways to run it are timed round-robin in one process
 (benchmarks/timing.py):
-- `jax.jit` of the Flax model;
+- `jax.jit` of the Flax model, compiled with XLA's defaults and again with
+  matrix products on one thread (`paths.ONE_THREAD`): the faster of the two is
+  the anchor (`jax_anchor`), since on a machine of few cores either may win
+  by a factor of two or more from one run to the next;
 - the Keras twin under `tf.function` (TensorFlow backend, no XLA), its weights
   Keras's variables;
 - `jax2tf.convert(native_serialization=False)` under `tf.function`, parameters
@@ -29,10 +32,12 @@ from benchmarks import children, models, timing, workloads
 
 MODELS = ("transformer_lm", "gpt_rotary", "vit", "resnet50", "bilstm")
 TRANSFORMERS = ("transformer_lm", "gpt_rotary", "vit")
-JAX, KERAS, GRAPH, GRAPH_JIT = "jax.jit", "keras", "graph", "graph+jit"
-ALTERNATIVES = (JAX, KERAS, GRAPH, GRAPH_JIT)
+JAX, JAX_ONE_THREAD = "jax.jit", "jax.jit/1"
+KERAS, GRAPH, GRAPH_JIT = "keras", "graph", "graph+jit"
+ALTERNATIVES = (JAX, JAX_ONE_THREAD, KERAS, GRAPH, GRAPH_JIT)
 LABELS = {
   JAX: "jax.jit",
+  JAX_ONE_THREAD: "jax.jit, one thread",
   KERAS: "Keras twin, tf.function",
   GRAPH: "graph, tf.function",
   GRAPH_JIT: "graph, jit_compile",
@@ -42,6 +47,12 @@ LABELS = {
 # Compute-bound sizes for the models the runtime suite times only at their
 # default (per-op dispatch) sizes.
 LARGER = {"vit": dict(batch=64, size=32), "bilstm": dict(batch=64, seq=32)}
+
+
+def jax_anchor(seconds: dict) -> str | None:
+  """Which `jax.jit` alternative the ratios divide by: the faster measured."""
+  measured = [p for p in (JAX, JAX_ONE_THREAD) if p in seconds]
+  return min(measured, key=seconds.get) if measured else None
 
 
 def sizes(name: str, quick: bool) -> dict:
@@ -103,6 +114,10 @@ def child(name: str, dims: dict, cfg: timing.Settings) -> dict:
   calls, errors, max_abs, ops = {}, {}, {}, {}
   timing.progress(f"keras_twins: {name} {dims}: building and checking {len(ALTERNATIVES)} paths")
   calls[JAX], ref = paths.build_jax(m.fn, m.params, inputs)
+  calls[JAX_ONE_THREAD], one_thread = paths.build_jax(m.fn, m.params, inputs, paths.ONE_THREAD)
+  if not _close(ref, one_thread, rtol, atol):
+    errors[JAX_ONE_THREAD] = f"differs from jax.jit (max abs error {_max_abs_error(ref, one_thread):.3g})"
+    del calls[JAX_ONE_THREAD]
 
   def keras_function():
     twin = keras_reference.build(name, m.params, inputs, m.rtol, m.atol)

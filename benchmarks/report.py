@@ -381,9 +381,12 @@ def sections(res):
     out.append(("TF.js in Node and Chromium: latency and size",
                 "`jax2tf.to_tfjs` (static shapes, default sizes) run by TF.js 4.22 in Node on "
                 "the cpu backend (plain JavaScript) and the wasm backend (WebAssembly, SIMD), "
-                "and in headless Chromium on the wasm backend; median per-call time measured "
-                "by Node or the page (outputs read back; Chromium's clock counts in steps of "
-                "0.1 ms), beside `jax.jit` and the same no-XLA graph in TF (`tf.function`). "
+                "and in headless Chromium on the wasm backend; per-call time measured by Node "
+                "or the page (outputs read back): after 0.3 s of calls left uncounted, the "
+                "median over samples of a call's mean time, each sample a loop of calls "
+                "lasting 20 ms (Chromium's clock counts in steps of 0.1 ms) or one call "
+                "(`jax2tf/deploy/steady_time.js`), beside `jax.jit` and the same no-XLA "
+                "graph in TF (`tf.function`). "
                 "TF.js is built for browsers: its Node cpu backend runs every kernel in "
                 "JavaScript, so ratios of tens to hundreds are expected; in a browser the "
                 "WebGL backend runs on the GPU.", tfjs_table(res), None))
@@ -393,7 +396,8 @@ def sections(res):
                   "(`benchmarks/keras_reference.py`), exported as a SavedModel (dynamic batch) "
                   "and converted by TF's own `tensorflowjs_converter` 4.22 "
                   "(`benchmarks/tfjs_twin.py`), run on the same backends, the two models "
-                  "taking turns; both checked against `jax.jit` first. Ratio = to_tfjs / twin "
+                  "taking four turns, the order reversed each turn, each model's time the "
+                  "median of its turns; both checked against `jax.jit` first. Ratio = to_tfjs / twin "
                   "(lower is better). Graph ops leave out Const and Placeholder.",
                   tfjs_twin_table(res), None))
     if any("litertjs" in r for r in res["tfjs"]):
@@ -445,7 +449,11 @@ def sections(res):
                 "weights copied (`benchmarks/keras_reference.py`; outputs checked equal) and "
                 "run by TF the same way (TensorFlow backend, `tf.function` without XLA) is "
                 "what TF's kernels can do; `jax.jit` and the graph with `jit_compile=True` "
-                "beside them. Median per-call time, the four timed round-robin in one process "
+                "beside them. `jax.jit` runs twice, with XLA's defaults and with its matrix "
+                "products on one thread (`xla_cpu_multi_thread_eigen=False`): on this 2-core "
+                "machine either may win by 2x or more from run to run, so the ratio to "
+                "`jax.jit` divides by the faster. Median per-call time, the five timed "
+                "round-robin in one process "
                 "per model, each TF result checked against `jax.jit` first "
                 "(`benchmarks/suites/keras_twins.py`). Sizes are the runtime suite's "
                 "compute-bound ones (larger ones for the ViT and the BiLSTM). TF ops "

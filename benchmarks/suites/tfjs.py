@@ -5,8 +5,10 @@ Each model of the model set (default sizes, static shapes) is written by
 `jax2tf.to_tfjs` and run by TF.js 4.22 in Node on its cpu backend (plain
 JavaScript) and its wasm backend (WebAssembly with SIMD), and in headless
 Chromium on the wasm backend. Node and the page time the calls themselves
-(the median of a few calls after a first one, outputs read back each time),
-so neither Python nor the pipe to Node is counted. Beside them, in this
+(jax2tf/deploy/steady_time.js: after a first call and 0.3 s of uncounted
+ones, the median over a few samples, each a loop of calls lasting 20 ms or
+one call, of a call's mean time; outputs read back each time), so neither
+Python nor the pipe to Node is counted. Beside them, in this
 process, `jax.jit` and the same no-XLA graph in TF (`tf.function`, parameters
 as variables), timed round-robin; and the model's size on disk (model.json
 and weight shards).
@@ -34,10 +36,16 @@ import numpy as np
 from benchmarks import models, tfjs_twin, timing
 
 BACKENDS = ("cpu", "wasm")
-# Timed calls per backend: ResNet-50 takes seconds per call in plain JavaScript.
-CALLS = {"cpu": 3, "wasm": 10, "chromium_wasm": 20}
-# Turns of to_tfjs's model and the twin's on each backend (one in a quick run).
-ROUNDS = 2
+# Timed samples per backend (jax2tf/deploy/steady_time.js: each a loop of
+# calls lasting 20 ms or one call): ResNet-50 takes a fifth of a second per
+# call in plain JavaScript.
+CALLS = {"cpu": 5, "wasm": 10, "chromium_wasm": 20}
+# Turns of to_tfjs's model and the twin's on each backend (one in a quick
+# run), the order reversed every other turn; each model's time is the median
+# over its turns. Four, as two turns' median, their mean, kept a first turn's
+# slow start (the MLP on Node's wasm backend: 1.79x the twin, from a first turn
+# 2x slower than the others).
+ROUNDS = 4
 WHO = ("ours", "twin", "litertjs")
 # LiteRT.js runs only in a browser.
 RUNS_ON = {"litertjs": ("chromium_wasm",)}

@@ -28,6 +28,8 @@ CHROMIUM_ENV = "JAX2TF_CHROMIUM"
 # A node_modules folder holding the npm packages of package.json.
 NODE_MODULES_ENV = node_process.NODE_MODULES_ENV
 DRIVER = pathlib.Path(__file__).with_name("headless.js")
+# Loaded by every page (and by Node's TF.js runner): how steady calls are timed.
+STEADY_TIME = pathlib.Path(__file__).with_name("steady_time.js")
 # What headless.js prints before an error, and before each reply.
 ERROR_MARKER = "--- jax2tf browser: error ---"
 _REPLY_PREFIX = "jax2tf browser reply: "
@@ -78,6 +80,13 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
   def log_message(self, format, *args):  # noqa: A002  (the base class's name)
     del format, args
+
+
+def copy_page(page: str | os.PathLike, root: str | os.PathLike) -> None:
+  """Puts `page` into the served folder `root` as its index.html, with the
+  scripts the pages load beside it."""
+  shutil.copy(page, os.path.join(root, "index.html"))
+  shutil.copy(STEADY_TIME, os.path.join(root, STEADY_TIME.name))
 
 
 @contextlib.contextmanager

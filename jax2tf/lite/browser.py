@@ -20,7 +20,6 @@ import contextlib
 import dataclasses
 import itertools
 import json
-import os
 import pathlib
 import shutil
 import tempfile
@@ -59,8 +58,8 @@ class BrowserRun:
   """What the page computed: the outputs in the order of JAX's flattened
   result, the accelerator that ran them, and the page's other details:
   `ms` (the first run, with reading the outputs back), `compile_ms`
-  (loading and compiling the model), `steady_ms` (the median of `repeats`
-  more runs, where asked for), `fully_accelerated`, and on WebGPU the
+  (loading and compiling the model), `steady_ms` (a run's steady time over
+  `repeats` samples of more runs, where asked for: jax2tf/deploy/steady_time.js), `fully_accelerated`, and on WebGPU the
   adapter."""
 
   outputs: list
@@ -173,7 +172,7 @@ class Browser:
         litert.mkdir()
         (litert / "core").symlink_to(modules / "@litertjs" / "core")
         (litert / "wasm-utils").symlink_to(modules / "@litertjs" / "wasm-utils")
-        shutil.copy(PAGE, os.path.join(self._root, "index.html"))
+        headless.copy_page(PAGE, self._root)
         self._url = site.enter_context(headless.serve(self._root))
       except BaseException:
         site.close()
@@ -201,8 +200,9 @@ class Browser:
     `jax2tf.lite.run`. `accelerator`: "wasm" (XNNPack in WebAssembly) or
     "webgpu"; where the browser has no WebGPU, or LiteRT.js cannot run the
     whole model on it, "webgpu" raises WebGPUUnavailableError rather than
-    running on wasm. `repeats`: runs timed after the first one
-    (`details["steady_ms"]` is their median).
+    running on wasm. `repeats`: samples of runs timed after the
+    first one (`details["steady_ms"]`: the median over the samples of a run's
+    mean time; jax2tf/deploy/steady_time.js).
     """
     check_accelerator(accelerator)
     if not inspect.is_tflite(model):

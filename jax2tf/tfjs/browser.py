@@ -13,7 +13,6 @@ import dataclasses
 import json
 import os
 import pathlib
-import shutil
 import tempfile
 from collections.abc import Sequence
 
@@ -96,8 +95,9 @@ def run(
   and `BrowserRun.backend` says which ran. Inputs as for `jax2tf.tfjs.run`.
   A model that computes on 32-bit integer bits (model.json's
   `webgl_inexact`) is refused on WebGL, which would give other numbers.
-  `repeats`: runs timed after the first one, each with its outputs read back
-  (`details["steady_ms"]` is their median).
+  `repeats`: samples of runs timed after the first one, each run with its
+  outputs read back (`details["steady_ms"]`: the median over the samples of a
+  run's mean time; jax2tf/deploy/steady_time.js says how samples are taken).
   """
   for name, value in (("backend", backend), ("fallback", fallback)):
     if value not in BACKENDS:
@@ -133,7 +133,7 @@ def run(
       json.dump(request, f)
     if os.path.abspath(model_dir) != os.path.join(os.path.abspath(root), "model"):
       os.symlink(model_dir, os.path.join(root, "model"))
-    shutil.copy(PAGE, os.path.join(root, "index.html"))
+    headless.copy_page(PAGE, root)
     link_tfjs(root)
     with serve(root) as url:
       page = drive(url + "index.html", timeout=timeout)

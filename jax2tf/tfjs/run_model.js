@@ -10,12 +10,14 @@
 // request's folder, little-endian. Writes response.json beside it:
 //   {"backend": NAME, "runs": [[{"name", "dtype", "shape", "file"}...]...],
 //    "timings": [{"first_ms", "steady_ms"}...], "load_ms"}; with
-// "timing_calls": N in the request, steady_ms is the median of N more runs.
+// "timing_calls": N in the request, steady_ms is the median of N samples of
+// runs (jax2tf/deploy/steady_time.js).
 'use strict';
 
 const fs = require('fs');
 const path = require('path');
 const tf = require('@tensorflow/tfjs');
+const timing = require('../deploy/steady_time.js');
 
 const TYPED = {float32: Float32Array, int32: Int32Array, bool: Uint8Array};
 const ERROR_MARKER = '--- jax2tf.tfjs: error ---';
@@ -99,8 +101,9 @@ async function explainShapeCheck(model, inputs, error) {
                    failed.join('\n'));
 }
 
-// The median time of `timing_calls` more runs (outputs read back each time:
-// a backend may return before it has computed), or null.
+// The steady time of a run (outputs read back each time: a backend may
+// return before it has computed) over `timing_calls` samples
+// (jax2tf/deploy/steady_time.js), or null.
 // model.execute where the model allows it (it runs synchronously, without
 // executeAsync's bookkeeping), else executeAsync (loops and conditionals:
 // TF's dynamic control flow). The first call finds out which.
@@ -117,19 +120,14 @@ async function runModel(model, inputs, outputs) {
 }
 
 async function steadyMs(model, inputs, request) {
-  const calls = request.timing_calls || 0;
-  if (!calls) return null;
-  const times = [];
-  for (let k = 0; k < calls; k++) {
-    const started = performance.now();
+  const samples = request.timing_calls || 0;
+  if (!samples) return null;
+  return await timing.steadyMs(async () => {
     let outputs = await runModel(model, inputs, request.outputs);
     if (!Array.isArray(outputs)) outputs = [outputs];
     for (const tensor of outputs) await tensor.data();
-    times.push(performance.now() - started);
     tf.dispose(outputs);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)];
+  }, samples);
 }
 
 async function runRequest(requestPath) {

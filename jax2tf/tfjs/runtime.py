@@ -220,7 +220,8 @@ class Runner:
     self, model: TFJSModel | str | os.PathLike, input_sets: Sequence[Sequence], calls: int = 20
   ) -> tuple[list[list[np.ndarray]], dict]:
     """`run_many`, and the times Node measured: {"load_ms", "runs": [{"first_ms",
-    "steady_ms"}]}, steady_ms the median of `calls` more runs per set."""
+    "steady_ms"}]}, steady_ms a run's steady time per set over `calls` samples of runs
+    (jax2tf/deploy/steady_time.js)."""
     return self._exchange(model, input_sets, calls)
 
   def run(self, model: TFJSModel | str | os.PathLike, *args) -> list[np.ndarray]:

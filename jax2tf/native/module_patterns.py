@@ -901,17 +901,20 @@ def _zero_sign_unread(reduction) -> bool:
   return unread(reduction.results[0])
 
 
+_BROADCASTS = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.dynamic_broadcast_in_dim"})
+
+
 def _slices_reached(value, dims_of_operand, through=frozenset()):
   """The uses that read `value` broadcast back (through broadcast_in_dim,
-  and the elementwise ops `through`), each with the operand dimension
-  each of its dimensions stands for (None where a broadcast added it).
-  `value` is a reduction's result, whose dimensions stand for
-  `dims_of_operand`."""
+  or dynamic_broadcast_in_dim where a dimension is polymorphic, and the
+  elementwise ops `through`), each with the operand dimension each of its
+  dimensions stands for (None where a broadcast added it). `value` is a
+  reduction's result, whose dimensions stand for `dims_of_operand`."""
   for use in value.uses:
     owner = use.owner
     if owner.name in through:
       yield from _slices_reached(owner.results[0], dims_of_operand, through)
-    elif owner.name == "stablehlo.broadcast_in_dim":
+    elif owner.name in _BROADCASTS and use.operand_number == 0:
       placed: list = [None] * owner.results[0].type.rank
       for i, d in enumerate(ir.DenseI64ArrayAttr(owner.attributes["broadcast_dimensions"])):
         placed[d] = dims_of_operand[i]

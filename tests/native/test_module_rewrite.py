@@ -342,29 +342,39 @@ def _nan_tests(module, context) -> int:
     return sum(1 for op in compares if op.operands[0] == op.operands[1])
 
 
+# With a polymorphic batch, JAX broadcasts the maximum back with
+# dynamic_broadcast_in_dim.
+_SHAPES = {"static": _F32, "batch_polymorphic": jax.ShapeDtypeStruct(
+  jax.export.symbolic_shape("b, 6, 6, 3"), np.float32)}
+
+
+@pytest.mark.parametrize("shape", sorted(_SHAPES))
 @pytest.mark.parametrize("pipeline", ["tf_xla", "litert"])
 @pytest.mark.parametrize("name", sorted(_SOFTMAXES))
-def test_a_softmax_maximum_is_reduced_as_it_is(name, pipeline):
-  context, module = _rewritten(_SOFTMAXES[name], _F32, pipeline=pipeline)
+def test_a_softmax_maximum_is_reduced_as_it_is(name, pipeline, shape):
+  context, module = _rewritten(_SOFTMAXES[name], _SHAPES[shape], pipeline=pipeline)
   assert _nan_tests(module, context) == 0
   assert _bodies(module, context)[1] == 0  # no conditional
 
 
+@pytest.mark.parametrize("shape", sorted(_SHAPES))
 @pytest.mark.parametrize("name", sorted(_NEAR_SOFTMAXES))
-def test_a_maximum_a_result_reads_beyond_a_softmax_keeps_its_nan_test(name):
-  context, module = _rewritten(_NEAR_SOFTMAXES[name], _F32)
+def test_a_maximum_a_result_reads_beyond_a_softmax_keeps_its_nan_test(name, shape):
+  context, module = _rewritten(_NEAR_SOFTMAXES[name], _SHAPES[shape])
   assert _nan_tests(module, context) == 1
 
 
+@pytest.mark.parametrize("polymorphic", [False, True])
 @pytest.mark.parametrize("jit_compile", [False, True])
 @pytest.mark.parametrize("name", sorted({**_SOFTMAXES, **_NEAR_SOFTMAXES}))
-def test_softmaxes_and_near_misses_keep_jax_nan_under_tf_xla(name, jit_compile):
+def test_softmaxes_and_near_misses_keep_jax_nan_under_tf_xla(name, jit_compile, polymorphic):
   fun = {**_SOFTMAXES, **_NEAR_SOFTMAXES}[name]
   x = np.random.default_rng(4).normal(size=_F32.shape).astype(np.float32)
   x[0, 1, 2, 1] = np.nan  # one NaN of a row that holds numbers too
   x[1, 2, :, 0] = [0.0, -0.0] * 3
   x[1, 3, 4, 1] = np.inf
-  got = tf.function(jax2tf.convert(fun), autograph=False, jit_compile=jit_compile)(x)
+  converted = jax2tf.convert(fun, polymorphic_shapes=["b, ..."] if polymorphic else None)
+  got = tf.function(converted, autograph=False, jit_compile=jit_compile)(x)
   compare.assert_same(jax.jit(fun)(x), tf.nest.map_structure(lambda t: t.numpy(), got))
 
 

@@ -134,3 +134,37 @@ def test_node_says_what_needs_it(monkeypatch):
     runtime.node()
   with pytest.raises(FileNotFoundError, match=r"^driving a browser needs Node.js.*npm ci"):
     headless.node()
+
+
+# Times a call that spins for 2 ms over 5 samples, and counts the calls.
+_STEADY = """
+const timing = require(process.argv[1]);
+let calls = 0;
+async function spin() {
+  calls += 1;
+  const until = performance.now() + 2;
+  while (performance.now() < until) {}
+}
+const started = performance.now();
+timing.steadyMs(spin, 5).then(ms => {
+  console.log(JSON.stringify({ms, calls, elapsed: performance.now() - started}));
+});
+"""
+
+
+@needs_node
+def test_steady_time_warms_up_then_times_loops_of_calls():
+  import json
+  import subprocess
+
+  done = subprocess.run(
+    [node_process.node(), "-e", _STEADY, str(headless.STEADY_TIME)],
+    capture_output=True, text=True, check=True, timeout=60,
+  )
+  got = json.loads(done.stdout)
+  # A call's mean time: at least its spin, and not a whole sample's (a loop
+  # of calls lasting 20 ms or more; a 2 ms spin would need ten times as long).
+  assert 2.0 <= got["ms"] < 20
+  # 0.3 s of uncounted calls, then 5 samples of loops lasting 20 ms or more.
+  assert got["elapsed"] >= 300 + 5 * 20
+  assert got["calls"] >= 1 + 5

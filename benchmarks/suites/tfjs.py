@@ -114,20 +114,23 @@ class _Turns:
     self.first: dict = {who: {} for who in folders}
     self.errors: dict = {who: {} for who in folders}
 
-  def round(self, key: str, rep: int, measure) -> None:
-    """`measure(who, model)`: the outputs, steady and first-call seconds."""
+  def round(self, key: str, rep: int, measure, timed: bool = True) -> None:
+    """`measure(who, model)`: the outputs, steady and first-call seconds.
+    A round not `timed` keeps only the first calls and the errors."""
     order = [w for w in WHO if w in self.folders and key in RUNS_ON.get(w, (key,))]
     for who in order if rep % 2 == 0 else order[::-1]:
       if key in self.errors[who]:
         continue
-      timing.progress(f"tfjs {self.m.name} ({who}) on {key}, round {rep + 1}")
+      turn = f"round {rep + 1}" if timed else "warm-up"
+      timing.progress(f"tfjs {self.m.name} ({who}) on {key}, {turn}")
       try:
         outputs, steady, first = measure(who, self.folders[who])
         _check(outputs, self.want, self.m, f"{self.m.name} ({who}) on {key}")
       except (RuntimeError, AssertionError, OSError, ValueError, TypeError) as e:
         self.errors[who][key] = _first_line(e)
         continue
-      self.steady[who][key].append(steady)
+      if timed:
+        self.steady[who][key].append(steady)
       self.first[who].setdefault(key, first)
 
   def fail(self, key: str, why: str) -> None:
@@ -150,9 +153,15 @@ def _time_all(turns: _Turns, inputs, rounds: int) -> None:
   for backend in BACKENDS:
     try:
       with tfjs.Runner(backend) as runner:
+        def in_node(_, folder):
+          return tfjs_twin.time_node(runner, folder, inputs, CALLS[backend])
+
+        # The first model a new Node process runs also pays for compiling
+        # TF.js's own code (the MLP's first turn on wasm: 110 us a call, then
+        # 46-73 us): a turn of every model first, left out of the medians.
+        turns.round(backend, 0, in_node, timed=False)
         for rep in range(rounds):
-          turns.round(backend, rep, lambda _, folder: tfjs_twin.time_node(
-            runner, folder, inputs, CALLS[backend]))
+          turns.round(backend, rep, in_node)
     except (tfjs.TFJSRuntimeError, FileNotFoundError) as e:  # Node or TF.js missing
       turns.fail(backend, _first_line(e))
   try:

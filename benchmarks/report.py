@@ -416,7 +416,9 @@ def sections(res):
     out.append(("SavedModels against JAX's own jax2tf",
                 "The same function saved with a dynamic batch by this package and by "
                 "`jax.experimental.jax2tf` (JAX's module, native serialization), each "
-                "export in its own process, each SavedModel loaded and called once "
+                "export in its own process after the converter has converted a trivial "
+                "function (its imports are not export time), each SavedModel loaded and "
+                "called once "
                 f"(batch {u['batch']}) in a fresh process as a server does "
                 "(`benchmarks/suites/upstream.py`); medians of "
                 f"{u['reps']} alternating repetitions. Keras rows are "

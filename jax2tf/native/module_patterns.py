@@ -825,10 +825,8 @@ def _has_no_negative_zero(value) -> bool:
   return False
 
 
-_SHAPE_ONLY = frozenset(
-  "stablehlo." + name
-  for name in "broadcast_in_dim dynamic_broadcast_in_dim reshape dynamic_reshape".split()
-)
+_BROADCASTS = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.dynamic_broadcast_in_dim"})
+_SHAPE_ONLY = _BROADCASTS | {"stablehlo.reshape", "stablehlo.dynamic_reshape"}
 
 
 def _through_shapes(value):
@@ -899,9 +897,6 @@ def _zero_sign_unread(reduction) -> bool:
     return bool(uses)
 
   return unread(reduction.results[0])
-
-
-_BROADCASTS = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.dynamic_broadcast_in_dim"})
 
 
 def _slices_reached(value, dims_of_operand, through=frozenset()):

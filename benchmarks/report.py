@@ -398,7 +398,8 @@ def sections(res):
                   "(`benchmarks/tfjs_twin.py`), run on the same backends, the two models "
                   "taking four turns, the order reversed each turn, each model's time the "
                   "median of its turns (in Node after a turn of each left out: the first "
-                  "model a Node process runs also compiles TF.js's own code); both checked against `jax.jit` first. Ratio = to_tfjs / twin "
+                  "model a Node process runs also compiles TF.js's own code); both checked "
+                  "against `jax.jit` first. Ratio = to_tfjs / twin "
                   "(lower is better). Graph ops leave out Const and Placeholder.",
                   tfjs_twin_table(res), None))
     if any("litertjs" in r for r in res["tfjs"]):

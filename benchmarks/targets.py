@@ -300,8 +300,6 @@ _JAX_MISS = {
 
 def _twin_why(r, base: str) -> str:
   s, ops = r["seconds"], r["ops"]
-  if base == twins_suite.JAX:
-    base = twins_suite.jax_anchor(s)
   gap_ms = (s[twins_suite.GRAPH] - s[base]) * 1e3
   parts = [f"{gap_ms:.2f} ms per call over {twins_suite.LABELS[base]}"]
   if not r.get("compute_bound", True):

@@ -116,7 +116,8 @@ def child(name: str, dims: dict, cfg: timing.Settings) -> dict:
   calls[JAX], ref = paths.build_jax(m.fn, m.params, inputs)
   calls[JAX_ONE_THREAD], one_thread = paths.build_jax(m.fn, m.params, inputs, paths.ONE_THREAD)
   if not _close(ref, one_thread, rtol, atol):
-    errors[JAX_ONE_THREAD] = f"differs from jax.jit (max abs error {_max_abs_error(ref, one_thread):.3g})"
+    worst = _max_abs_error(ref, one_thread)
+    errors[JAX_ONE_THREAD] = f"differs from jax.jit (max abs error {worst:.3g})"
     del calls[JAX_ONE_THREAD]
 
   def keras_function():

@@ -1,7 +1,7 @@
 // How every runner here times a model's steady calls: TF.js in Node
 // (jax2tf/tfjs/run_model.js) and the pages that run TF.js and LiteRT.js in
 // headless Chromium. Loaded with require() in Node, with <script> in a page
-// (there it sets window.jax2tfSteadyMs).
+// (there it sets window.jax2tfTiming).
 //
 // steadyMs(call, samples): the median over `samples` samples of the mean time
 // of one `call()` (an async function) in a sample, in milliseconds.

@@ -59,7 +59,8 @@ class BrowserRun:
   result, the accelerator that ran them, and the page's other details:
   `ms` (the first run, with reading the outputs back), `compile_ms`
   (loading and compiling the model), `steady_ms` (a run's steady time over
-  `repeats` samples of more runs, where asked for: jax2tf/deploy/steady_time.js), `fully_accelerated`, and on WebGPU the
+  `repeats` samples of more runs, where asked for:
+  jax2tf/deploy/steady_time.js), `fully_accelerated`, and on WebGPU the
   adapter."""
 
   outputs: list

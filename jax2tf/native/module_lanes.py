@@ -21,9 +21,10 @@ arithmetic one of unsigned integers (the sign bit is the narrow type's),
 conversions (the bridge between the types: a float converted to a narrow
 integer saturates at the narrow bounds), dots of narrow integers into wide
 ones (LiteRT has those kernels), and reductions, windows, scatters and sorts
-whose body would round otherwise (a float sum rounds at each step in JAX),
-reads bits or gives several results (an argmax, which the converter
-recognizes by its narrow initial values). Control flow keeps its narrow
+whose body would round otherwise (but sums and products of 16-bit floats
+compute wide, as on the graph route: `_Lanes.wide_folds`), reads bits or
+gives several results (an argmax, which the converter recognizes by its narrow
+initial values). Control flow keeps its narrow
 values; the ops in its bodies compute wide. A broadcast to a 16-bit type
 (or an iota of several axes, which the converters write as a broadcast)
 doubles its operand by concatenations instead: the converters move the
@@ -85,6 +86,15 @@ class _Lanes:
   # Whether JAX's argmax and argmin reductions compute wide (their initial
   # values are infinities in both types).
   widens_arg_reductions: bool = False
+  # The combiners whose sums and products compute wide too, rounded once,
+  # as the graph route's lanes compute them. XLA rounds each step of a
+  # 16-bit fold, in an order of its own (vector lanes, then a tree: 4,096
+  # float16 ones sum to 4096, where adding in order stops at 2048), which
+  # no LiteRT kernel follows. The results agree to the 16-bit rounding,
+  # except where a partial result overflows: inf under jax.jit, finite here.
+  # A scatter's updates of one index combine before rounding, as in the
+  # graph route's scatters, which combine duplicated indices first.
+  wide_folds: frozenset[str] = frozenset()
 
   def wide_type(self, t):
     if not isinstance(t, ir.RankedTensorType):
@@ -163,6 +173,7 @@ _SELECTING = frozenset(
 )
 _MODULAR = frozenset("stablehlo." + name for name in "add and multiply or subtract xor".split())
 _BOOLEAN = frozenset("stablehlo." + name for name in "and not or xor".split())
+_FOLDING = frozenset({"stablehlo.add", "stablehlo.multiply"})
 
 
 def _float16_in_float32(element) -> ir.Type | None:
@@ -249,6 +260,7 @@ _FLOAT16 = _Lanes(
   _SELECTING,
   tiles_broadcasts=_is_16_bit,
   widens_arg_reductions=True,
+  wide_folds=frozenset({"stablehlo.reduce", "stablehlo.reduce_window", "stablehlo.scatter"}),
 )
 _NARROW_INTS = _Lanes(
   _narrow_int_in_int32,
@@ -403,10 +415,12 @@ def _region_free(lanes: _Lanes):
   return widen
 
 
-def _body_is_exact_wide(block, lanes: _Lanes) -> bool:
-  """Whether each op of `block` gives the narrow result computed wide, and
-  reads only the block's arguments and results of the ops before it (not a
-  value from outside the region, which keeps its narrow type)."""
+def _body_computes_wide(op, lanes: _Lanes) -> bool:
+  """Whether each op of `op`'s body gives the narrow result computed wide
+  (or, in a sum XLA accumulates wide, XLA's), and reads only the block's
+  arguments and results of the ops before it (not a value from outside the
+  region, which keeps its narrow type)."""
+  block = op.regions[0].blocks[0]
   inside = set(block.arguments)
   for body_op in block.operations:
     if len(body_op.regions) or any(o not in inside for o in body_op.operands):
@@ -414,6 +428,8 @@ def _body_is_exact_wide(block, lanes: _Lanes) -> bool:
     inside.update(body_op.results)
     elements = [ir.RankedTensorType(r.type).element_type for r in body_op.results]
     if body_op.name in _BOOLEAN and all(values.is_bool_tensor(r.type) for r in body_op.results):
+      continue
+    if body_op.name in _FOLDING and op.name in lanes.wide_folds:
       continue
     if body_op.name not in lanes.body_ops:
       return False
@@ -441,7 +457,7 @@ def _combiner(lanes: _Lanes):
     if not any(operand_types) and not any(result_types):
       return
     body = op.regions[0].blocks[0]
-    if not _body_is_exact_wide(body, lanes):
+    if not _body_computes_wide(op, lanes):
       return
     with ir.InsertionPoint(op), op.location:
       wide_op = ir.Operation.create(

@@ -125,7 +125,7 @@ def _cumsum_form(ctx, *, axis, reverse):
   # axis, which JAX writes as a dynamic window the converter does not take;
   # LiteRT's CUMSUM takes any size. XLA adds in an order of its own (a
   # tree, on CPU), so the sums agree to rounding, as the graph route's
-  # Cumsum does. Float16 stays: its sums round at each step in JAX.
+  # Cumsum does. CUMSUM takes no 16-bit floats: those stay windows.
   # Along an axis of one element XLA reduces nothing and keeps x, -0.0
   # included, where CUMSUM adds it to +0.0.
   (aval,) = ctx.avals_in

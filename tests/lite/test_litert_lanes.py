@@ -143,10 +143,31 @@ def test_argmax_and_argmin_of_16_bit_floats_compute_in_float32(dtype, route):
   _on_litert(f, x, route=route)
 
 
-def test_a_float16_sum_keeps_its_narrow_steps():
-  # A float sum computed wide would round once where JAX rounds each step.
-  text = _litert_module(lambda x: lax.reduce_sum_p.bind(x, axes=(0,)), np.zeros(8, np.float16))
-  assert "stablehlo.reduce" in text and "tensor<8xf16>" in text and "tensor<8xf32>" not in text
+@pytest.mark.parametrize("route", ["litert", "native"])
+@pytest.mark.parametrize("dtype", [np.float16, jnp.bfloat16], ids=["f16", "bf16"])
+def test_16_bit_float_sums_and_products_compute_in_float32(dtype, route):
+  # LiteRT has no 16-bit SUM, CUMSUM, ADD or MUL; XLA folds them in an
+  # order of its own, rounding each step. On 4,096 ones every order gives
+  # JAX's sums (adding in order, rounding each step, stops at 2048 in
+  # float16 and at 256 in bfloat16). lax's reductions, as jnp.sum widens
+  # first. The scatters add 1,024 ones to each of 4 rows in float16 (exact
+  # in any order) and each row once in bfloat16.
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  ones = np.ones(4096, dtype)
+  powers = np.tile(np.array([2.0, 0.5, 4.0, 0.25, 2.0], dtype), 6)
+  duplicates = 1024 if dtype == np.float16 else 1
+
+  def f(ones, powers):
+    rows = jnp.zeros((4096 // duplicates, 2), dtype)
+    index = jnp.arange(4096) % rows.shape[0]
+    return (lax.reduce(ones, dtype(0), lax.add, (0,)), lax.cumsum(ones),
+            lax.reduce_window(ones, dtype(0), lax.add, (100,), (7,), "VALID"),
+            lax.reduce(powers, dtype(1), lax.mul, (0,)), lax.cumprod(powers),
+            rows.at[index].add(jnp.stack([ones, ones], axis=1)),
+            jnp.ones_like(rows).at[index[:rows.shape[0]]].mul(powers[0]))  # fmt: skip
+
+  _on_litert(f, ones, powers, route=route)
 
 
 def test_reductions_of_narrow_types_keep_their_single_op_bodies():

@@ -36,24 +36,29 @@ def _cell(text: str) -> str:
   return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+_ONE_THREAD = twins_suite.JAX_ONE_THREAD
+
+
 def runtime_table(res):
-  header = ["workload", "jax.jit"] + [p.label for p in PATHS]
+  header = ["workload", "jax.jit", "jax.jit, one thread"] + [p.label for p in PATHS]
   rows = []
   for r in res.get("runtime", []):
     base = r["seconds"]["jax.jit"]
     label = r["label"] + (" *compute-bound*" if compute_bound(r["workload"]) else "")
     row = [label, t(base)]
-    for p in PATHS:
-      row.append(f"{r['seconds'][p.name] / base:.2f}x" if p.name in r["seconds"]
-                 else f"error: {r['errors'].get(p.name, '?')}")
+    for name in (_ONE_THREAD, *(p.name for p in PATHS)):
+      row.append(f"{r['seconds'][name] / base:.2f}x" if name in r["seconds"]
+                 else f"error: {r['errors'][name]}" if name in r["errors"]
+                 else "-" if name == _ONE_THREAD else "error: ?")
     rows.append(row)
   return header, rows
 
 
 def runtime_abs_table(res):
-  header = ["workload", "jax.jit"] + [p.label for p in PATHS]
+  header = ["workload", "jax.jit", "jax.jit, one thread"] + [p.label for p in PATHS]
   rows = [[r["label"], t(r["seconds"]["jax.jit"])] +
-          [t(r["seconds"].get(p.name)) for p in PATHS] for r in res.get("runtime", [])]
+          [t(r["seconds"].get(name)) for name in (_ONE_THREAD, *(p.name for p in PATHS))]
+          for r in res.get("runtime", [])]
   return header, rows
 
 
@@ -331,7 +336,13 @@ def sections(res):
     out.append(("Runtime ratio against jax.jit",
                 "Median per-call time of each path divided by jax.jit's (lower is "
                 "better; below 1.0 the TF path is faster). Parameters are "
-                "`tf.Variable`s. " + note_small(res), runtime_table(res), "runtime"))
+                "`tf.Variable`s. At the compute-bound sizes `jax.jit` also runs with its "
+                "matrix products on one thread (`xla_cpu_multi_thread_eigen=False`), "
+                "which on this 2-core machine may win by 2x or more: the goal of the "
+                "path without XLA (graph) divides by the faster of the two, as the "
+                "Keras-twin table does; the XLA paths divide by XLA's defaults, which "
+                "TF's XLA compiles with too. " + note_small(res), runtime_table(res),
+                "runtime"))
     out.append(("Runtime per call (absolute)", "", runtime_abs_table(res), None))
     out.append(("Fixed cost of a call", "A float32 scalar `sin` each way, timed in many "
                 "short rounds, each way once per round; time is the median per call, and "

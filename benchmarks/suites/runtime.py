@@ -9,9 +9,10 @@ import tensorflow as tf
 
 import jax2tf
 from benchmarks import paths, timing
+from benchmarks.suites.keras_twins import JAX, JAX_ONE_THREAD
 from benchmarks.timing import progress, round_robin, sync_jax, sync_tf
+from benchmarks.workloads import compute_bound
 
-JAX = "jax.jit"
 # The call every other way of calling is measured against.
 BARE = "tf.function(tf.math.sin)"
 # The same call converted by JAX's own jax2tf (native serialization), where
@@ -37,6 +38,16 @@ def measure_workload(w, cfg) -> dict:
   progress(f"runtime: {w.label}: building and compiling {len(paths.PATHS) + 1} paths")
   calls, errors = {}, {}
   calls[JAX], ref = paths.build_jax(w.fn, w.params, w.inputs)
+  if compute_bound(w.name):
+    # The anchor of the path without XLA is the faster of jax.jit's two
+    # threadings, as in the Keras-twin suite (keras_twins.jax_anchor); the
+    # XLA paths compare with XLA's defaults, which TF's XLA compiles with.
+    calls[JAX_ONE_THREAD], one_thread = paths.build_jax(w.fn, w.params, w.inputs,
+                                                        paths.ONE_THREAD)
+    wrong = _close(ref, one_thread, w)
+    if wrong:
+      errors[JAX_ONE_THREAD] = wrong
+      del calls[JAX_ONE_THREAD]
   for p in paths.PATHS:
     try:
       call, out = paths.build(p, w.fn, w.params, w.inputs)

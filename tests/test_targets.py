@@ -184,3 +184,51 @@ def test_shape_checks_of_a_graph_without_xla_ops_compile():
   x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(3, 2)
   got = tf.function(f_tf, jit_compile=True, autograph=False)(x).numpy()
   np.testing.assert_allclose(got, np.asarray(jax.jit(fun)(x)), rtol=1e-6)
+
+
+class _NumpyMathOps:
+  """portable_math.MathOps on float32 NumPy arrays, with the Log of LiteRT's
+  vectorized kernel on x86 CPUs without AVX-512: about 88.7 (the log of the
+  largest float) for inf and NaN."""
+
+  def constant(self, c, like):
+    return np.full_like(like, c)
+
+  abs, sqrt, floor = staticmethod(np.abs), staticmethod(np.sqrt), staticmethod(np.floor)
+  add, sub, mul = staticmethod(np.add), staticmethod(np.subtract), staticmethod(np.multiply)
+  div, exp, select = staticmethod(np.divide), staticmethod(np.exp), staticmethod(np.where)
+
+  def negate(self, x):
+    return -x
+
+  def less(self, x, c):
+    return x < c
+
+  def equal(self, x, y):
+    return x == y
+
+  def not_equal(self, x, y):
+    return x != y
+
+  def log(self, x):
+    return np.where(np.isnan(x) | (x == np.inf), np.float32(88.72284), np.log(x))
+
+
+@pytest.mark.parametrize(
+  "name,reference,x",
+  [
+    ("log", np.log, [np.inf, np.nan, 0.0, -1.0, 1.0, 2.5, 1e30, 3e38]),
+    ("log1p", np.log1p, [np.inf, np.nan, -1.0, -2.0, 1e-6, 0.5, 1e30]),
+    ("asinh", np.arcsinh, [np.inf, -np.inf, np.nan, 0.7, -3.0, 1e20]),
+    ("acosh", np.arccosh, [np.inf, np.nan, 0.5, 1.0, 3.0, 1e20]),
+    ("atanh", np.arctanh, [1.0, -1.0, np.nan, 2.0, 0.5, -0.9]),
+  ],
+)
+def test_portable_logs_keep_inf_and_nan_where_the_kernel_does_not(name, reference, x):
+  from jax2tf.targets import portable_math
+
+  x = np.array(x, np.float32)
+  with np.errstate(all="ignore"):
+    got = getattr(portable_math, name)(_NumpyMathOps(), x)
+    want = reference(x.astype(np.float64)).astype(np.float32)
+  np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)

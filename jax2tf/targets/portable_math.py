@@ -15,7 +15,8 @@ Log is accurate only to about 1.2e-7 absolute near 1, so where a result is
 small an odd Taylor series takes over (each truncated below 1e-9 relative
 at its threshold), and the results taken never come from Log or Sqrt of
 values beyond 2**126 (LiteRT's Sqrt is off there, its Log overflows from
-about 2.6e38). No TensorFlow or JAX here.
+about 2.6e38), nor from Log of inf or NaN (on x86 CPUs without AVX-512 its
+vectorized Log gives about 88.7 for both). No TensorFlow or JAX here.
 """
 
 import math
@@ -155,15 +156,22 @@ _LOG_8 = float(np.log(8.0))
 _HUGE = 2.0**32
 
 
+def _kernel_log(ops, x):
+  # The target's Log, but inf and NaN give themselves: LiteRT's vectorized
+  # LOG on x86 CPUs without AVX-512 gives about 88.7 (the log of the largest
+  # float) for both, where JAX gives inf and NaN.
+  return ops.select(ops.less(x, math.inf), ops.log(x), x)
+
+
 def _log_of_twice(ops, a):
   # log(2a) as log(a / 4) + log 8: a / 4 stays below the magnitude where
   # LiteRT's Log overflows.
-  return ops.add(ops.log(ops.mul(a, 0.25)), _LOG_8)
+  return ops.add(_kernel_log(ops, ops.mul(a, 0.25)), _LOG_8)
 
 
 def asinh(ops: MathOps, x):
   a = ops.abs(x)
-  middle = ops.log(ops.add(a, ops.sqrt(ops.add(ops.mul(a, a), 1.0))))
+  middle = _kernel_log(ops, ops.add(a, ops.sqrt(ops.add(ops.mul(a, a), 1.0))))
   magnitude = ops.select(ops.less(a, _HUGE), middle, _log_of_twice(ops, a))
   small = _odd_series(ops, _ASINH_TAYLOR, x)
   signed = ops.select(ops.less(x, 0.0), ops.negate(magnitude), magnitude)
@@ -181,7 +189,7 @@ _ACOSH_NEAR_1 = tuple(
 def acosh(ops: MathOps, x):
   t = ops.sub(x, 1.0)
   near_1 = ops.mul(ops.sqrt(ops.mul(t, 2.0)), polynomial(ops, _ACOSH_NEAR_1[::-1], t))
-  middle = ops.log(ops.add(x, ops.sqrt(ops.mul(t, ops.add(x, 1.0)))))
+  middle = _kernel_log(ops, ops.add(x, ops.sqrt(ops.mul(t, ops.add(x, 1.0)))))
   # x < 1 and -inf give NaN through near_1's square root, NaN through the last branch.
   far = ops.select(ops.less(x, _HUGE), middle, _log_of_twice(ops, x))
   return ops.select(ops.less(x, 1.25), near_1, far)
@@ -194,7 +202,7 @@ _ATANH_TAYLOR = tuple(1 / (2 * n + 1) for n in range(7))
 def atanh(ops: MathOps, x):
   one = _ones(ops, x)
   # (1 + x) / (1 - x) is negative beyond +-1 (NaN through Log), 0 at -1, inf at 1.
-  large = ops.mul(ops.log(ops.div(ops.add(one, x), ops.sub(one, x))), 0.5)
+  large = ops.mul(_kernel_log(ops, ops.div(ops.add(one, x), ops.sub(one, x))), 0.5)
   return ops.select(ops.less(ops.abs(x), 0.25), _odd_series(ops, _ATANH_TAYLOR, x), large)
 
 
@@ -216,7 +224,7 @@ def log(ops: MathOps, x):
   # LiteRT's Log is accurate only to about 1.2e-7 absolute near 1, where
   # x - 1 is exact and log1p's series takes over; and it overflows to inf
   # from about 2**127.6, so huge arguments are scaled down by 2**64 first.
-  scaled = ops.add(ops.log(ops.mul(x, 2.0**-64)), _LOG_OF_2_TO_THE_64)
+  scaled = ops.add(_kernel_log(ops, ops.mul(x, 2.0**-64)), _LOG_OF_2_TO_THE_64)
   far = ops.select(ops.less(x, 2.0**100), ops.log(x), scaled)
   t = ops.sub(x, 1.0)
   return ops.select(ops.less(ops.abs(t), 0.4), _log1p_series(ops, t), far)

@@ -236,19 +236,20 @@ def test_known_gaps_need_their_condition():
 
 def test_a_gap_that_varies_by_cpu_explains_each_of_its_outcomes():
   # LiteRT's log kernels differ by instruction set: the case table pins
-  # log1p_float32_specials on NaN positions, and on matching JAX with AVX-512.
-  log1p = program.Program(
+  # log_logistic_huge_arguments on NaN positions (a Xeon with AVX-512), and
+  # on matching JAX (an EPYC without it).
+  log = program.Program(
     ("x0",),
-    ((np.array([-0.0], np.float32),),),
-    (program.Eq("v0", "lax.log1p(x0)", ("x0",), "log1p", False),),
+    ((np.array([1e30], np.float32),),),
+    (program.Eq("v0", "lax.log(x0)", ("x0",), "log", False),),
     ("v0",),
   )
   column = targets.DEPLOYED["tflite"]
-  gap = known_gaps.explain(log1p, column, _found(np.array([-0.0], F32), np.array([np.nan], F32)))
-  assert gap is not None and gap.source == "elementwise.log1p_float32_specials"
+  gap = known_gaps.explain(log, column, _found(np.array([69.07755], F32), np.array([np.nan], F32)))
+  assert gap is not None and gap.source == "elementwise.log_logistic_huge_arguments"
   for got in (0.0, 1.0):
-    detail = _found(np.array([-0.0], F32), np.array([got], F32))
-    assert known_gaps.explain(log1p, column, detail) is None, detail
+    detail = _found(np.array([69.07755], F32), np.array([got], F32))
+    assert known_gaps.explain(log, column, detail) is None, detail
 
 
 def test_a_rounding_apart_converted_to_integers_is_known_only_one_step_off():

@@ -33,7 +33,10 @@ forms of jax2tf/jax_forms, chosen by the kernel lists the graph route reads
     (ormqr is a JAX loop of reflections already), and every other native
     module takes the forms of the last three (portable_lowering.py).
     Complex matrices, which the converters refuse anyway and whose forms
-    crash both converters, keep the custom calls.
+    crash both converters, keep the custom calls;
+  - the square of a complex number: the complex product, where the target
+    cannot build a complex number from its parts (JAX's rule computes the
+    parts and builds it; the graph route writes TF's Square).
 
 Where it takes no XLA ops, the converters' and LiteRT's ways with some
 operands also differ from XLA's, or end the process; those primitives lower
@@ -403,6 +406,21 @@ def _rng_bits_form(ctx, *, shape, dtype, algorithm, **_):
   return lambda state: list(fn(state))
 
 
+def _is_real(ctx) -> bool:
+  return not jnp.issubdtype(ctx.avals_in[0].dtype, jnp.complexfloating)
+
+
+def _complex_square_form(ctx, **_):
+  # JAX writes a complex square from its parts, (re - im)(re + im) and
+  # 2 re im, and builds the result with stablehlo.complex. Here it is the
+  # complex product, as TF's Square (the graph route): the same imaginary
+  # part, and a real part re*re - im*im, which differs from JAX's by the
+  # rounding of the two products (within their size, |x|**2 ulps).
+  if _is_real(ctx):
+    return None
+  return lambda x: [x * x]
+
+
 def _high_product_form(ctx, **_):
   if np.dtype(ctx.avals_in[0].dtype).itemsize > 4:
     return None
@@ -511,6 +529,8 @@ def _forms(target: Target) -> tuple:
       _rule(core_primitives.eq_to_p, _total_order_form(lax.eq)),
       *_real_householder_rules(),
     ]
+  if not target.builds_complex_from_parts:
+    rules.append(_rule(lax.square_p, _complex_square_form))
   if target.lacks_kernel("XlaRngBitGenerator"):
     rules.append(_rule(core_primitives.rng_bit_generator_p, _rng_bits_form))
   return tuple(rules)

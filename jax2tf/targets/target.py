@@ -96,6 +96,11 @@ class Target:
   # and ends the process where the axes after the first reversed one hold
   # no elements.
   reverses_any_axes: bool = True
+  # Whether a complex number can be built from its real and imaginary parts:
+  # LiteRT has no kernel for it (both converters leave stablehlo.complex and
+  # TF's Complex as tf.Complex), so a complex result must come from complex
+  # arithmetic (ADD, SUB, MUL), the graph route's ops.
+  builds_complex_from_parts: bool = True
   # Whether the converter reads TFLite's own operators written into the
   # module (litert-converter does, jax2tf/native/tflite_ops.py): where it
   # legalizes StableHLO only at static sizes (a sort or top_k becomes a
@@ -243,6 +248,7 @@ TFLITE = dataclasses.replace(
   runs_on_tf_xla=False,
   runs_on_tf=False,
   reverses_any_axes=False,
+  builds_complex_from_parts=False,
   native_pipeline="tflite",
   kernel_list="tflite",
 )

@@ -17,6 +17,7 @@ from jax2tf import lite  # noqa: E402
 from jax2tf.lite import inspect as lite_inspect  # noqa: E402
 from tests.support import compare  # noqa: E402
 
+_RNG_Z = np.random.default_rng(0)
 _X = np.array([[1.5, -0.0, np.inf], [np.nan, -2.25, 0.0]], np.float32)
 
 _FUNCTIONS = {
@@ -44,3 +45,20 @@ def test_a_complex_of_two_reals_is_still_refused():
   y = _X * 2.0
   with pytest.raises(lite.TFLiteConversionError, match="primitive complex"):
     jax2tf.to_tflite(lax.complex, _X, y, route="litert")
+
+
+@pytest.mark.parametrize("route", ["litert", "native"])
+def test_a_complex_square_is_the_complex_product(route):
+  # JAX builds its square of a complex number from the parts; LiteRT cannot
+  # build one, so the square is LiteRT's complex MUL, as the graph route's
+  # Square: its real part re*re - im*im rounds otherwise than JAX's
+  # (re - im)(re + im), by ulps of |z|**2.
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  z = (_RNG_Z.normal(size=(3, 4)) + 1j * _RNG_Z.normal(size=(3, 4))).astype(np.complex64)
+  model = jax2tf.to_tflite(lax.square, z, route=route)
+  assert lite_inspect.op_counts(model) == {"MUL": 1}
+  want = np.asarray(jax.jit(lax.square)(z))
+  got = lite.run(model, z)[0]
+  scale = np.abs(want)
+  np.testing.assert_array_less(np.abs(got - want), 4 * np.finfo(np.float32).eps * scale + 1e-30)

@@ -14,8 +14,9 @@ STABLEHLO_REDUCE_WINDOW refuses: it runs one-op bodies) is folded the same
 way over its window's positions, strided slices of the padded, dilated
 operand; at polymorphic sizes too (without base dilation), the slices sized
 at run time and the padding found from a range. A reduction folds at static
-shapes only. At most FOLD_POSITIONS positions a level: a reduction beyond
-that stays for the converter.
+shapes only. A level of at most FOLD_POSITIONS positions is unrolled; a
+larger one is a loop (stablehlo.while) over its positions, each cut with a
+dynamic slice. A window of more positions stays for the converter.
 
 A reduction along an axis of no elements of an operand of polymorphic
 sizes is its initial values, broadcast to the sizes read at run time
@@ -40,7 +41,8 @@ from jax2tf.native import stablehlo_values as values
 from jax2tf.native.module_patterns import Pattern
 from jax2tf.targets import xla_fold
 
-# The positions one level may unroll: each is a copy of the body.
+# The positions one level may unroll: each is a copy of the body; a level
+# of more positions loops over them.
 FOLD_POSITIONS = 256
 
 # Ops applied to each element on their own, which a body may hold.
@@ -136,7 +138,8 @@ def _apply(body, block, accumulators, elements, shape, sizes=None):
 
 def _level(xs, inits, axes, windows, body, block):
   """One level of the fold: along each reduced axis, windows of
-  `windows[axis]` positions, SAME-padded; the accumulators per window."""
+  `windows[axis]` positions, SAME-padded; the accumulators per window.
+  Up to FOLD_POSITIONS positions unrolled, beyond that in a loop."""
   shape = list(ir.RankedTensorType(xs[0].type).shape)
   padding = {a: xla_fold.same_padding(shape[a], windows[a]) for a in axes}
   counts = {a: -(-shape[a] // windows[a]) for a in axes}
@@ -169,6 +172,9 @@ def _level(xs, inits, axes, windows, body, block):
       k += 2
     else:
       k += 1
+  geometry = _LevelGeometry(shape, axes, windows, counts, padding, split, out, position_axis)
+  if math.prod(windows[a] for a in axes) > FOLD_POSITIONS:
+    return _level_loop(pieces, accumulators, body, block, geometry)
   for position in itertools.product(*(range(windows[a]) for a in axes)):
     at = dict(zip(axes, position))
     start = [0] * len(split)
@@ -187,6 +193,92 @@ def _level(xs, inits, axes, windows, body, block):
       folded = [hlo.SelectOp(valid, f, a).result for f, a in zip(folded, accumulators)]
     accumulators = folded
   return accumulators
+
+
+@dataclasses.dataclass(frozen=True)
+class _LevelGeometry:
+  """How `_level` splits the operands: each reduced axis `a` of `shape`
+  into (counts[a] windows, windows[a] positions), after `padding[a]`, as
+  the axes of `split`; the position's axis of `split` is position_axis[a];
+  the accumulators have the shape `out`."""
+
+  shape: list
+  axes: list
+  windows: dict
+  counts: dict
+  padding: dict
+  split: list
+  out: list
+  position_axis: dict
+
+
+def _level_loop(pieces, accumulators, body, block, g: _LevelGeometry):
+  """`_level`'s fold as a stablehlo.while over the positions, in the same
+  row-major order: step i takes the position whose index along the
+  reduced axes is i's digits in the windows' sizes, cuts each piece there
+  with a dynamic slice and keeps the accumulators where the position is
+  padding (found from a range along each padded axis)."""
+  i32 = ir.IntegerType.get_signless(32)
+  rank0 = ir.RankedTensorType.get([], i32)
+  total = math.prod(g.windows[a] for a in g.axes)
+  state = [values.scalar(i32, 0), *accumulators]
+  loop = hlo.WhileOp([v.type for v in state], state)
+  condition = loop.cond.blocks.append(*[v.type for v in state])
+  with ir.InsertionPoint(condition):
+    going = values.compare(condition.arguments[0], values.scalar(i32, total), "LT", "SIGNED")
+    hlo.ReturnOp([going])
+  step = loop.body.blocks.append(*[v.type for v in state])
+  with ir.InsertionPoint(step):
+    i, *accs = step.arguments
+    at, stride = {}, 1
+    for axis in reversed(g.axes):
+      digit = hlo.DivOp(i, values.scalar(i32, stride)).result
+      at[axis] = hlo.RemOp(digit, values.scalar(i32, g.windows[axis])).result
+      stride *= g.windows[axis]
+    zero = values.scalar(i32, 0)
+    starts = [zero] * len(g.split)
+    sizes = list(g.split)
+    for axis, p in at.items():
+      starts[g.position_axis[axis]] = p
+      sizes[g.position_axis[axis]] = 1
+    elements = []
+    for piece in pieces:
+      element = ir.RankedTensorType(piece.type).element_type
+      cut = hlo.DynamicSliceOp(piece, starts, sizes).result
+      elements.append(hlo.ReshapeOp(ir.RankedTensorType.get(g.out, element), cut).result)
+    folded = _apply(body, block, accs, elements, g.out)
+    valid = _valid_at_run_time(at, g)
+    if valid is not None:
+      folded = [hlo.SelectOp(valid, f, a).result for f, a in zip(folded, accs)]
+    next_i = hlo.AddOp(i, values.scalar(i32, 1)).result
+    assert next_i.type == rank0
+    hlo.ReturnOp([next_i, *folded])
+  return list(loop.results[1:])
+
+
+def _valid_at_run_time(at, g: _LevelGeometry):
+  """`_valid` for positions `at` read at run time (rank-0 int32 values)."""
+  i32 = ir.IntegerType.get_signless(32)
+  out_bools = ir.RankedTensorType.get(g.out, ir.IntegerType.get_signless(1))
+  mask = None
+  for axis, p in at.items():
+    if g.padding[axis] == (0, 0):
+      continue
+    low = g.padding[axis][0]
+    count = g.counts[axis]
+    along = ir.RankedTensorType.get([count], i32)
+    first = np.arange(count, dtype=np.int32) * g.windows[axis] - low
+    index = hlo.AddOp(
+      hlo.ConstantOp(ir.DenseElementsAttr.get(first, type=i32)).result,
+      hlo.BroadcastInDimOp(along, p, []).result,
+    ).result
+    inside = hlo.AndOp(
+      values.compare(index, values.constant_splat(along, 0), "GE", "SIGNED"),
+      values.compare(index, values.constant_splat(along, g.shape[axis]), "LT", "SIGNED"),
+    ).result
+    inside = hlo.BroadcastInDimOp(out_bools, inside, [axis]).result
+    mask = inside if mask is None else hlo.AndOp(mask, inside).result
+  return mask
 
 
 def _valid(at, shape, windows, counts, padding, out):
@@ -282,8 +374,6 @@ def _reduce_as_fold(op):
       ]
     else:
       results = _folded(xs, inits, axes, shape, body, block)
-      if results is None:
-        return
       results = [hlo.ReshapeOp(r.type, v).result for r, v in zip(op.results, results)]
   for old, new in zip(op.results, results):
     old.replace_all_uses_with(new)
@@ -291,8 +381,7 @@ def _reduce_as_fold(op):
 
 
 def _folded(xs, inits, axes, shape, body, block):
-  """The accumulators of every level, or None where a level has more than
-  FOLD_POSITIONS positions."""
+  """The accumulators of every level."""
   lengths = [shape[a] for a in axes]
   plan = []
   while len(xs) == 1 and xla_fold.needs_tree(lengths):
@@ -300,8 +389,6 @@ def _folded(xs, inits, axes, shape, body, block):
     plan.append(windows)
     lengths = [-(-d // w) for d, w in zip(lengths, windows)]
   plan.append(lengths)
-  if any(math.prod(w) > FOLD_POSITIONS for w in plan):
-    return None
   for windows in plan:
     xs = _level(xs, inits, axes, dict(zip(axes, windows)), body, block)
   return xs

@@ -115,13 +115,19 @@ def test_reduction_runs_as_jax(name, route):
     compare.assert_same(np.asarray(w), np.asarray(g), exact=True)
 
 
-def test_a_reduction_too_long_to_unroll_stays_for_the_converter():
-  # 40 x 50 elements take 32 x 32 positions at the first tree level, more
-  # than a level unrolls: the converter's STABLEHLO_REDUCE, which LiteRT
-  # cannot run, rather than a model of thousands of copies of the body.
-  fun = lambda x: lax.reduce(x, np.int32(7), _ordered, (0, 1))  # noqa: E731
-  model = jax2tf.to_tflite(fun, _ints((40, 50)), route="litert", verify=False)
-  assert "STABLEHLO_REDUCE" in lite_inspect.op_counts(model)
+@pytest.mark.parametrize("route", ["litert", "native"])
+def test_a_level_too_long_to_unroll_folds_in_a_loop(route):
+  # 40 x 50 elements take 32 x 32 positions at the first tree level (both
+  # axes padded), more than a level unrolls: a WHILE over the positions,
+  # in XLA's order, then the last level of 2 x 2 unrolled.
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  fun = lambda x: lax.reduce(x, np.int32(7), _ordered, (0, 2))  # noqa: E731
+  x = _ints((40, 3, 50))
+  model = jax2tf.to_tflite(fun, x, route=route, verify=False)
+  ops = lite_inspect.op_counts(model)
+  assert "STABLEHLO_REDUCE" not in ops and ops["WHILE"] == 1, ops
+  compare.assert_same(np.asarray(jax.jit(fun)(x)), lite.run(model, x)[0], exact=True)
 
 
 # Windows at polymorphic sizes: padding on both sides of the polymorphic

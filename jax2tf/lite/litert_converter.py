@@ -136,6 +136,7 @@ def convert_signatures(signatures: Sequence[SignatureModule]) -> bytes:
       api.run_convert_to_tfl_passes(module, passmanager.PassManager(), _config(api))
     except Exception as e:  # the binding raises a plain ValueError
       raise _refusal("cannot legalize", str(e), module) from e
+    _refuse_what_no_runtime_runs(module)
     # The exporter writes a loop only with its regions outlined.
     litert_loops.outline_loops(ir, module)
     try:
@@ -225,6 +226,28 @@ _TF_OP = re.compile(r"(?m)^\s*(tf\.\w+)\(")
 _FILE_LOCATION = re.compile(r'"([^"]+)":(\d+):(\d+)')
 
 
+# Ops the flatbuffer holds as LiteRT operators (STABLEHLO_CUSTOM_CALL) that
+# no LiteRT runtime runs: a custom call names a handler of XLA's (its Eigh,
+# an SVD) that LiteRT has none of. Written, they would fail when the model
+# is loaded ("Didn't find op for builtin opcode").
+_NO_RUNTIME_KERNEL = frozenset({"stablehlo.custom_call"})
+
+
+def _refuse_what_no_runtime_runs(module) -> None:
+  problems = [
+    Problem(o.name, o.primitive, o.where, f"no LiteRT kernel runs its {_operator(o.name)}", o.on)
+    for o in _ops(module)
+    if o.name in _NO_RUNTIME_KERNEL
+  ]
+  if problems:
+    raise _error("leaves ops that LiteRT cannot run in", list(dict.fromkeys(problems)), "")
+
+
+def _operator(name: str) -> str:
+  """The LiteRT operator a StableHLO op is written as (STABLEHLO_CUSTOM_CALL)."""
+  return "STABLEHLO_" + name.split(".", 1)[1].upper()
+
+
 def _refusal(what: str, message: str, module) -> LiteRTConversionError:
   ops = _ops(module)
   problems: list[Problem] = []
@@ -265,7 +288,10 @@ def _refusal(what: str, message: str, module) -> LiteRTConversionError:
       for o in ops
       if not _exportable(o.name, builtin)
     ]
-  problems = list(dict.fromkeys(problems))
+  return _error(what, list(dict.fromkeys(problems)), message)
+
+
+def _error(what: str, problems: list[Problem], message: str) -> LiteRTConversionError:
   if problems:
     listed = "\n  ".join(p.describe() for p in problems)
   else:

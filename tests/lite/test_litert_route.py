@@ -372,6 +372,18 @@ def test_refusal_names_the_op_and_the_jax_primitive():
   assert isinstance(info.value, lite.TFLiteConversionError)
 
 
+def test_a_custom_call_no_litert_kernel_runs_is_refused_at_conversion():
+  # The converter writes XLA's Eigh custom call (eigh, and the SVD made
+  # of it) as STABLEHLO_CUSTOM_CALL, which no LiteRT runtime runs: refused
+  # here, in JAX's terms, rather than failing when the model is loaded.
+  a = np.eye(3, dtype=np.float32)
+  with pytest.raises(litert_converter.LiteRTConversionError) as info:
+    jax2tf.to_tflite(lambda a: jnp.linalg.eigh(a)[0], a, route="litert", verify=False)
+  assert info.value.primitives == ("eigh",), str(info.value)
+  message = str(info.value)
+  assert "stablehlo.custom_call on float32" in message and "test_litert_route.py" in message
+
+
 def test_route_arguments_name_the_litert_route():
   assert lite_api.AUTO_ORDER[-1] == "litert"
   with pytest.raises(ValueError, match="'litert'"):

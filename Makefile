@@ -108,7 +108,7 @@ test-all-py312: $(VENV312)/.installed
 # the errors that name the TensorFlow extras). Fails if TensorFlow is
 # importable in the lane.
 LITERT_TESTS ?= tests/lite/test_litert_route.py tests/lite/test_without_tensorflow.py \
-  tests/lite/test_litert_quantize.py
+  tests/lite/test_litert_quantize.py tests/lite/test_linear_algebra_forms.py
 NO_TENSORFLOW_CHECK = import importlib.util, sys; \
   sys.exit("TensorFlow is importable in $(VENV_LITERT), which must run without it" \
            if importlib.util.find_spec("tensorflow") else 0)

@@ -34,6 +34,14 @@ forms of jax2tf/jax_forms, chosen by the kernel lists the graph route reads
     module takes the forms of the last three (portable_lowering.py).
     Complex matrices, which the converters refuse anyway and whose forms
     crash both converters, keep the custom calls;
+  - lu: getrf's unblocked steps in a loop (jax2tf/jax_forms/lu.py), where
+    it takes no XLA ops: JAX's blocked rule solves a triangle per block (no
+    LiteRT kernel), swaps the rows of a batch with scatters neither
+    converter takes, and needs static sizes;
+  - triangular_solve and cholesky of real matrices: substitution and
+    Cholesky's column steps in a loop (jax2tf/jax_forms/triangular.py),
+    where it takes no XLA ops: StableHLO's ops of those names have no
+    LiteRT kernel (the graph route refuses them: TF's ops have none either);
   - the square of a complex number: the complex product, where the target
     cannot build a complex number from its parts (JAX's rule computes the
     parts and builds it; the graph route writes TF's Square).
@@ -71,12 +79,14 @@ from jax2tf.jax_forms import (
   high_products,
   householder,
   index_bounds,
+  lu,
   rng_bits,
   selected_windows,
   sequential_fold,
   sorting,
   summed_products,
   tflite_kernels,
+  triangular,
 )
 from jax2tf.native import portable_lowering, reduce_folds
 from jax2tf.shapes import dim_eval
@@ -421,6 +431,28 @@ def _complex_square_form(ctx, **_):
   return lambda x: [x * x]
 
 
+def _lu_form(ctx, **_):
+  # JAX's blocked LU solves a triangle per block of columns (no LiteRT
+  # kernel), swaps rows with batched scatters under vmap (which neither
+  # converter takes) and unrolls over static sizes only.
+  k = ctx.avals_out[1].shape[-1]
+  return lambda a: list(lu.lu(a, k))
+
+
+def _triangular_solve_form(ctx, **params):
+  # Complex matrices keep stablehlo.triangular_solve, which the converters
+  # refuse, as they refuse complex linear algebra anyway.
+  if not _is_real(ctx):
+    return None
+  return lambda a, b: [triangular.triangular_solve(a, b, **params)]
+
+
+def _cholesky_form(ctx, **_):
+  if not _is_real(ctx):
+    return None
+  return lambda a: [triangular.cholesky(a)]
+
+
 def _high_product_form(ctx, **_):
   if np.dtype(ctx.avals_in[0].dtype).itemsize > 4:
     return None
@@ -528,6 +560,9 @@ def _forms(target: Target) -> tuple:
       _rule(core_primitives.le_to_p, _total_order_form(lax.le)),
       _rule(core_primitives.eq_to_p, _total_order_form(lax.eq)),
       *_real_householder_rules(),
+      _rule(lax_linalg.lu_p, _lu_form),
+      _rule(lax_linalg.triangular_solve_p, _triangular_solve_form),
+      _rule(lax_linalg.cholesky_p, _cholesky_form),
     ]
   if not target.builds_complex_from_parts:
     rules.append(_rule(lax.square_p, _complex_square_form))

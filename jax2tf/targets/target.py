@@ -196,7 +196,11 @@ _PORTABLE_MISSING_BY_DTYPE = {
   "Neg": _FLOATS,
   "PadV2": _FLOATS,
 }
-_TFLITE_MISSING = _PORTABLE_MISSING | {
+# Neither TFLite nor TF.js has TF's Cholesky or MatrixTriangularSolve: the
+# rules lower their loops (jax2tf/jax_forms/triangular.py), as the native
+# modules of the targets without XLA do.
+_LINEAR_ALGEBRA_MISSING = frozenset({"Cholesky", "MatrixTriangularSolve"})
+_TFLITE_MISSING = _PORTABLE_MISSING | _LINEAR_ALGEBRA_MISSING | {
   "Tan", "Acos", "Sinh", "Asinh", "Acosh", "Atanh", "Expm1", "Log1p", "Log", "Cumprod",
   "PopulationCount",
 }  # fmt: skip
@@ -266,6 +270,7 @@ TFJS = dataclasses.replace(
   runs_grappler=False,
   runs_on_tf_xla=False,
   runs_on_tf=False,
+  missing_kernels=_PORTABLE_MISSING | _LINEAR_ALGEBRA_MISSING,
   # TF.js multiplies int32s in JavaScript numbers, which drop low bits past
   # 2**53; its cumulative sums start from the first element, not from +0.0,
   # and keep a leading -0.0.

@@ -15,7 +15,10 @@ write the computation with ordinary TF ops where none does:
     (LAPACK's column-by-column steps), as native modules do. `ormqr` lowers
     JAX's own loop of reflector applications.
 Everything here is ordinary TF ops, so every rule also runs with
-enable_xla=False.
+enable_xla=False. Where the target has no kernel for TF's Cholesky or
+MatrixTriangularSolve (TFLite, TF.js), `cholesky` and `triangular_solve` of
+real matrices lower the loops of jax2tf/jax_forms/triangular.py instead, as
+the native modules of those targets do.
 
 Conventions kept from JAX's CPU lowering: a factorization that fails (LAPACK
 info != 0) gives NaN for the whole batch element, as do non-finite inputs to
@@ -48,7 +51,7 @@ from jax2tf.graph import registry
 from jax2tf.graph import semantics as sem
 from jax2tf.graph.registry import register
 from jax2tf.internals import jax_private, tf_private
-from jax2tf.jax_forms import householder
+from jax2tf.jax_forms import householder, triangular
 from jax2tf.shapes import dim_eval
 
 _LAPACK_DTYPES = (tf.float32, tf.float64, tf.complex64, tf.complex128)
@@ -112,6 +115,8 @@ def _abs1(x):
 @register(lax_linalg.cholesky_p, float16_in_float32=False)
 def _cholesky(ctx, x, **params):
   _require_lapack_dtype(ctx, params, x)
+  if ctx.target.lacks_kernel("Cholesky", x.dtype):
+    return ctx.lower_fun(triangular.cholesky, [x])[0]
   # Only the lower triangle is read, as by LAPACK's potrf.
   l = tf.linalg.cholesky(x)
   # TF marks a failed factorization (not positive definite, NaN) with NaNs.
@@ -145,7 +150,19 @@ def _solve_left(a, b, lower, transpose, conjugate):
 
 
 @register(lax_linalg.triangular_solve_p)
-def _triangular_solve(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+def _triangular_solve(ctx, a, b, **flags):
+  if ctx.target.lacks_kernel("MatrixTriangularSolve", a.dtype):
+    wide = np.float32 if a.dtype in sem.SMALL_FLOATS else ctx.avals_in[0].dtype
+
+    def solve(a, b):
+      return triangular.triangular_solve(a.astype(wide), b.astype(wide), **flags).astype(b.dtype)
+
+    return ctx.lower_fun(solve, [a, b])[0]
+  return _triangular_solve_kernel(a, b, **flags)
+
+
+def _triangular_solve_kernel(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+  """TF's MatrixTriangularSolve."""
   out_dtype = b.dtype
   if a.dtype in sem.SMALL_FLOATS:
     a, b = tf.cast(a, tf.float32), tf.cast(b, tf.float32)

@@ -80,7 +80,9 @@ def cholesky(a):
     factor, positive = state
     done = _row(factor, j)  # [..., 1, m]: L[j, :j], zeros after
     pivot = _row(_column(a, j), j) - _product(done, _swap_last(done))
-    positive = positive & (pivot[..., 0, 0] > 0)
+    # (A squeeze, not an index: at a polymorphic batch JAX writes an index
+    # as a gather, which litert-converter refuses.)
+    positive = positive & (lax.squeeze(pivot, (pivot.ndim - 2, pivot.ndim - 1)) > 0)
     root = jnp.sqrt(pivot)
     below = (_column(a, j) - _product(factor, _swap_last(done))) / root
     column = jnp.where(rows > j, below, jnp.where(rows == j, root, zero))

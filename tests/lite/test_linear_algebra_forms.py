@@ -165,3 +165,25 @@ def test_solvers_on_the_tflite_routes(name, route):
   model = jax2tf.to_tflite(fun, a, b, route=route, verify=False)
   assert not [op for op in lite_inspect.op_counts(model) if op.startswith("STABLEHLO_")]
   np.testing.assert_allclose(lite.run(model, a, b)[0], jax.jit(fun)(a, b), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("route", ["litert", "native"])
+def test_cholesky_of_a_polymorphic_batch_on_the_tflite_routes(route):
+  pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
+  if route == "native":
+    pytest.importorskip("tensorflow")
+  import jax2tf
+  from jax2tf import lite
+
+  model = jax2tf.to_tflite(
+    jnp.linalg.cholesky,
+    _positive_definite((2,)),
+    route=route,
+    polymorphic_shapes=["(b, 5, 5)"],
+    verify=False,
+  )
+  for batch in (1, 3):
+    a = _positive_definite((batch,))
+    np.testing.assert_allclose(
+      lite.run(model, a)[0], jax.jit(jnp.linalg.cholesky)(a), rtol=2e-5, atol=2e-6
+    )

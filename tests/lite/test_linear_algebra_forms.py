@@ -41,6 +41,19 @@ def _assert_same_lu(want, got, where):
   np.testing.assert_allclose(lu_g, lu_w, rtol=2e-5, atol=2e-6, err_msg=f"{where}: factors")
 
 
+def _converter(route):
+  """(jax2tf, jax2tf.lite), skipping where `route` cannot run: the litert
+  route needs litert-converter, the others TensorFlow."""
+  if route == "litert":
+    pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
+  else:
+    pytest.importorskip("tensorflow")
+  import jax2tf
+  from jax2tf import lite
+
+  return jax2tf, lite
+
+
 _SHAPES = {
   "square": (_matrix((4, 4)),),
   "batched_tall_and_wide": (_matrix((2, 3, 6, 4)), _matrix((3, 4, 6), seed=2)),
@@ -52,19 +65,12 @@ _SHAPES = {
 @pytest.mark.parametrize("name", sorted(_SHAPES))
 def test_the_form_gives_jax_s_lu(name):
   for a in _SHAPES[name]:
-    _assert_same_lu(
-      jax.jit(lax_linalg.lu)(a), jax.jit(lu_form.lu)(a), where=f"{name} {a.shape}"
-    )
+    _assert_same_lu(jax.jit(lax_linalg.lu)(a), jax.jit(lu_form.lu)(a), where=f"{name} {a.shape}")
 
 
 @pytest.mark.parametrize("route", ["litert", "native"])
 def test_lu_of_batched_wide_and_tall_matrices_on_the_tflite_routes(route):
-  pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
-  if route == "native":
-    pytest.importorskip("tensorflow")
-  import jax2tf
-  from jax2tf import lite
-
+  jax2tf, lite = _converter(route)
   # The native route's ARG_MAX passes over a NaN (the case table's
   # argmax_ties_nan): there the pivots after a NaN are not JAX's.
   for a in (_matrix((2, 3, 5)), _special((2, 6, 5), nan=route == "litert")):
@@ -74,12 +80,7 @@ def test_lu_of_batched_wide_and_tall_matrices_on_the_tflite_routes(route):
 
 @pytest.mark.parametrize("route", ["litert", "native"])
 def test_lu_of_a_polymorphic_size_on_the_tflite_routes(route):
-  pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
-  if route == "native":
-    pytest.importorskip("tensorflow")
-  import jax2tf
-  from jax2tf import lite
-
+  jax2tf, lite = _converter(route)
   model = jax2tf.to_tflite(
     lax_linalg.lu, _matrix((4, 4)), route=route, polymorphic_shapes=["(n, n)"], verify=False
   )
@@ -151,12 +152,7 @@ _SOLVERS = {
 def test_solvers_on_the_tflite_routes(name, route):
   # TFLite has no Cholesky or MatrixTriangularSolve either: the graph route
   # lowers the same loops.
-  if route == "litert":
-    pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
-  else:
-    pytest.importorskip("tensorflow")
-  import jax2tf
-  from jax2tf import lite
+  jax2tf, lite = _converter(route)
   from jax2tf.lite import inspect as lite_inspect
 
   a = np.tril(_matrix((2, 4, 4))) + 4 * np.eye(4, dtype=np.float32)
@@ -169,12 +165,7 @@ def test_solvers_on_the_tflite_routes(name, route):
 
 @pytest.mark.parametrize("route", ["litert", "native"])
 def test_cholesky_of_a_polymorphic_batch_on_the_tflite_routes(route):
-  pytest.importorskip("litert_converter", reason="the litert route needs litert-converter")
-  if route == "native":
-    pytest.importorskip("tensorflow")
-  import jax2tf
-  from jax2tf import lite
-
+  jax2tf, lite = _converter(route)
   model = jax2tf.to_tflite(
     jnp.linalg.cholesky,
     _positive_definite((2,)),

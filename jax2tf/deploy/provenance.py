@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 import jax
+import jaxlib
 
 
 def node_defs(graph_def) -> Iterator:
@@ -72,15 +73,26 @@ def primitives_of_ops(nodes: Iterable, op_types, primitive_names) -> dict[str, l
   return dict(found)
 
 
+# JAX's, jaxlib's and this package's own files (this package's wrappers of
+# the user's function make frames of their own).
+_LIBRARY_DIRS = tuple(
+  os.path.dirname(os.path.abspath(f)) + os.sep
+  for f in (jax.__file__, jaxlib.__file__, os.path.dirname(os.path.abspath(__file__)))
+)
+
+
+def is_user_file(path: str) -> bool:
+  """Whether a frame in `path` is the user's: not in JAX, jaxlib or this
+  package, nor generated ("<string>")."""
+  return not (path.startswith("<") or os.path.abspath(path).startswith(_LIBRARY_DIRS))
+
+
 def user_line(eqn) -> str | None:
   """file:line of the innermost frame outside JAX and jax2tf, if JAX kept one."""
   traceback = getattr(eqn.source_info, "traceback", None)
   for frame in getattr(traceback, "frames", ()) or ():
-    path = frame.file_name
-    parts = path.replace("\\", "/").split("/")
-    if "jax" in parts or "jax2tf" in parts or "jaxlib" in parts or path.startswith("<"):
-      continue
-    return f"{os.path.basename(path)}:{frame.line_num}"
+    if is_user_file(frame.file_name):
+      return f"{os.path.basename(frame.file_name)}:{frame.line_num}"
   return None
 
 

@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from jax2tf.deploy import provenance
 from jax2tf.lite import litert_loops, mlir_types
 from jax2tf.lite.errors import TFLiteConversionError
 from jax2tf.native.module_rewrite import primitive_of
@@ -323,9 +324,13 @@ def _ops(module) -> list[_Op]:
         for inner in block.operations:
           inner = inner.operation
           location = str(inner.location)
-          files = set(_FILE_LOCATION.findall(location))
-          first = _FILE_LOCATION.search(location)
-          where = f"{os.path.basename(first.group(1))}:{first.group(2)}" if first else None
+          located = _FILE_LOCATION.findall(location)
+          files = set(located)
+          # The innermost frame of the user's code: a function of a library
+          # passed as it is (jnp.linalg.pinv) is located in this package's
+          # wrapper first.
+          user = [(f, line) for f, line, _ in located if provenance.is_user_file(f)]
+          where = f"{os.path.basename(user[0][0])}:{user[0][1]}" if user else None
           on = mlir_types.tensor_dtypes(" ".join(str(v.type) for v in inner.operands))
           found.append(_Op(inner.name, primitive_of(location), files, where, tuple(on)))
           visit(inner)

@@ -384,6 +384,14 @@ def test_a_custom_call_no_litert_kernel_runs_is_refused_at_conversion():
   assert "stablehlo.custom_call on float32" in message and "test_litert_route.py" in message
 
 
+def test_a_refusal_of_a_library_function_names_the_line_that_converts_it():
+  # jnp.linalg.pinv passed as it is: the first frame outside JAX is this
+  # package's wrapper, not the user's line.
+  with pytest.raises(litert_converter.LiteRTConversionError) as info:
+    jax2tf.to_tflite(jnp.linalg.pinv, np.eye(3, dtype=np.float32), route="litert")
+  assert "test_litert_route.py:" in str(info.value) and "api.py" not in str(info.value)
+
+
 def test_route_arguments_name_the_litert_route():
   assert lite_api.AUTO_ORDER[-1] == "litert"
   with pytest.raises(ValueError, match="'litert'"):

@@ -42,6 +42,8 @@ relative).
 Cases: tests/cases/linalg.py
 """
 
+import functools
+
 import numpy as np
 import tensorflow as tf
 from jax import lax
@@ -115,8 +117,12 @@ def _abs1(x):
 @register(lax_linalg.cholesky_p, float16_in_float32=False)
 def _cholesky(ctx, x, **params):
   _require_lapack_dtype(ctx, params, x)
-  if ctx.target.lacks_kernel("Cholesky", x.dtype):
-    return ctx.lower_fun(triangular.cholesky, [x])[0]
+  loop = lambda x: ctx.lower_fun(triangular.cholesky, [x])[0]  # noqa: E731
+  return ctx.kernel_or("Cholesky", _cholesky_kernel, loop, x.dtype)(x)
+
+
+def _cholesky_kernel(x):
+  """TF's Cholesky."""
   # Only the lower triangle is read, as by LAPACK's potrf.
   l = tf.linalg.cholesky(x)
   # TF marks a failed factorization (not positive definite, NaN) with NaNs.
@@ -151,14 +157,14 @@ def _solve_left(a, b, lower, transpose, conjugate):
 
 @register(lax_linalg.triangular_solve_p)
 def _triangular_solve(ctx, a, b, **flags):
-  if ctx.target.lacks_kernel("MatrixTriangularSolve", a.dtype):
-    wide = np.float32 if a.dtype in sem.SMALL_FLOATS else ctx.avals_in[0].dtype
+  wide = np.float32 if a.dtype in sem.SMALL_FLOATS else ctx.avals_in[0].dtype
 
-    def solve(a, b):
-      return triangular.triangular_solve(a.astype(wide), b.astype(wide), **flags).astype(b.dtype)
+  def solve(a, b):
+    return triangular.triangular_solve(a.astype(wide), b.astype(wide), **flags).astype(b.dtype)
 
-    return ctx.lower_fun(solve, [a, b])[0]
-  return _triangular_solve_kernel(a, b, **flags)
+  loop = lambda a, b: ctx.lower_fun(solve, [a, b])[0]  # noqa: E731
+  kernel = functools.partial(_triangular_solve_kernel, **flags)
+  return ctx.kernel_or("MatrixTriangularSolve", kernel, loop, a.dtype)(a, b)
 
 
 def _triangular_solve_kernel(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):

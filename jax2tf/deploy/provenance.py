@@ -8,12 +8,12 @@ The jaxpr's half needs no TensorFlow (the litert route reads it too).
 """
 
 import collections
+import importlib.util
 import os
 import re
 from collections.abc import Iterable, Iterator
 
 import jax
-import jaxlib
 
 
 def node_defs(graph_def) -> Iterator:
@@ -73,12 +73,13 @@ def primitives_of_ops(nodes: Iterable, op_types, primitive_names) -> dict[str, l
   return dict(found)
 
 
-# JAX's, jaxlib's and this package's own files (this package's wrappers of
-# the user's function make frames of their own).
+# JAX's, jaxlib's and this package's own folders (this package's wrappers
+# of the user's function make frames of their own); found, not imported.
 _LIBRARY_DIRS = tuple(
-  os.path.dirname(os.path.abspath(f)) + os.sep
-  for f in (jax.__file__, jaxlib.__file__, os.path.dirname(os.path.abspath(__file__)))
-)
+  os.path.abspath(folder) + os.sep
+  for name in ("jax", "jaxlib")
+  for folder in (getattr(importlib.util.find_spec(name), "submodule_search_locations", None) or ())
+) + (os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep,)
 
 
 def is_user_file(path: str) -> bool:

@@ -20,19 +20,22 @@
   const WARMUP_MS = 300;
 
   async function steadyMs(call, samples) {
-    let calls = 0;
     const warming = performance.now();
     do {
       await call();
-      calls += 1;
     } while (performance.now() - warming < WARMUP_MS);
-    const perCall = (performance.now() - warming) / calls;
-    const loop = Math.max(1, Math.ceil(SAMPLE_MS / perCall));
+    // Each sample calls until it has lasted SAMPLE_MS: a count of calls
+    // chosen from the warm-up's pace would make short samples wherever the
+    // calls got quicker after it (a busy machine).
     const means = [];
     for (let s = 0; s < samples; s++) {
       const begun = performance.now();
-      for (let k = 0; k < loop; k++) await call();
-      means.push((performance.now() - begun) / loop);
+      let done = 0;
+      do {
+        await call();
+        done += 1;
+      } while (performance.now() - begun < SAMPLE_MS);
+      means.push((performance.now() - begun) / done);
     }
     means.sort((a, b) => a - b);
     return means[Math.floor(means.length / 2)];

@@ -235,6 +235,10 @@ _NO_RUNTIME_KERNEL = frozenset({"stablehlo.custom_call"})
 
 
 def _refuse_what_no_runtime_runs(module) -> None:
+  # Every conversion passes here: the op names alone first, the locations
+  # (long strings on a deep model) only for a refusal.
+  if not _holds_any(module.operation, _NO_RUNTIME_KERNEL):
+    return
   problems = [
     Problem(o.name, o.primitive, o.where, f"no LiteRT kernel runs its {_operator(o.name)}", o.on)
     for o in _ops(module)
@@ -242,6 +246,16 @@ def _refuse_what_no_runtime_runs(module) -> None:
   ]
   if problems:
     raise _error("leaves ops that LiteRT cannot run in", list(dict.fromkeys(problems)), "")
+
+
+def _holds_any(op, names: frozenset[str]) -> bool:
+  """Whether an op nested in `op` is named one of `names`."""
+  for region in op.regions:
+    for block in region:
+      for inner in block.operations:
+        if inner.operation.name in names or _holds_any(inner.operation, names):
+          return True
+  return False
 
 
 def _operator(name: str) -> str:

@@ -272,13 +272,19 @@ def _valid_at_run_time(at, g: _LevelGeometry):
       hlo.ConstantOp(ir.DenseElementsAttr.get(first, type=i32)).result,
       hlo.BroadcastInDimOp(along, p, []).result,
     ).result
-    inside = hlo.AndOp(
-      values.compare(index, values.constant_splat(along, 0), "GE", "SIGNED"),
-      values.compare(index, values.constant_splat(along, g.shape[axis]), "LT", "SIGNED"),
-    ).result
+    inside = _within(index, values.filled_like(index, g.shape[axis]))
     inside = hlo.BroadcastInDimOp(out_bools, inside, [axis]).result
     mask = inside if mask is None else hlo.AndOp(mask, inside).result
   return mask
+
+
+def _within(index, size):
+  """0 <= index < size, elementwise, for int32 tensors of one shape: where a
+  window position reads the operand rather than its padding."""
+  return hlo.AndOp(
+    values.compare(index, values.filled_like(index, 0), "GE", "SIGNED"),
+    values.compare(index, size, "LT", "SIGNED"),
+  ).result
 
 
 def _valid(at, shape, windows, counts, padding, out):
@@ -639,10 +645,7 @@ def _dynamic_inside(like, out, sizes, offsets, g: _Geometry):
       count,
       [],
     ).result
-    inside = hlo.AndOp(
-      values.compare(index, values.filled_like(index, 0), "GE", "SIGNED"),
-      values.compare(index, size, "LT", "SIGNED"),
-    ).result
+    inside = _within(index, size)
     wide = hlo.DynamicBroadcastInDimOp(
       ir.RankedTensorType.get(shape, ir.IntegerType.get_signless(1)), inside, out, [axis]
     ).result

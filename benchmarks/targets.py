@@ -234,8 +234,18 @@ def _tfjs(res) -> list:
         more = tfjs_suite.more_ops(r)
         c.why = (f"{sum(r['ops'].values())} graph ops against the twin's "
                  f"{sum(twin['ops'].values())}" + (f"; more {more}" if more else ""))
+        if r["ops"].get("Relu", 0) > twin["ops"].get("Relu", 0):
+          c.why += _TFJS_UNFUSED_RELU
       out.append(c)
   return out
+
+
+# Why to_tfjs's graph keeps its Relus where the twin's converter fuses them.
+_TFJS_UNFUSED_RELU = (
+  "; each Relu stays a node of its own, a pass over the activations that the twin "
+  "fuses into its convolution, because TF.js's fused Relu (XNNPack's clamp on wasm) "
+  "turns NaN into 0 where JAX's relu keeps it (jax2tf/tfjs/graph_fusion.py)"
+)
 
 
 def _upstream(res) -> list:

@@ -100,6 +100,10 @@ def test_report_and_goals_read_the_twin():
   checks = {c.subject: c for c in targets.evaluate({"tfjs": [row]})["TF.js against Keras"]}
   assert checks["mlp, Node, cpu"].passed is False
   assert "Reshape +3" in checks["mlp, Node, cpu"].why
+  assert "fused Relu" not in checks["mlp, Node, cpu"].why  # as many Relus as the twin
+  row["twin"]["ops"]["Relu"] = 0
+  unfused = {c.subject: c for c in targets.evaluate({"tfjs": [row]})["TF.js against Keras"]}
+  assert "fused Relu" in unfused["mlp, Node, cpu"].why
   assert checks["mlp, Node, wasm"].passed is True
   # A twin that cannot run there leaves the goal unmeasured, not missed.
   assert checks["mlp, Chromium, wasm"].passed is None

@@ -118,6 +118,7 @@ def quantize(
     ImportError: ai-edge-quantizer is not installed.
   """
   _, quantizer, _, _ = _api()
+  content = with_unique_tensor_names(content)
   q = quantizer.Quantizer(bytearray(content), recipe(quantize))
   calibration = None
   samples = None
@@ -139,6 +140,39 @@ def quantize(
     except Exception as e:  # the quantizer raises plain ValueErrors and RuntimeErrors
       raise _refusal(quantize, "cannot quantize", e) from e
   return bytes(result.quantized_model)
+
+
+def with_unique_tensor_names(content: bytes) -> bytes:
+  """`content` with no two tensors of one name. The quantizer finds tensors
+  by name and refuses a model where two share one ("Tensor name ... is not
+  unique"), and litert-converter names constants after their MLIR op, twice
+  at times (ResNet-50: two `arith.constant1`). The later ones get a suffix;
+  the subgraphs' inputs and outputs keep their names."""
+  from jax2tf.lite import flatbuffer  # pylint: disable=import-outside-toplevel
+
+  model = flatbuffer.load(content)
+  if not flatbuffer.rewritable(model):
+    return content
+  subgraphs = model.subgraphs or []
+  kept = {
+    (k, i)
+    for k, s in enumerate(subgraphs)
+    for i in [*flatbuffer.ints(s.inputs), *flatbuffer.ints(s.outputs)]
+  }
+  taken = {subgraphs[k].tensors[i].name for k, i in kept}
+  renamed = 0
+  for k, s in enumerate(subgraphs):
+    for i, t in enumerate(s.tensors or []):
+      if (k, i) in kept or t.name is None:
+        continue
+      if t.name in taken:
+        n = 1
+        while t.name + b"_%d" % n in taken:
+          n += 1
+        t.name += b"_%d" % n
+        renamed += 1
+      taken.add(t.name)
+  return flatbuffer.dump(model, len(content)) if renamed else content
 
 
 def _refusal(quantize: str, what: str, error: Exception) -> LiteRTConversionError:

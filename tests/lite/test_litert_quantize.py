@@ -20,6 +20,7 @@ pytest.importorskip("litert_converter", reason="the litert route needs litert-co
 import jax2tf  # noqa: E402
 from benchmarks import models  # noqa: E402
 from benchmarks import tflite_quantization as tq  # noqa: E402
+from jax2tf import lite  # noqa: E402
 from jax2tf.lite import api as lite_api  # noqa: E402
 from jax2tf.lite import flatbuffer, litert_converter, litert_quantize  # noqa: E402
 from jax2tf.lite import inspect as lite_inspect  # noqa: E402
@@ -102,6 +103,29 @@ def test_tensor_types_are_the_modes(float_model, quantize):
     assert "int8" in types, types
     ops = lite_inspect.op_counts(_quantized(name, quantize))
     assert ops["QUANTIZE"] >= 1 and ops["DEQUANTIZE"] >= 1, ops
+
+
+@NEEDS_QUANTIZER
+def test_tensors_sharing_a_name_are_renamed_before_quantizing():
+  # litert-converter names constants after their MLIR op, at times twice
+  # (ResNet-50's 'arith.constant1'); the quantizer refuses such a model.
+  m = models.get("mlp")
+  inputs = _batch(m)
+  model = flatbuffer.load(bytes(jax2tf.to_tflite(m.fn, *inputs, params=m.params, route="litert")))
+  [graph] = model.subgraphs
+  ends = {*flatbuffer.ints(graph.inputs), *flatbuffer.ints(graph.outputs)}
+  inner = [t for i, t in enumerate(graph.tensors) if i not in ends]
+  for t in inner:
+    t.name = b"arith.constant1"
+  shared = flatbuffer.dump(model)
+  unique = litert_quantize.with_unique_tensor_names(shared)
+  names = [t.name for t in flatbuffer.load(unique).subgraphs[0].tensors]
+  assert len(set(names)) == len(names), names
+  # Only the names change: the same numbers, the same signature.
+  assert lite_inspect.signatures(unique) == lite_inspect.signatures(shared)
+  np.testing.assert_array_equal(lite.run(unique, *inputs), lite.run(shared, *inputs))
+  quantized = litert_quantize.quantize(shared, "float16", input_names=["x0"])
+  assert "float16" in _tensor_types(quantized)
 
 
 @NEEDS_QUANTIZER

@@ -1,6 +1,6 @@
 """Quantized .tflite models of the model set, judged against float JAX.
 
-    python -m benchmarks.tflite_quantization [model ...]
+    python -m benchmarks.tflite_quantization [--route litert] [model ...]
 
 Prints the table of docs/tflite.md: per model and quantization, the
 flatbuffer size and the accuracy against `jax.jit` in float32 on a fixed
@@ -12,6 +12,12 @@ batch of 16, by the model's criterion:
   at most 1% for float16 weights and 10% for int8.
 Full int8 calibrates on 16 samples drawn like the inputs but from other
 seeds. tests/lite/test_quantization.py holds the models to these criteria.
+
+The graph route converts with a polymorphic batch. `--route litert` (TF's
+converter left out: litert-converter writes the float model, ai-edge-quantizer
+quantizes it) converts at the judged batch's static shape, where that
+quantizer does best (docs/tflite.md), and calibrates on 4 batches of 16
+(tests/lite/test_litert_quantize.py).
 
 Beside each quantized model, the same network written in Keras
 (benchmarks/keras_reference.py, for the models that have a twin there),
@@ -66,24 +72,33 @@ def batch_of(m, batch: int, seed_shift: int = 0) -> tuple:
   return tuple(out)
 
 
-def convert(name: str, quantize):
+def convert(name: str, quantize, route: str = "graph"):
   import jax2tf  # pylint: disable=import-outside-toplevel
 
   m = models.get(name)
-  calibration = [batch_of(m, 1, seed_shift=100 + i) for i in range(16)]
+  if route == "litert":
+    calibration = [batch_of(m, BATCH, seed_shift=100 + i) for i in range(4)]
+    shapes = {}
+  else:
+    calibration = [batch_of(m, 1, seed_shift=100 + i) for i in range(16)]
+    shapes = dict(polymorphic_shapes=list(m.variant("batch").specs))
   return jax2tf.to_tflite(
-    m.fn, *batch_of(m, BATCH), params=m.params, route="graph", quantize=quantize,
-    polymorphic_shapes=list(m.variant("batch").specs), verify=quantize is None,
-    representative_dataset=(lambda: calibration) if quantize == "int8" else None)
+    m.fn,
+    *batch_of(m, BATCH),
+    params=m.params,
+    route=route,
+    quantize=quantize,
+    verify=quantize is None,
+    **shapes,
+    representative_dataset=(lambda: calibration) if quantize == "int8" else None,
+  )
 
 
 def _per_output(name: str, got, want) -> list[float]:
   """The model's metric on each output: top-1 agreement, or max error / range."""
   if name in CLASSIFIERS:
     return [float(np.mean(np.argmax(g, -1) == np.argmax(w, -1))) for g, w in zip(got, want)]
-  return [
-    float(np.max(np.abs(g - w)) / max(np.max(np.abs(w)), 1e-12)) for g, w in zip(got, want)
-  ]
+  return [float(np.max(np.abs(g - w)) / max(np.max(np.abs(w)), 1e-12)) for g, w in zip(got, want)]
 
 
 def _want(m, inputs) -> list:
@@ -141,12 +156,17 @@ def keras_twin(name: str, quantize) -> tuple[int, list[float]] | None:
 
 
 def main(argv) -> int:
+  route = "graph"
+  if argv[:1] == ["--route"]:
+    if len(argv) < 2 or argv[1] not in ("graph", "litert"):
+      raise SystemExit(f"--route takes graph or litert, got {argv[1:2] or 'nothing'}\n{__doc__}")
+    route, argv = argv[1], argv[2:]
   names = argv or MODELS
   print("| model | quantize | size | metric | value | criterion | Keras twin (size, value) |")
   print("|---|---|---|---|---|---|---|")
   for name in names:
     for q in QUANTIZATIONS:
-      model = convert(name, q)
+      model = convert(name, q, route)
       metric, value, ok = accuracy(name, model)
       crit = "-" if ok is None else ("met" if ok else "MISSED")
       percent = metric.startswith("top")

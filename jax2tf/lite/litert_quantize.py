@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from jax2tf.lite import calibration
+from jax2tf.lite import calibration, flatbuffer
 from jax2tf.lite.litert_converter import SIGNATURE, LiteRTConversionError
 
 INSTALL = 'pip install "jax2tf[litert]" (the ai-edge-quantizer package)'
@@ -148,8 +148,6 @@ def with_unique_tensor_names(content: bytes) -> bytes:
   unique"), and litert-converter names constants after their MLIR op, twice
   at times (ResNet-50: two `arith.constant1`). The later ones get a suffix;
   the subgraphs' inputs and outputs keep their names."""
-  from jax2tf.lite import flatbuffer  # pylint: disable=import-outside-toplevel
-
   model = flatbuffer.load(content)
   if not flatbuffer.rewritable(model):
     return content

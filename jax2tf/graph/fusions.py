@@ -441,6 +441,10 @@ def _dense_from(g: _Graph, dot_i: int, hide: Hide) -> Fused | None:
   # which keeps -0.0 and inf * 0 where a MatMul would not.
   if not _static_positive(w.aval.shape) or int(np.prod(contracted)) == 1:
     return None
+  # An empty operand is the dot rule's (TF's graph optimizer can crash on
+  # matmuls of empty operands).
+  if any(isinstance(d, (int, np.integer)) and d == 0 for d in x.aval.shape):
+    return None
   add_i = _only_reader(g, out)
   if add_i is None or g.eqns[add_i].primitive.name != "add":
     return None

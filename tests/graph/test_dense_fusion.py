@@ -168,6 +168,12 @@ def test_a_dense_layer_with_a_polymorphic_batch():
   assert _bias_added_matmuls(graph)
 
 
+@pytest.mark.parametrize("mode,enable_xla", MODES)
+def test_a_dense_layer_of_no_rows_gives_jax_results(mode, enable_xla):
+  x = np.zeros((0, 5, 16), np.float32)
+  _assert_like_jax(_run(_gelu_dense, (x,), mode, enable_xla), jax.jit(_gelu_dense)(x))
+
+
 def _fused_matmul_ops(f) -> list[list[str]]:
   """The fused ops of each fused MatMul TF's graph optimizer makes of the
   converted `f` (a plain tf.function, as a server runs it)."""

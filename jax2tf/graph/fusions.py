@@ -461,9 +461,14 @@ def _dense_from(g: _Graph, dot_i: int, hide: Hide) -> Fused | None:
   rows = int(np.prod(contracted))
   cols = int(np.prod(w_free))
 
+  def flat(t, rank, shape):
+    # Only where the rank differs: a Reshape to the same shape is still an
+    # op for the converters (TF.js keeps it).
+    return t if t.shape.rank == rank else tf.reshape(t, shape)
+
   def lower(tx, tw, tb):
-    y = tf.linalg.matmul(tf.reshape(tx, [-1, rows]), tf.reshape(tw, [rows, cols]))
-    y = tf.nn.bias_add(y, tf.reshape(tb, [cols]))
+    y = tf.linalg.matmul(flat(tx, 2, [-1, rows]), flat(tw, 2, [rows, cols]))
+    y = tf.nn.bias_add(y, flat(tb, 1, [cols]))
     if gelu:
       y = _gelu_tanh(y)
     if n_free == 1 and len(w_free) == 1:

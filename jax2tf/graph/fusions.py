@@ -37,6 +37,7 @@ import numpy as np
 import tensorflow as tf
 
 from jax2tf.graph import semantics
+from jax2tf.shapes import dim_eval
 
 Hide = Callable[[tf.Tensor, str], tf.Tensor]
 
@@ -443,7 +444,7 @@ def _dense_from(g: _Graph, dot_i: int, hide: Hide) -> Fused | None:
     return None
   # An empty operand is the dot rule's (TF's graph optimizer can crash on
   # matmuls of empty operands).
-  if any(isinstance(d, (int, np.integer)) and d == 0 for d in x.aval.shape):
+  if any(dim_eval.is_zero(d) for d in x.aval.shape):
     return None
   add_i = _only_reader(g, out)
   if add_i is None or g.eqns[add_i].primitive.name != "add":

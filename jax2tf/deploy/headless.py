@@ -82,11 +82,14 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     del format, args
 
 
-def copy_page(page: str | os.PathLike, root: str | os.PathLike) -> None:
+def copy_page(
+  page: str | os.PathLike, root: str | os.PathLike, scripts: Sequence[pathlib.Path] = ()
+) -> None:
   """Puts `page` into the served folder `root` as its index.html, with the
-  scripts the pages load beside it."""
+  scripts every page loads and the page's own `scripts` beside it."""
   shutil.copy(page, os.path.join(root, "index.html"))
-  shutil.copy(STEADY_TIME, os.path.join(root, STEADY_TIME.name))
+  for script in (STEADY_TIME, *scripts):
+    shutil.copy(script, os.path.join(root, script.name))
 
 
 @contextlib.contextmanager

@@ -28,6 +28,8 @@ CHROMIUM_ENV = headless.CHROMIUM_ENV
 BACKENDS = ("webgl", "webgpu", "wasm", "cpu")
 DRIVER = headless.DRIVER
 PAGE = pathlib.Path(__file__).with_name("browser_page.html")
+# How the page calls the model, as Node's runner does (run_model.js).
+EXECUTE = pathlib.Path(__file__).with_name("execute.js")
 chromium = headless.chromium
 serve = headless.serve
 
@@ -36,8 +38,10 @@ serve = headless.serve
 class BrowserRun:
   """What the page computed: the outputs in the order of JAX's flattened
   result, the TF.js backend that ran them, and the page's other details
-  (`ms`, the first run with its outputs read back; `steady_ms`, the median of
-  `repeats` more runs, where asked for; for WebGL its version and whether it
+  (`ms`, the first run with its outputs read back; `called`, "execute" or,
+  for a model with loops or conditionals, "executeAsync", as Node's runner
+  calls it (execute.js); `steady_ms`, the median of `repeats` more runs,
+  where asked for; for WebGL its version and whether it
   computes in float32)."""
 
   outputs: list
@@ -133,7 +137,7 @@ def run(
       json.dump(request, f)
     if os.path.abspath(model_dir) != os.path.join(os.path.abspath(root), "model"):
       os.symlink(model_dir, os.path.join(root, "model"))
-    headless.copy_page(PAGE, root)
+    headless.copy_page(PAGE, root, scripts=(EXECUTE,))
     link_tfjs(root)
     with serve(root) as url:
       page = drive(url + "index.html", timeout=timeout)

@@ -18,6 +18,7 @@ const fs = require('fs');
 const path = require('path');
 const tf = require('@tensorflow/tfjs');
 const timing = require('../deploy/steady_time.js');
+const {runModel} = require('./execute.js');
 
 const TYPED = {float32: Float32Array, int32: Int32Array, bool: Uint8Array};
 const ERROR_MARKER = '--- jax2tf.tfjs: error ---';
@@ -104,21 +105,6 @@ async function explainShapeCheck(model, inputs, error) {
 // The steady time of a run (outputs read back each time: a backend may
 // return before it has computed) over `timing_calls` samples
 // (jax2tf/deploy/steady_time.js), or null.
-// model.execute where the model allows it (it runs synchronously, without
-// executeAsync's bookkeeping), else executeAsync (loops and conditionals:
-// TF's dynamic control flow). The first call finds out which.
-async function runModel(model, inputs, outputs) {
-  if (!model.jax2tfNeedsAsync) {
-    try {
-      return model.execute(inputs, outputs);
-    } catch (error) {
-      if (!/executeAsync/.test(String(error && error.message))) throw error;
-      model.jax2tfNeedsAsync = true;
-    }
-  }
-  return await model.executeAsync(inputs, outputs);
-}
-
 async function steadyMs(model, inputs, request) {
   const samples = request.timing_calls || 0;
   if (!samples) return null;

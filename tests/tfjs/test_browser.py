@@ -13,6 +13,7 @@ missing these tests are skipped, saying so.
 import functools
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -69,6 +70,22 @@ def test_page_errors_come_back():
   wrong = np.zeros((1, 3, 3, 1), np.float32)
   with pytest.raises(ValueError, match="the model takes shape"):
     browser.run(model, wrong)
+
+
+@needs_chromium
+def test_the_page_calls_models_as_nodes_runner_does():
+  # Synchronously where the graph allows it: through executeAsync each call
+  # costs Chromium about 0.4 ms more, which would swamp a small model's time.
+  # A loop whose trip count depends on the data needs executeAsync.
+  def halve_until_small(x):
+    return jax.lax.while_loop(lambda v: jnp.max(v) > 1.0, lambda v: v / 2, x)
+
+  x = np.array([3.0, 40.0], np.float32)
+  for fn, called in ((jnp.sin, "execute"), (halve_until_small, "executeAsync")):
+    run = browser.run(jax2tf.to_tfjs(fn, x), x, backend="wasm", fallback="cpu", repeats=1)
+    assert run.details["called"] == called, fn
+    assert run.details["steady_ms"] > 0
+    np.testing.assert_allclose(run.outputs[0], jax.jit(fn)(x), rtol=1e-6)
 
 
 def test_missing_chromium_says_how_to_install(monkeypatch, tmp_path):

@@ -6,7 +6,7 @@ import dataclasses
 from benchmarks.suites import keras_twins as twins_suite
 from benchmarks.suites import tfjs as tfjs_suite
 from benchmarks.suites import tflite as tflite_suite
-from benchmarks.suites.runtime import BARE
+from benchmarks.suites.runtime import BARE, XLA_LAUNCH
 from benchmarks.suites.runtime import UPSTREAM as UPSTREAM_OVERHEAD
 from benchmarks.workloads import compute_bound
 
@@ -113,6 +113,10 @@ def _native_overhead_why(res) -> str:
   if UPSTREAM_OVERHEAD in res["overhead"]["seconds"]:
     why += (f"; JAX's own jax2tf pays {above_bare(res, UPSTREAM_OVERHEAD) * 1e6:+.0f} µs "
             "on the same call")
+  if XLA_LAUNCH in res["overhead"]["seconds"]:
+    why += (f"; a tf.function calling TF's own jit_compile tf.function of the same sin "
+            f"pays {above_bare(res, XLA_LAUNCH) * 1e6:+.0f} µs: the floor of any XLA "
+            "computation run from a graph")
   return why
 
 

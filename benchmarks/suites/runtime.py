@@ -19,6 +19,10 @@ BARE = "tf.function(tf.math.sin)"
 # `jax.experimental.jax2tf` is JAX's module in this process: the floor that
 # XlaCallModule's launch sets for any converter.
 UPSTREAM = "JAX's jax2tf, native: tf.function(converted)"
+# The same sin compiled by TF's own XLA inside a plain tf.function (a call of
+# a jit_compile one): the launch any XLA computation in a graph pays, with no
+# converter involved.
+XLA_LAUNCH = "tf.function calling tf.function(tf.math.sin, jit_compile=True)"
 # The fixed cost of a call: many short rounds, so that the differences taken
 # round by round (timing.paired_excess) have many samples.
 OVERHEAD = timing.Settings(samples=61, sample_s=0.04, warmup=20, conversions=1)
@@ -85,9 +89,12 @@ def measure_overhead(cfg) -> dict:
   # A lambda, as the converted function is: tf.math.sin's own signature (with
   # `name=`) and dispatch decorators make a tf.function of it slower to call.
   bare = tf.function(lambda x: tf.math.sin(x), autograph=False, input_signature=spec)
+  compiled = tf.function(lambda x: tf.math.sin(x), autograph=False, jit_compile=True)
+  launching = tf.function(lambda x: compiled(x), autograph=False, input_signature=spec)
   alts = {
       "tf.math.sin, eager op": lambda: sync_tf(tf.math.sin(x)),
       BARE: lambda: sync_tf(bare(x)),
+      XLA_LAUNCH: lambda: sync_tf(launching(x)),
   }
   for lw in paths.LOWERINGS[:2]:
     conv = jax2tf.convert(jnp.sin, **lw.options)

@@ -43,6 +43,9 @@ KERAS = ("keras_mlp", "keras_cnn")
 MODEL_SET = ("mlp", "cnn", "transformer_lm", "vit")
 QUICK_WORKLOADS = ("keras_mlp",)
 BATCH = 3  # the batch of the first call after loading
+# Each export, load and first call runs in a process of its own, whose time
+# on this shared machine varies by about 20% from one process to the next.
+REPS = 5
 
 
 def _select(converter: str) -> None:
@@ -79,13 +82,20 @@ def _keras_model(name: str):
   return keras.Sequential(layers), shape
 
 
-def _export_keras(name: str, path: str) -> None:
+def _keras_export(name: str):
+  """The Keras model built and called once (its weights initialised, which
+  is no export cost: JAX compiles each initializer, more than a second
+  for the CNN), and a function exporting it to a path."""
+  import numpy as np
+
   model, shape = _keras_model(name)
-  model(__import__("numpy").zeros((1, *shape), "float32"))
-  model.export(path, format="tf_saved_model", verbose=False)
+  model(np.zeros((1, *shape), "float32"))
+  return lambda path: model.export(path, format="tf_saved_model", verbose=False)
 
 
-def _export_model_set(name: str, path: str) -> None:
+def _model_set_export(name: str):
+  """A function saving model `name` of the set (parameters initialised
+  before) to a path."""
   import tensorflow as tf
   from jax.experimental import jax2tf
 
@@ -95,16 +105,20 @@ def _export_model_set(name: str, path: str) -> None:
   batch = m.variant("batch")
   specs = [tf.TensorSpec([None, *x.shape[1:]] if spec else x.shape, tf.as_dtype(x.dtype))
            for spec, x in zip(batch.specs, m.inputs)]  # every "batch" spec is (b, ...)
-  f = jax2tf.convert(m.fn, polymorphic_shapes=[None, *batch.specs], with_gradient=False)
-  module = tf.Module()
-  module.params = tf.nest.flatten(tf.nest.map_structure(tf.Variable, m.params))
-  tree = tf.nest.map_structure(lambda _: 0, m.params)
 
-  def serve(*xs):
-    return f(tf.nest.pack_sequence_as(tree, list(module.params)), *xs)
+  def export(path: str) -> None:
+    f = jax2tf.convert(m.fn, polymorphic_shapes=[None, *batch.specs], with_gradient=False)
+    module = tf.Module()
+    module.params = tf.nest.flatten(tf.nest.map_structure(tf.Variable, m.params))
+    tree = tf.nest.map_structure(lambda _: 0, m.params)
 
-  module.serve = tf.function(serve, autograph=False, input_signature=specs)
-  tf.saved_model.save(module, path, signatures=module.serve.get_concrete_function())
+    def serve(*xs):
+      return f(tf.nest.pack_sequence_as(tree, list(module.params)), *xs)
+
+    module.serve = tf.function(serve, autograph=False, input_signature=specs)
+    tf.saved_model.save(module, path, signatures=module.serve.get_concrete_function())
+
+  return export
 
 
 def _graph_ops(path: str) -> int:
@@ -137,14 +151,11 @@ def export_child(converter: str, workload: str, path: str) -> dict:
     if keras.backend.backend() != "jax":
       raise RuntimeError(f"Keras runs on {keras.backend.backend()}, not JAX")
 
-    export = _export_keras
+    export = _keras_export(workload)
   else:
-    from benchmarks import models
-
-    models.get(workload)  # parameters initialised before timing
-    export = _export_model_set
+    export = _model_set_export(workload)
   t0 = time.perf_counter()
-  export(workload, path)
+  export(path)
   seconds = time.perf_counter() - t0
   which = "ours" if jax2tf.__name__ == "jax2tf" else "upstream"
   if which != converter.removesuffix("_without_pool_nan"):
@@ -202,8 +213,8 @@ def measure(workloads, reps: int) -> dict:
 
 def run(quick: bool) -> dict:
   workloads = QUICK_WORKLOADS if quick else KERAS + MODEL_SET
-  return {"reps": 1 if quick else 3, "batch": BATCH,
-          "results": measure(workloads, 1 if quick else 3)}
+  reps = 1 if quick else REPS
+  return {"reps": reps, "batch": BATCH, "results": measure(workloads, reps)}
 
 
 def main(argv) -> None:

@@ -350,7 +350,7 @@ def _litert_module(fun, specs, params, polymorphic_shapes):
   )(*avals)
   pipeline = targets.LITERT.native_pipeline
   assert pipeline is not None
-  text = module_rewrite.rewrite(exported.mlir_module(), pipeline)
+  text = module_rewrite.rewrite(exported.mlir_module_serialized, pipeline)
   kept = sorted(exported.module_kept_var_idx)
   return text, inputs, kept, len(exported.out_avals), jax_fun
 

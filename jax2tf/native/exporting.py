@@ -146,14 +146,13 @@ def native_module_of(
   """The NativeModule of an Exported: its module rewritten by `pipeline`
   (module_rewrite.PIPELINES) and serialized at `consumer`'s StableHLO
   version, with what XlaCallModule needs to call it."""
-  module_text = exp.mlir_module()
   # Calling convention 10 is the first to carry the partitioner choice.
   use_shardy = (
     bool(getattr(jax.config, "jax_use_shardy_partitioner")) and exp.calling_convention_version >= 10
   )
   try:
     serialized = module_rewrite.rewrite_and_serialize(
-      module_text,
+      exp.mlir_module_serialized,
       consumer,
       allowed_custom_calls=allowed_targets,
       allow_all_custom_calls="ALL" in allowed_targets,
@@ -186,10 +185,16 @@ def native_module_of(
     out_shardings=shardings.result_shardings(exp),
     in_jax_shardings=shardings.argument_jax_shardings(exp),
     out_jax_shardings=shardings.result_jax_shardings(exp),
-    manual_partitioning=exp.nr_devices > 1
-    and ("sdy.manual_computation" in module_text or "SPMDFullToShardShape" in module_text),
+    manual_partitioning=exp.nr_devices > 1 and _partitions_manually(exp),
     function_list=function_list,
   )
+
+
+def _partitions_manually(exp: jax_export.Exported) -> bool:
+  """Whether the module holds a shard_map (manual partitioning), in either
+  partitioner's form."""
+  text = exp.mlir_module()
+  return "sdy.manual_computation" in text or "SPMDFullToShardShape" in text
 
 
 def _warn_if_large(fun_name: str, nbytes: int):

@@ -26,6 +26,7 @@ naming the primitive that produced them, and the module is serialized at
 the StableHLO version of the consumer.
 """
 
+import io
 import re
 
 from jax.extend import mlir as jex_mlir
@@ -282,24 +283,48 @@ def _unsupported_message(bad) -> str:
   )
 
 
-def rewrite(module_text: str, pipeline: str, *, check=None) -> str:
-  """The module's text rewritten with `PIPELINES[pipeline]`, with its
-  locations (which name the JAX primitive of each op); `check(module)` may
-  refuse the rewritten module first."""
+def _parse(module: str | bytes) -> ir.Module:
+  """`module` as text, or as a portable artifact (an Exported's
+  `mlir_module_serialized`), in the current context."""
+  if isinstance(module, bytes):
+    # Straight from the artifact: through text (Exported.mlir_module())
+    # this cost a print and a parse, a third of a small model's export.
+    return jex_mlir.deserialize_portable_artifact(module, ir.Context.current)
+  return ir.Module.parse(module)
+
+
+def _rewritten(module: str | bytes, pipeline: str, check, write):
+  """`write(rewritten module)`, inside the module's context."""
   if pipeline not in PIPELINES:
     raise ValueError(f"pipeline: expected one of {sorted(PIPELINES)}, got {pipeline!r}")
   with mlir.make_ir_context() as context, ir.Location.unknown():
     # TFLite's own ops, which the litert pipeline writes (tflite_ops.py).
     context.allow_unregistered_dialects = True
-    module = ir.Module.parse(module_text)
-    module_patterns.run(module, PIPELINES[pipeline])
+    parsed = _parse(module)
+    module_patterns.run(parsed, PIPELINES[pipeline])
     if check is not None:
-      check(module)
-    return str(module.operation.get_asm(enable_debug_info=True))
+      check(parsed)
+    return write(parsed)
+
+
+def rewrite(module: str | bytes, pipeline: str, *, check=None) -> str:
+  """The text of `module` (text, or an Exported's portable artifact)
+  rewritten with `PIPELINES[pipeline]`, with its locations (which name the
+  JAX primitive of each op); `check(module)` may refuse the rewritten module
+  first."""
+  return _rewritten(
+    module, pipeline, check, lambda m: str(m.operation.get_asm(enable_debug_info=True))
+  )
+
+
+def _bytecode(module: ir.Module) -> bytes:
+  out = io.BytesIO()
+  module.operation.write_bytecode(out)
+  return out.getvalue()
 
 
 def rewrite_and_serialize(
-  module_text: str,
+  module: str | bytes,
   consumer: ConsumerVersions,
   *,
   allowed_custom_calls=frozenset(),
@@ -307,8 +332,9 @@ def rewrite_and_serialize(
   use_mixed_serialization=False,
   pipeline: str = "tf_xla",
 ) -> bytes:
-  """Rewrites the module with `PIPELINES[pipeline]`, checks its custom calls
-  and serializes it at the consumer's StableHLO version.
+  """Rewrites `module` (text, or an Exported's portable artifact) with
+  `PIPELINES[pipeline]`, checks its custom calls and serializes it at the
+  consumer's StableHLO version.
 
   `use_mixed_serialization` keeps Shardy's `sdy` ops as they are (what JAX's
   own exports do); pass it when the consumer partitions with Shardy
@@ -317,19 +343,20 @@ def rewrite_and_serialize(
   GSPMD consumer reads but TF's Shardy import cannot refine when their
   shapes are symbolic ("Module has dynamic shapes: 'stablehlo.custom_call'").
   """
-  text = rewrite(
-    module_text,
+  # Bytecode, not text, to the serializer: it parses that in a fraction of
+  # the time, and the artifact it writes reads back as the same module.
+  bytecode = _rewritten(
+    module,
     pipeline,
-    check=lambda module: _check_custom_calls(
-      module, frozenset(allowed_custom_calls), allow_all_custom_calls
-    ),
+    lambda m: _check_custom_calls(m, frozenset(allowed_custom_calls), allow_all_custom_calls),
+    _bytecode,
   )
   try:
     return jex_mlir.serialize_portable_artifact(
-      text, consumer.stablehlo_version, use_mixed_serialization
+      bytecode, consumer.stablehlo_version, use_mixed_serialization
     )
   except Exception as e:  # the binding raises a plain ValueError/RuntimeError
-    newer = _oldest_release_that_reads(text, consumer, use_mixed_serialization)
+    newer = _oldest_release_that_reads(bytecode, consumer, use_mixed_serialization)
     remedy = (
       "target a newer TensorFlow (target_tf_version / upgrade the serving TensorFlow)"
       if newer is None
@@ -356,7 +383,7 @@ def _first_errors(text: str, limit: int = 3, width: int = 400) -> str:
 
 
 def _oldest_release_that_reads(
-  text: str, consumer: ConsumerVersions, use_mixed_serialization: bool
+  module: str | bytes, consumer: ConsumerVersions, use_mixed_serialization: bool
 ) -> str | None:
   """The oldest known TF release, newer than `consumer`, that can read the module.
 
@@ -371,7 +398,7 @@ def _oldest_release_that_reads(
       continue
     try:
       jex_mlir.serialize_portable_artifact(
-        text, versions.KNOWN_RELEASES[release].stablehlo_version, use_mixed_serialization
+        module, versions.KNOWN_RELEASES[release].stablehlo_version, use_mixed_serialization
       )
     except Exception:  # the same plain error as above, for this version
       continue

@@ -26,7 +26,6 @@ naming the primitive that produced them, and the module is serialized at
 the StableHLO version of the consumer.
 """
 
-import io
 import re
 
 from jax.extend import mlir as jex_mlir
@@ -317,12 +316,6 @@ def rewrite(module: str | bytes, pipeline: str, *, check=None) -> str:
   )
 
 
-def _bytecode(module: ir.Module) -> bytes:
-  out = io.BytesIO()
-  module.operation.write_bytecode(out)
-  return out.getvalue()
-
-
 def rewrite_and_serialize(
   module: str | bytes,
   consumer: ConsumerVersions,
@@ -349,7 +342,7 @@ def rewrite_and_serialize(
     module,
     pipeline,
     lambda m: _check_custom_calls(m, frozenset(allowed_custom_calls), allow_all_custom_calls),
-    _bytecode,
+    mlir.module_to_bytecode,
   )
   try:
     return jex_mlir.serialize_portable_artifact(

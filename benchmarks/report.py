@@ -247,6 +247,9 @@ def tfjs_twin_table(res):
       continue
     for key, where in tfjs_suite.WHERE.items():
       ratio = tfjs_suite.twin_ratio(r, key)
+      taken = r.get("turns", {}).get(key)
+      if taken:
+        where = f"{where}, {taken} turns"
       rows.append([r["model"], where, _tfjs_time(r["seconds"], r["errors"], key),
                    _tfjs_time(twin["seconds"], twin["errors"], key),
                    "-" if ratio is None else f"{ratio:.2f}x"])
@@ -407,10 +410,15 @@ def sections(res):
                   "(`benchmarks/keras_reference.py`), exported as a SavedModel (dynamic batch) "
                   "and converted by TF's own `tensorflowjs_converter` 4.22 "
                   "(`benchmarks/tfjs_twin.py`), run on the same backends, the two models "
-                  "taking four turns, the order reversed each turn, each model's time the "
-                  "median of its turns (in Node after a turn of each left out: the first "
-                  "model a Node process runs also compiles TF.js's own code); both checked "
-                  "against `jax.jit` first. Ratio = to_tfjs / twin "
+                  "taking turns, the order reversed each turn, each model's time the "
+                  f"median of its turns: at least {tfjs_suite.ROUNDS}, more (up to "
+                  f"{tfjs_suite.MAX_ROUNDS}, the count beside the backend) while some "
+                  f"model's median is uncertain by more than {tfjs_suite.SETTLED:.0%} "
+                  "(its relative standard error, from the spread of its turns; "
+                  "ResNet-50's spread by 10% on Node's cpu backend). In Node a turn of "
+                  "each is left out first: the first "
+                  "model a Node process runs also compiles TF.js's own code. Both are "
+                  "checked against `jax.jit` first. Ratio = to_tfjs / twin "
                   "(lower is better). Graph ops leave out Const and Placeholder.",
                   tfjs_twin_table(res), None))
     if any("litertjs" in r for r in res["tfjs"]):

@@ -17,8 +17,9 @@ A model with a Keras twin (benchmarks/keras_reference.py) is also measured
 against it as a web developer would write it: the Keras model exported as a
 SavedModel and converted by `tensorflowjs_converter` (benchmarks/tfjs_twin.py;
 its batch is dynamic, as Keras exports it). Both run on the same backends,
-taking turns (`ROUNDS` rounds, the order alternating), each checked against
-`jax.jit` before it is timed.
+taking turns (`ROUNDS` rounds, more up to `MAX_ROUNDS` while a model's median
+is uncertain, the order alternating), each checked against `jax.jit` before
+it is timed.
 
 The other web runtime takes its turn in Chromium too: the same function
 written by `jax2tf.to_tflite` (the default route, static shapes) and run by
@@ -27,6 +28,7 @@ its page the same way.
 """
 
 import collections
+import math
 import os
 import statistics
 import tempfile
@@ -42,10 +44,18 @@ BACKENDS = ("cpu", "wasm")
 CALLS = {"cpu": 5, "wasm": 10, "chromium_wasm": 20}
 # Turns of to_tfjs's model and the twin's on each backend (one in a quick
 # run), the order reversed every other turn; each model's time is the median
-# over its turns. Four, as two turns' median, their mean, kept a first turn's
-# slow start (the MLP on Node's wasm backend: 1.79x the twin, from a first turn
-# 2x slower than the others).
+# over its turns. At least four, as two turns' median, their mean, kept a
+# first turn's slow start (the MLP on Node's wasm backend: 1.79x the twin,
+# from a first turn 2x slower than the others).
 ROUNDS = 4
+# More turns, up to MAX_ROUNDS, while some model's median is not yet known to
+# within SETTLED (its relative standard error, from the spread of its turns):
+# ResNet-50's turns on Node's cpu backend spread by about 10% (the same
+# model, 390 to 510 ms a call, minutes apart), so four turns of it could not
+# tell a 15% difference from none, where eight turns of each model, in one
+# process, gave 0.97x. The rule reads the spread only, never the ratio.
+MAX_ROUNDS = 12
+SETTLED = 0.03
 WHO = ("ours", "twin", "litertjs")
 # LiteRT.js runs only in a browser.
 RUNS_ON = {"litertjs": ("chromium_wasm",)}
@@ -113,6 +123,7 @@ class _Turns:
     self.steady = {who: collections.defaultdict(list) for who in folders}
     self.first: dict = {who: {} for who in folders}
     self.errors: dict = {who: {} for who in folders}
+    self.turns: dict = {}  # timed turns per backend
 
   def round(self, key: str, rep: int, measure, timed: bool = True) -> None:
     """`measure(who, model)`: the outputs, steady and first-call seconds.
@@ -138,6 +149,32 @@ class _Turns:
       if key in RUNS_ON.get(who, (key,)):
         self.errors[who][key] = why
 
+  def settled(self, key: str) -> bool:
+    """Whether every model timed on `key` has a median known to within
+    SETTLED (relative standard error of the median, from the turns' median
+    absolute deviation: one slow turn does not keep the turns going)."""
+    for who, steady in self.steady.items():
+      samples = steady.get(key, [])
+      if key in self.errors[who] or not samples:
+        continue
+      if len(samples) < 2:
+        return False
+      median = statistics.median(samples)
+      spread = 1.4826 * statistics.median(abs(s - median) for s in samples)
+      if 1.2533 * spread / (median * math.sqrt(len(samples))) > SETTLED:
+        return False
+    return True
+
+  def take(self, key: str, rounds: int, measure) -> int:
+    """`rounds` timed turns on `key`, more (up to MAX_ROUNDS) while not
+    `settled`, where `rounds` allows more than one; how many were taken."""
+    rep = 0
+    while rep < rounds or (rounds > 1 and rep < MAX_ROUNDS and not self.settled(key)):
+      self.round(key, rep, measure)
+      rep += 1
+    self.turns[key] = rep
+    return rep
+
   def seconds(self, who: str) -> dict:
     out = {}
     for key, samples in self.steady[who].items():
@@ -160,8 +197,7 @@ def _time_all(turns: _Turns, inputs, rounds: int) -> None:
         # TF.js's own code (the MLP's first turn on wasm: 110 us a call, then
         # 46-73 us): a turn of every model first, left out of the medians.
         turns.round(backend, 0, in_node, timed=False)
-        for rep in range(rounds):
-          turns.round(backend, rep, in_node)
+        turns.take(backend, rounds, in_node)
     except (tfjs.TFJSRuntimeError, FileNotFoundError) as e:  # Node or TF.js missing
       turns.fail(backend, _first_line(e))
   try:
@@ -174,8 +210,7 @@ def _time_all(turns: _Turns, inputs, rounds: int) -> None:
       return _time_litertjs(model, inputs, CALLS["chromium_wasm"])
     return tfjs_twin.time_chromium(model, inputs, CALLS["chromium_wasm"])
 
-  for rep in range(rounds):
-    turns.round("chromium_wasm", rep, in_chromium)
+  turns.take("chromium_wasm", rounds, in_chromium)
 
 
 def _time_litertjs(model, inputs, calls: int) -> tuple[list, float, float]:
@@ -252,6 +287,7 @@ def measure_model(name: str, cfg: timing.Settings) -> dict:
     turns = _Turns(m, want, folders)
     _time_all(turns, inputs, 1 if cfg == timing.QUICK else ROUNDS)
     row["seconds"].update(turns.seconds("ours"))
+    row["turns"] = turns.turns
     row["errors"].update(turns.errors["ours"])
     for who in ("twin", "litertjs"):
       if who in folders:

@@ -109,3 +109,46 @@ def test_report_and_goals_read_the_twin():
   assert checks["mlp, Chromium, wasm"].passed is None
   header, rows = report.tfjs_table({"tfjs": [row]})
   assert "Chromium wasm" in header and rows[0][header.index("Chromium / jax.jit")] == "10x"
+
+
+def _turns_of(times: dict, rounds: int) -> tuple:
+  """The turns `_Turns.take` takes where each model's calls take the times
+  listed for it, in turn (the same output every time, jax.jit's)."""
+  m = models.get("mlp")
+  want = [np.zeros(2, np.float32)]
+  turns = tfjs_suite._Turns(m, want, {who: who for who in times})
+  taken = {who: iter(seconds) for who, seconds in times.items()}
+
+  def measure(who, folder):
+    assert folder == who
+    return want, next(taken[who]), 0.5
+
+  return turns.take("cpu", rounds, measure), turns
+
+
+def test_turns_go_on_while_a_median_is_uncertain():
+  steady = [0.100, 0.101, 0.099, 0.100] * 3
+  # Times that agree to 1%: the first ROUNDS turns settle both medians.
+  n, turns = _turns_of({"ours": steady, "twin": steady}, tfjs_suite.ROUNDS)
+  assert n == tfjs_suite.ROUNDS and turns.turns == {"cpu": n}
+  # One model spread by 25% keeps both taking turns, up to MAX_ROUNDS.
+  noisy = [0.08, 0.12, 0.09, 0.13, 0.10, 0.07, 0.12, 0.09, 0.13, 0.08, 0.11, 0.10]
+  n, turns = _turns_of({"ours": steady, "twin": noisy}, tfjs_suite.ROUNDS)
+  assert n == tfjs_suite.MAX_ROUNDS
+  assert len(turns.steady["ours"]["cpu"]) == len(turns.steady["twin"]["cpu"]) == n
+  # A single slow turn (a busy moment) does not: the spread is the median
+  # absolute deviation.
+  n, _ = _turns_of({"ours": steady, "twin": [0.100, 0.101, 0.300, 0.100] + steady}, 4)
+  assert n == tfjs_suite.ROUNDS
+  # A quick run takes the one turn it asks for, however noisy.
+  n, _ = _turns_of({"ours": noisy, "twin": noisy}, 1)
+  assert n == 1
+
+
+def test_the_twin_table_says_how_many_turns_each_backend_took():
+  row = _row()
+  row["turns"] = {"cpu": 9, "wasm": 4}
+  _, rows = report.tfjs_twin_table({"tfjs": [row]})
+  wheres = [r[1] for r in rows]
+  assert "Node, cpu, 9 turns" in wheres and "Node, wasm, 4 turns" in wheres
+  assert "Chromium, wasm" in wheres  # no count where none was recorded

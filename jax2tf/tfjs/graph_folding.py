@@ -153,7 +153,7 @@ def _fits(value: np.ndarray) -> bool:
   return True
 
 
-def _without_colocation(graph_def):
+def without_colocation(graph_def):
   """A copy of `graph_def` without colocation constraints (`_class`): one may
   name a node that freezing pruned (a conditional's input), which TF's import
   refuses and TF.js ignores."""
@@ -172,7 +172,7 @@ def fold_constants(graph_def, protected: set[str]) -> int:
   constants only other constants read are left for the caller to prune."""
   graph = tf.Graph()
   with graph.as_default(), tf.device("/CPU:0"):
-    tf.graph_util.import_graph_def(_without_colocation(graph_def), name="")
+    tf.graph_util.import_graph_def(without_colocation(graph_def), name="")
   _, order = _constants(graph_def, graph, protected)
   if not order:
     return 0

@@ -1,7 +1,9 @@
 """The frozen graph made cheaper to run, as TF's converter does before
 writing a TF.js model and TF.js itself never does: constants folded
 (graph_folding.py), per-channel additions and products taken into fused
-convolutions and matrix products (graph_fusion.py), control edges that
+convolutions and matrix products (graph_fusion.py), broadcasts that TF.js
+would tile written with ops that broadcast in their kernels
+(untiled_broadcasts.py), control edges that
 order nothing removed, and what no output needs any more pruned. Run after the refusals
 are checked, so that what is refused does not depend on which ops happen to
 read constants only. The Abs that TF needs after Relu for JAX's
@@ -12,7 +14,7 @@ import dataclasses
 
 import tensorflow as tf
 
-from jax2tf.tfjs import freeze, graph_folding, graph_fusion
+from jax2tf.tfjs import freeze, graph_folding, graph_fusion, untiled_broadcasts
 
 
 def _drop_edges_to_empty_noops(graph_def) -> None:
@@ -36,6 +38,8 @@ def optimize(frozen: freeze.Frozen) -> freeze.Frozen:
   keep |= {check["node"] for check in frozen.shape_checks}
   graph_folding.fold_constants(graph_def, keep)
   freeze.prune(graph_def, signature)
+  # Before the fusion, whose nodes (TF.js's encoding) TF cannot import.
+  untiled_broadcasts.untile(graph_def)
   graph_fusion.fuse(graph_def, keep)
   graph_fusion.drop_abs_of_relu(graph_def)
   _drop_edges_to_empty_noops(graph_def)

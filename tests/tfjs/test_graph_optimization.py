@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 import jax2tf
-from jax2tf.tfjs import graph_folding, graph_fusion
+from jax2tf.tfjs import graph_folding, graph_fusion, untiled_broadcasts
 
 BACKENDS = ["cpu", "wasm"]
 SPECIAL = np.array([-0.0, 0.0, np.nan, -np.inf, np.inf, -1.5, 2.0, -1e-45], np.float32)
@@ -214,3 +214,85 @@ def test_fuse_leaves_shared_results_alone():
 
   graph_def, keep = _tf_graph_def(build)
   assert graph_fusion.fuse(graph_def, keep | {"x"}) == 0
+
+
+def _broadcasting_selects(graph_def) -> list[str]:
+  """The SelectV2 nodes with an operand of another static shape than their
+  result, and the BroadcastTo nodes: what TF.js would run with Tile."""
+  graph = tf.Graph()
+  with graph.as_default():
+    tf.graph_util.import_graph_def(graph_def, name="")
+  found = []
+  for op in graph.get_operations():
+    out = op.outputs[0].shape.as_list() if op.outputs else None
+    if op.type == "BroadcastTo" or (
+      op.type == "SelectV2" and any(t.shape.as_list() != out for t in op.inputs)
+    ):
+      found.append(f"{op.type} {op.name}")
+  return found
+
+
+def test_untile_writes_broadcasts_exactly_without_tile():
+  x_value = np.resize(SPECIAL, (2, 3, 4))
+
+  def build():
+    x = tf.compat.v1.placeholder(tf.float32, [None, 3, 4], name="x")
+    row = tf.compat.v1.placeholder(tf.float32, [4], name="row")
+    mask = tf.constant(np.arange(12).reshape(3, 4) % 3 == 0)
+    ints = tf.compat.v1.placeholder(tf.int32, [1, 4], name="ints")
+    return [
+      tf.identity(tf.raw_ops.SelectV2(condition=mask, t=x, e=np.float32(np.nan)), name="scalar"),
+      tf.identity(tf.raw_ops.SelectV2(condition=x > 0, t=row, e=x), name="row_operand"),
+      tf.identity(tf.raw_ops.SelectV2(condition=mask, t=ints, e=np.int32(-7)), name="ints"),
+      tf.identity(tf.broadcast_to(mask, [2, 3, 4]), name="bools"),
+      tf.identity(tf.broadcast_to(np.float32(-0.0), [2, 3, 4]), name="negative_zero"),
+    ]
+
+  graph_def, keep = _tf_graph_def(build)
+  feed = {"x:0": x_value, "row:0": np.float32([-0.0, np.nan, 0.0, 2.5]), "ints:0": [[1, 2, 3, 4]]}
+  names = [f"{name}:0" for name in sorted(keep)]
+
+  def run(graph_def):
+    graph = tf.Graph()
+    with graph.as_default():
+      tf.graph_util.import_graph_def(graph_def, name="")
+    with tf.compat.v1.Session(graph=graph) as session:
+      return session.run(names, feed)
+
+  want = run(graph_def)
+  assert len(_broadcasting_selects(graph_def)) == 5
+  # The mask and the NaN of the first select, the row, the row and the -7 of
+  # the int select (its mask has its shape), and the two BroadcastTos.
+  assert untiled_broadcasts.untile(graph_def) == 7
+  assert _broadcasting_selects(graph_def) == []
+  for name, got, expected in zip(names, run(graph_def), want):
+    assert got.dtype == expected.dtype and got.shape == expected.shape, name
+    # Bit for bit: NaN, and the signs of zeros, as the broadcast gives them.
+    np.testing.assert_array_equal(got.view(np.uint8), expected.view(np.uint8), err_msg=name)
+
+
+def masked(p, x):
+  """A causal mask's select, and a select of a row, as attention and a
+  max pool's NaN handling write them."""
+  t = x.shape[-1]
+  causal = jnp.arange(t)[:, None] >= jnp.arange(t)[None, :]
+  scores = jnp.where(causal, x, jnp.finfo(x.dtype).min)
+  return jax.nn.softmax(scores, axis=-1), jnp.where(x > 0, p, x)
+
+
+def test_selects_of_broadcast_operands_run_without_tile_at_any_batch(runners):
+  row = np.float32([-0.0, np.nan, 1.5, -2.0, 0.0, 3.0])
+  model = jax2tf.to_tfjs(
+    masked,
+    jax.ShapeDtypeStruct((2, 4, 6, 6), np.float32),
+    params=row,
+    polymorphic_shapes=["(b, 4, 6, 6)"],
+  )
+  assert "Fill" in _ops(model) and "BroadcastTo" not in _ops(model)
+  for batch in (1, 3):
+    x = _rng(batch).normal(size=(batch, 4, 6, 6)).astype(np.float32)
+    x[0, 0, :, 0] = SPECIAL[:6]
+    want = jax.jit(masked)(row, x)
+    for backend in BACKENDS:
+      for got, w in zip(runners[backend].run(model, x), want):
+        _assert_same(got, np.asarray(w), what=f"batch {batch} on {backend}")

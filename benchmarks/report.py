@@ -249,7 +249,7 @@ def tfjs_twin_table(res):
       ratio = tfjs_suite.twin_ratio(r, key)
       taken = r.get("turns", {}).get(key)
       if taken:
-        where = f"{where}, {taken} turns"
+        where = f"{where}, {taken} turn{'' if taken == 1 else 's'}"
       rows.append([r["model"], where, _tfjs_time(r["seconds"], r["errors"], key),
                    _tfjs_time(twin["seconds"], twin["errors"], key),
                    "-" if ratio is None else f"{ratio:.2f}x"])

@@ -137,7 +137,8 @@ def _evaluate(graph, names: list[str]) -> dict[str, np.ndarray]:
     return values
 
 
-def _as_const(node, value: np.ndarray) -> None:
+def as_const(node, value: np.ndarray) -> None:
+  """Makes `node` a Const holding `value`, in place."""
   node.op = "Const"
   node.ClearField("attr")
   node.attr["dtype"].type = tf.as_dtype(value.dtype).as_datatype_enum
@@ -153,7 +154,7 @@ def _fits(value: np.ndarray) -> bool:
   return True
 
 
-def without_colocation(graph_def):
+def _without_colocation(graph_def):
   """A copy of `graph_def` without colocation constraints (`_class`): one may
   name a node that freezing pruned (a conditional's input), which TF's import
   refuses and TF.js ignores."""
@@ -165,14 +166,21 @@ def without_colocation(graph_def):
   return copy
 
 
+def imported(graph_def) -> tf.Graph:
+  """`graph_def` as a TF graph on the CPU, to read static shapes and
+  evaluate values."""
+  graph = tf.Graph()
+  with graph.as_default(), tf.device("/CPU:0"):
+    tf.graph_util.import_graph_def(_without_colocation(graph_def), name="")
+  return graph
+
+
 def fold_constants(graph_def, protected: set[str]) -> int:
   """Makes each op of `graph_def` whose inputs are all constants a Const of
   its value, in place, leaving the ops named in `protected` (the signature's,
   the shape checks') as they are; returns how many became Consts. The
   constants only other constants read are left for the caller to prune."""
-  graph = tf.Graph()
-  with graph.as_default(), tf.device("/CPU:0"):
-    tf.graph_util.import_graph_def(without_colocation(graph_def), name="")
+  graph = imported(graph_def)
   _, order = _constants(graph_def, graph, protected)
   if not order:
     return 0
@@ -188,6 +196,6 @@ def fold_constants(graph_def, protected: set[str]) -> int:
   for node in graph_def.node:
     value = values.get(node.name)
     if value is not None and _fits(np.asarray(value)):
-      _as_const(node, np.asarray(value))
+      as_const(node, np.asarray(value))
       count += 1
   return count

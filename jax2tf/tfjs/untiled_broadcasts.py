@@ -58,13 +58,9 @@ class _Writer:
     return name
 
   def const(self, base: str, value: np.ndarray) -> str:
-    return self.node(
-      base,
-      "Const",
-      [],
-      value=tf.compat.v1.AttrValue(tensor=tf.make_tensor_proto(value)),
-      dtype=tf.compat.v1.AttrValue(type=tf.as_dtype(value.dtype).as_datatype_enum),
-    )
+    name = self.node(base, "Const", [])
+    graph_folding.as_const(self.graph_def.node[-1], value)
+    return name
 
   def fill(self, base: str, shape: str, value: np.ndarray) -> str:
     dtype = tf.as_dtype(value.dtype).as_datatype_enum
@@ -128,9 +124,7 @@ def untile(graph_def) -> int:
   """Rewrites, in place, the BroadcastTo nodes of `graph_def` and the
   operands of its SelectV2 nodes that TF.js would tile; returns how many
   operands were rewritten."""
-  graph = tf.Graph()
-  with graph.as_default(), tf.device("/CPU:0"):
-    tf.graph_util.import_graph_def(graph_folding.without_colocation(graph_def), name="")
+  graph = graph_folding.imported(graph_def)
   nodes = {n.name: n for n in graph_def.node}
   writer = _Writer(graph_def)
   count = 0
